@@ -1,0 +1,1 @@
+// Removed once the analyzer has real sources.

@@ -1,0 +1,149 @@
+// memtrail recorder: the public client API.
+//
+// Programs (and the allocator stack) report memory events here; the recorder
+// captures stacks, buffers events per thread without locks and writes a .mtr
+// trace from a background writer thread.
+//
+//   memtrail::start("run-%p.mtr");          // or MEMTRAIL_OUTPUT=run.mtr in the environment
+//   auto pool = memtrail::register_pool({.name = "activations", .kind = memtrail::PoolKind::caching});
+//   memtrail::record_alloc(pool, ptr, granted, requested);
+//   memtrail::record_free(pool, ptr, granted);
+//   memtrail::stop();
+//
+// When tracing is off every record_* call costs one predictable branch.
+// All functions are thread-safe and async-signal-unsafe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "memtrail/event.hpp"
+
+namespace memtrail {
+
+struct RecorderOptions {
+  // Output path; "%p" expands to the pid, "%h" to the host name.
+  std::string output = "memtrail-%p.mtr";
+  bool stacks = true;
+  int stack_depth = 64;             // frames kept per stack, innermost first
+  std::uint32_t sample_interval_ms = 10;  // 0 = no periodic `sample` events
+  std::uint32_t flush_interval_ms = 100;  // the most a SIGKILL can lose
+  // Pools whose live blocks the writer tracks, so live_blocks() can answer
+  // (the preload tracer sets this for the heap).
+  bool track_live_heap = false;
+
+  // Fills the options from MEMTRAIL_* environment variables:
+  // MEMTRAIL_OUTPUT, MEMTRAIL_STACKS (0/1), MEMTRAIL_STACK_DEPTH,
+  // MEMTRAIL_SAMPLE_MS, MEMTRAIL_FLUSH_MS. Unknown MEMTRAIL_* keys are
+  // reported on stderr by name.
+  static RecorderOptions from_environment();
+};
+
+namespace detail {
+extern std::atomic<bool> g_tracing;
+void record_slow(Event event, int skip_frames);
+}  // namespace detail
+
+// True while a trace is being recorded.
+inline bool tracing() noexcept { return detail::g_tracing.load(std::memory_order_relaxed); }
+
+// Starts recording into `options.output` (or `path`). Returns false and
+// prints one line on stderr if the file cannot be created. Registers the
+// fork, exit and fatal-signal handlers that flush the trace.
+bool start(const RecorderOptions& options);
+bool start(const std::string& path);
+// Flushes everything and closes the trace. Safe to call twice.
+void stop();
+// Pushes every thread's buffered events to the file now.
+void flush();
+
+// Side tables. Ids are stable for the life of the process.
+std::uint32_t register_pool(const PoolInfo& info);  // info.id is ignored
+std::uint32_t register_scope(std::string_view name, ScopeKind kind, std::uint32_t pool);
+std::uint32_t intern_string(std::string_view text);
+void set_thread_name(std::string_view name);
+
+// The pool id of the process heap ("malloc", PoolKind::heap); registered on
+// first use.
+std::uint32_t heap_pool();
+
+// Generic entry: fills time, thread and (if enabled) stack; `skip_frames`
+// frames above the caller are not recorded.
+inline void record(Event event, int skip_frames = 0) {
+  if (__builtin_expect(tracing(), 0)) detail::record_slow(event, skip_frames);
+}
+
+inline void record_alloc(std::uint32_t pool, const void* address, std::uint64_t size,
+                         std::uint64_t requested, AllocFn fn = AllocFn::pool) {
+  if (__builtin_expect(tracing(), 0)) {
+    Event e;
+    e.kind = EventKind::alloc;
+    e.pool = pool;
+    e.address = reinterpret_cast<std::uintptr_t>(address);
+    e.size = size;
+    e.requested = requested;
+    e.detail = static_cast<std::uint8_t>(fn);
+    detail::record_slow(e, 0);
+  }
+}
+inline void record_reuse(std::uint32_t pool, const void* address, std::uint64_t size,
+                         std::uint64_t requested) {
+  if (__builtin_expect(tracing(), 0)) {
+    Event e;
+    e.kind = EventKind::reuse;
+    e.pool = pool;
+    e.address = reinterpret_cast<std::uintptr_t>(address);
+    e.size = size;
+    e.requested = requested;
+    e.detail = static_cast<std::uint8_t>(AllocFn::pool);
+    detail::record_slow(e, 0);
+  }
+}
+inline void record_free(std::uint32_t pool, const void* address, std::uint64_t size = 0,
+                        AllocFn fn = AllocFn::pool) {
+  if (__builtin_expect(tracing(), 0)) {
+    Event e;
+    e.kind = EventKind::free;
+    e.pool = pool;
+    e.address = reinterpret_cast<std::uintptr_t>(address);
+    e.size = size;
+    e.detail = static_cast<std::uint8_t>(fn);
+    detail::record_slow(e, 0);
+  }
+}
+inline void record_segment(EventKind kind, std::uint32_t pool, std::uint64_t address,
+                           std::uint64_t size, SegmentDetail detail = SegmentDetail::whole) {
+  if (__builtin_expect(tracing(), 0)) {
+    Event e;
+    e.kind = kind;  // segment_reserve or segment_release
+    e.pool = pool;
+    e.address = address;
+    e.size = size;
+    e.detail = static_cast<std::uint8_t>(detail);
+    detail::record_slow(e, 0);
+  }
+}
+inline void record_scope_begin(std::uint32_t scope, std::uint32_t pool = 0) {
+  if (__builtin_expect(tracing(), 0)) {
+    Event e;
+    e.kind = EventKind::scope_begin;
+    e.pool = pool;
+    e.aux = scope;
+    detail::record_slow(e, 0);
+  }
+}
+inline void record_scope_end(std::uint32_t scope, std::uint32_t pool = 0) {
+  if (__builtin_expect(tracing(), 0)) {
+    Event e;
+    e.kind = EventKind::scope_end;
+    e.pool = pool;
+    e.aux = scope;
+    detail::record_slow(e, 0);
+  }
+}
+// Records a `mark` event with the annotation text.
+void record_mark(std::string_view text);
+
+}  // namespace memtrail

@@ -1,0 +1,118 @@
+// The .mtr trace file: a versioned header followed by length-prefixed,
+// checksummed, zstd-compressed chunks, each decodable on its own. The byte
+// layout is documented in docs/trace-format.md; this header is the API.
+//
+// TraceWriter is single-threaded: the recorder's writer thread owns one; tests
+// and tools use it to synthesize traces. TraceReader streams a file with
+// memory bounded by one chunk, never crashes on bad input, and says exactly
+// what it could not read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "memtrail/event.hpp"
+
+namespace memtrail {
+
+inline constexpr std::uint16_t kTraceFormatVersion = 1;
+
+struct TraceHeader {
+  std::uint16_t version = kTraceFormatVersion;
+  std::uint32_t pid = 0;
+  std::uint32_t ppid = 0;
+  std::uint64_t start_realtime_ns = 0;   // wall clock at trace start (CLOCK_REALTIME)
+  std::uint64_t start_monotonic_ns = 0;  // CLOCK_MONOTONIC at trace start; event times are relative to it
+  std::uint32_t clock_id = 1;            // clockid_t of event times (CLOCK_MONOTONIC)
+  std::string command_line;              // argv joined by spaces
+  std::string executable;                // /proc/self/exe
+  std::string hostname;
+};
+
+class TraceWriter {
+ public:
+  // Opens (truncates) `path` and writes the header. Throws std::runtime_error
+  // with a one-line message on failure.
+  TraceWriter(const std::string& path, const TraceHeader& header);
+  // Adopts an already open file descriptor (used after fork).
+  TraceWriter(int fd, const TraceHeader& header);
+  ~TraceWriter();  // finish()es
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Table records and events are buffered into the current chunk; a chunk is
+  // compressed and written when it reaches its target size or on flush().
+  void add_string(std::uint32_t id, std::string_view text);
+  void add_module(const ModuleInfo& module);
+  void add_thread(const ThreadInfo& thread);
+  void add_pool(const PoolInfo& pool);
+  void add_stack_node(const StackNode& node);
+  void add_scope(const ScopeInfo& scope);
+  void add_event(const Event& event);
+
+  // Writes the current chunk, if any, with one write(2) so a crash leaves
+  // only whole chunks behind.
+  void flush();
+  // Flushes and writes the end-of-trace marker chunk. Idempotent.
+  void finish();
+
+  std::uint64_t bytes_written() const;
+  std::uint64_t events_written() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Receives the contents of a trace in file order. Table records always arrive
+// before the first event that refers to them.
+class TraceVisitor {
+ public:
+  virtual ~TraceVisitor() = default;
+  virtual void on_header(const TraceHeader&) {}
+  virtual void on_string(std::uint32_t /*id*/, std::string_view /*text*/) {}
+  virtual void on_module(const ModuleInfo&) {}
+  virtual void on_thread(const ThreadInfo&) {}
+  virtual void on_pool(const PoolInfo&) {}
+  virtual void on_stack_node(const StackNode&) {}
+  virtual void on_scope(const ScopeInfo&) {}
+  virtual void on_event(const Event&) {}
+  // Return false to stop reading early (the read then reports ok).
+  virtual bool keep_going() { return true; }
+};
+
+struct ReadResult {
+  bool ok = false;                    // false: `error` says why reading stopped
+  std::string error;                  // one line, names the problem and the byte offset
+  std::uint64_t chunks = 0;           // whole chunks decoded
+  std::uint64_t events = 0;           // events delivered
+  std::uint64_t dropped_bytes = 0;    // bytes after the last whole chunk (cut file)
+  bool complete = false;              // the end-of-trace marker was seen
+  std::string warning;                // one line, e.g. "412 bytes after the last whole chunk were dropped"
+};
+
+class TraceReader {
+ public:
+  // Never throws; a file that cannot be opened or has a bad header is
+  // reported by read() (and header_error()).
+  explicit TraceReader(std::string path);
+  ~TraceReader();
+
+  // Empty when the header is readable; otherwise a one-line error such as
+  // "x.mtr: not a memtrail trace (bad magic)" or "... unsupported version 7".
+  const std::string& header_error() const;
+  const TraceHeader& header() const;
+
+  // Streams the whole file into `visitor`. Bad chunks stop the read with
+  // ok=false and an error naming the offset ("checksum mismatch in chunk at
+  // byte 8123"); a cut file reads up to its last whole chunk with ok=true and
+  // `dropped_bytes`/`warning` set.
+  ReadResult read(TraceVisitor& visitor);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace memtrail

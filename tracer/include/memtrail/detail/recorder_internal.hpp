@@ -1,0 +1,112 @@
+// memtrail recorder internals shared with the preload tracer and the CUPTI
+// injection library. Not a user API: these hooks let a malloc interposer sit
+// on top of the recorder without recursing into it, and let it run exit-time
+// analyses (leak reachability) against the writer's view of the heap.
+//
+// Rules for code that runs inside malloc:
+//   * record_slow() never calls malloc/new and takes no lock on its hot path;
+//     the first event of a thread registers it (that may allocate, under the
+//     thread's reentrancy guard, so nested mallocs are dropped, not traced).
+//   * Anything the interposer does that may allocate must run inside a
+//     ScopedInternal guard; events produced under it are dropped.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "memtrail/event.hpp"
+
+namespace memtrail::detail {
+
+// ---- reentrancy ---------------------------------------------------------
+
+// While alive, events recorded by the current thread are dropped. Nests.
+class ScopedInternal {
+ public:
+  ScopedInternal() noexcept;
+  ~ScopedInternal();
+  ScopedInternal(const ScopedInternal&) = delete;
+  ScopedInternal& operator=(const ScopedInternal&) = delete;
+};
+
+// True inside a ScopedInternal guard, inside the recorder itself, and on the
+// recorder's own threads (writer, sampler), which are never traced.
+bool thread_is_internal() noexcept;
+
+// ---- draining -------------------------------------------------------------
+
+// Synchronously drains every thread's published events into the trace file
+// and flushes it. Returns when the writer has written them (or after ~2 s if
+// the writer is stuck). No-op when not tracing.
+void flush_all_threads();
+
+// Records `event` as given: time and thread are filled in, the stack is NOT
+// captured (event.stack is kept, 0 = none). For exit-time events such as
+// `reachability`, where a stack walk would be wasted.
+void record_without_stack(Event event);
+
+// ---- live heap blocks (track_live_heap) -----------------------------------
+
+struct LiveBlock {
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint32_t stack = 0;   // stack node id of the allocation
+  std::uint32_t thread = 0;  // thread table id of the allocation
+  std::uint64_t time_ns = 0;
+};
+
+// Turns live-block tracking of heap_pool() on or off (also set by
+// RecorderOptions::track_live_heap and MEMTRAIL_TRACK_LIVE_HEAP=1). The
+// writer, not the hot path, maintains the map from alloc/free events.
+void set_track_live_heap(bool on);
+
+// The heap pool's live blocks as of the last drain (call flush_all_threads()
+// first for an up-to-date answer). Empty when tracking is off.
+std::vector<LiveBlock> live_blocks();
+
+// ---- threads ----------------------------------------------------------------
+
+struct ThreadRecord {
+  std::uint32_t id = 0;          // thread table id
+  std::uint64_t tid = 0;         // OS thread id
+  std::uintptr_t stack_low = 0;  // [stack_low, stack_high) from pthread_getattr_np
+  std::uintptr_t stack_high = 0;
+  std::uintptr_t thread_pointer = 0;  // __builtin_thread_pointer() of that thread (its TCB/TLS)
+  bool exited = false;
+};
+
+// Every thread that recorded at least one event since start (or since the
+// fork that created this process), with exited ones marked.
+std::vector<ThreadRecord> thread_registry();
+
+// ---- process exit -----------------------------------------------------------
+
+// `fn` runs once at process exit (or stop()), after the final drain of the
+// program's threads and before the trace is finished; events it records
+// (e.g. with record_without_stack) still reach the file. nullptr clears it.
+void set_exit_hook(void (*fn)());
+
+// Re-reads the module map (dl_iterate_phdr) before the next drain. Call after
+// dlopen/dlclose.
+void notify_modules_changed();
+
+// ---- configuration ------------------------------------------------------------
+
+// The MEMTRAIL_* environment variables someone in this process understands;
+// RecorderOptions::from_environment() warns about any other MEMTRAIL_* name.
+// The recorder's own names come first; other libraries in the process (the
+// preload tracer, CUPTI injection) add theirs with add_known_environment_variable
+// BEFORE calling from_environment().
+inline constexpr std::string_view kRecorderEnvironment[] = {
+    "MEMTRAIL_OUTPUT",   "MEMTRAIL_STACKS",          "MEMTRAIL_STACK_DEPTH", "MEMTRAIL_SAMPLE_MS",
+    "MEMTRAIL_FLUSH_MS", "MEMTRAIL_TRACK_LIVE_HEAP", "MEMTRAIL_AUTOSTART",
+};
+// `name` must outlive the process (a string literal). Thread-safe.
+void add_known_environment_variable(std::string_view name);
+bool is_known_environment_variable(std::string_view name);
+
+// True once start() succeeded and until stop().
+bool recorder_started() noexcept;
+
+}  // namespace memtrail::detail

@@ -1,0 +1,343 @@
+// memtrail analysis: one streaming pass over a .mtr trace that computes every
+// number the CLI (`report`, `check`, `diff`, `export`) and the GUI show.
+//
+//   memtrail::AnalysisOptions opt;           // whole trace, symbolized
+//   memtrail::Analysis a = memtrail::analyze("run.mtr", opt);
+//   if (!a.usable(opt)) { fputs(a.error.c_str(), stderr); return 2; }
+//   std::cout << memtrail::to_report_json(a).dump(2);
+//
+// Memory is bounded by the live set plus the number of sites and stack nodes,
+// never by the number of events: timelines are decimated on the fly to at
+// most 2 * timeline_points buckets.
+//
+// Definitions (docs/analyzer.md has the long form):
+// - used bytes of a pool = granted bytes of its live alloc/reuse blocks;
+//   reserved bytes = bytes of its live segments.
+// - the process-wide "used" (summary peak) sums the pools that are nobody's
+//   upstream, so a caching pool over a system pool is not counted twice.
+// - a `reuse` event is an allocation served from cache: it counts in
+//   `allocations` and in `reuses`.
+// - temporary allocation: freed by the thread that allocated it, with no other
+//   allocation by that thread in between (compared by pool + address).
+// - leaked: blocks allocated inside the range and still live at the end of
+//   the trace, classified by `reachability` events when the trace has them
+//   (direct + indirect = leaked, reachable = not leaked); a live block with no
+//   classification counts as a direct leak. Leaks are reported for every pool.
+// - live at range end: blocks allocated inside the range and still live when
+//   the range ends (what a per-test "still live when the body returns" limit
+//   wants; equals the live set at the end of the trace when no range is set).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memtrail/event.hpp"
+#include "memtrail/trace_file.hpp"
+
+namespace memtrail {
+
+// ---------------------------------------------------------------- symbols
+
+// One source-level frame. A return address inside inlined code yields several
+// Frames for one address: the innermost inlined function first, `inlined`
+// set on all but the last (the real, out-of-line function).
+struct Frame {
+  std::string function;  // demangled; empty when unknown
+  std::string file;      // source file; empty when unknown
+  std::uint32_t line = 0;
+  std::string module;         // path of the ELF file
+  std::uint64_t address = 0;  // the recorded instruction pointer
+  std::uint64_t offset = 0;   // address relative to the module's load address
+  bool inlined = false;
+  // "function at file:line" or "module+0xoffset" when nothing better is known.
+  std::string describe() const;
+};
+
+// Resolves instruction pointers to Frames with elfutils libdwfl, offline, from
+// the module paths recorded in the trace. Build ids are verified; a missing or
+// mismatched file degrades to `module+0xoffset`, never an error. Results are
+// cached per address and modules are opened lazily. Not thread-safe.
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // Adds or replaces (same id) a module of the traced process.
+  void add_module(const ModuleInfo& module);
+  // When false, only module+offset is resolved (no ELF/DWARF is opened).
+  void set_enabled(bool enabled);
+
+  // Frames for one ip, innermost inlined first. `return_address`: the ip is
+  // a return address (every frame but the innermost), so ip-1 is looked up
+  // to land inside the call instruction.
+  const std::vector<Frame>& resolve(std::uint64_t ip, bool return_address);
+
+  // Why a module could not be used ("x.so: build id mismatch"), once each.
+  const std::vector<std::string>& warnings() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- options
+
+inline constexpr std::uint64_t kTimeMax = std::numeric_limits<std::uint64_t>::max();
+
+struct AnalysisOptions {
+  // Range, in trace time (ns since trace start), inclusive. Counters, peaks,
+  // histograms, sites and leaks consider only events inside the range; the
+  // live state before the range is still replayed so used/reserved are right.
+  std::uint64_t from_ns = 0;
+  std::uint64_t to_ns = kTimeMax;
+  // The range starts at the first `mark` with this text (empty: from_ns) and
+  // ends at the first `to_mark` after it. A mark that never occurs is an
+  // error ("mark 'X' not found").
+  std::string from_mark;
+  std::string to_mark;
+  // Only these pools (by name) are analyzed; empty = all pools.
+  std::vector<std::string> pools;
+
+  bool symbolize = true;               // false: frames are module+offset only
+  std::size_t timeline_points = 1000;  // timelines keep between N and 2N points
+  // Blocks at least this large get a lifetime record (GUI lifetime bars,
+  // Chrome slices); at most max_large_blocks are kept, the largest first.
+  std::uint64_t large_block_bytes = 1 << 20;
+  std::size_t max_large_blocks = 10000;
+  std::size_t max_marks = 100000;
+
+  // Cut files (bytes after the last whole chunk) and corrupt chunks are
+  // errors unless this is set; then what was read is analyzed and `warning`
+  // says what was dropped.
+  bool allow_partial = false;
+};
+
+// Called every ~1M events with the number read so far; return false to cancel
+// (the Analysis then has error "cancelled").
+using ProgressFn = std::function<bool(std::uint64_t events_read)>;
+
+// ---------------------------------------------------------------- results
+
+// Log2 histogram: bucket i counts values in [2^i, 2^(i+1)); bucket 0 also
+// holds 0.
+struct Histogram {
+  std::vector<std::uint64_t> counts;  // 64 buckets
+  std::vector<std::uint64_t> sums;    // sum of the values per bucket
+  static std::uint64_t bucket_low(std::size_t i) { return i == 0 ? 0 : (std::uint64_t{1} << i); }
+};
+
+// A decimated series: `time_ns[i]` is the start of a bucket, `value[i]` the
+// maximum reached inside it (peaks are never lost to decimation).
+struct Series {
+  std::vector<std::uint64_t> time_ns;
+  std::vector<std::uint64_t> value;
+};
+
+struct Summary {
+  std::uint64_t duration_ns = 0;  // last event time − first event time (in range)
+  std::uint64_t first_event_ns = 0;
+  std::uint64_t last_event_ns = 0;
+  std::uint64_t events = 0;              // in range, all kinds
+  std::uint64_t allocations = 0;         // alloc + reuse
+  std::uint64_t frees = 0;               // matched frees
+  std::uint64_t unmatched_frees = 0;     // free of an address not live (not counted in frees)
+  std::uint64_t late_matched_frees = 0;  // free seen before its alloc (cross-thread race), matched
+  std::uint64_t temporary_allocations = 0;
+  std::uint64_t bytes_allocated = 0;  // granted
+  std::uint64_t peak_used_bytes = 0;  // process-wide (see definitions above)
+  std::uint64_t peak_time_ns = 0;
+  std::uint64_t final_used_bytes = 0;
+  std::uint64_t leaked_bytes = 0;  // direct + indirect
+  std::uint64_t leaked_blocks = 0;
+  std::uint64_t live_at_range_end_bytes = 0;
+  std::uint64_t live_at_range_end_blocks = 0;
+  std::uint64_t peak_rss_bytes = 0;  // from `sample` events; 0 if none
+  std::uint64_t samples = 0;
+};
+
+struct LeakSite {
+  std::uint32_t site = 0;  // index into Analysis::sites
+  LeakClass kind = LeakClass::direct;
+  std::uint64_t bytes = 0;
+  std::uint64_t blocks = 0;
+};
+
+struct Leaks {
+  std::uint64_t direct_bytes = 0, direct_blocks = 0;
+  std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
+  std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  bool classified = false;  // the trace had reachability events
+  // Sorted by bytes, descending; reachable sites included (kind reachable).
+  std::vector<LeakSite> sites;
+};
+
+// All allocations of one pool from one call stack.
+struct Site {
+  std::uint32_t stack = 0;  // innermost stack node id, 0 = no stack recorded
+  std::uint32_t pool = 0;
+  std::vector<Frame> frames;  // innermost first, inlined frames expanded
+  std::uint64_t calls = 0;    // allocations (alloc + reuse) in range
+  std::uint64_t reuses = 0;
+  std::uint64_t bytes_allocated = 0;
+  std::uint64_t temporaries = 0;
+  std::uint64_t peak_bytes = 0;                       // this site's live bytes at the summary peak
+  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;  // direct + indirect
+  std::uint64_t direct_bytes = 0, direct_blocks = 0;
+  std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
+  std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  std::uint64_t live_at_range_end_bytes = 0, live_at_range_end_blocks = 0;
+};
+
+// Fragmentation of one pool at one moment. Only pools with segment events
+// have it (a pool's blocks are placed inside its segments).
+struct Fragmentation {
+  std::uint64_t time_ns = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::uint64_t used_bytes = 0;
+  std::uint64_t free_bytes = 0;                // reserved − used (cached or fragmented)
+  std::uint64_t free_in_partial_segments = 0;  // free bytes in segments holding ≥1 block
+  std::uint64_t largest_free_block = 0;        // largest gap between blocks / segment ends
+  double external = 0;                         // 1 − largest_free / free_bytes (0 if no free)
+};
+
+struct PoolStats {
+  PoolInfo info;
+  std::string parent_name;
+  std::uint64_t allocations = 0;  // alloc + reuse in range
+  std::uint64_t reuses = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t segment_reserves = 0, segment_releases = 0;
+  std::uint64_t bytes_allocated = 0;
+  std::uint64_t peak_used_bytes = 0, peak_used_time_ns = 0;
+  std::uint64_t peak_reserved_bytes = 0, peak_reserved_time_ns = 0;
+  std::uint64_t final_used_bytes = 0, final_reserved_bytes = 0;
+  std::uint64_t live_blocks = 0;  // at the end of the range
+  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;
+  std::uint64_t ooms = 0;
+  double reuse_ratio = 0;  // reuses / allocations (cache-hit ratio)
+  bool has_segments = false;
+  Series used, reserved;                     // over time (decimated, max per bucket)
+  std::vector<Fragmentation> fragmentation;  // over time, one per timeline bucket
+  Fragmentation final_fragmentation;
+};
+
+struct ScopeStats {
+  ScopeInfo info;
+  std::string pool_name;
+  std::uint64_t entries = 0;  // scope_end events in range
+  // Sum over entries of the bytes allocated inside the entry (on the entering
+  // thread; in the scope's pool when it has one) still live at its end.
+  std::uint64_t bytes_escaped = 0;
+  std::uint64_t max_escaped_per_entry = 0;
+  // Least-squares slope of "bytes allocated inside this scope and still live"
+  // measured at each scope_end, per entry: > 0 for a loop that leaks.
+  double growth_per_entry_bytes = 0;
+  std::uint64_t live_bytes_at_end = 0;  // allocated inside, still live at range end
+  std::uint64_t workspace_resets = 0, spills = 0, spilled_bytes = 0;
+};
+
+struct Mark {
+  std::uint64_t time_ns = 0;
+  std::uint32_t thread = 0;
+  std::string text;
+};
+
+// Lifetime of one large block (GUI lifetime bars, Chrome slices).
+struct BlockLifetime {
+  std::uint32_t pool = 0;
+  std::uint32_t site = 0;  // index into Analysis::sites
+  std::uint64_t address = 0, size = 0;
+  std::uint64_t alloc_ns = 0;
+  std::uint64_t free_ns = kTimeMax;  // kTimeMax: still live at the end
+  std::uint32_t thread = 0;
+};
+
+struct ProcessSamples {
+  Series rss, heap_used, heap_reserved, device_free;
+};
+
+struct Analysis {
+  // Input status. `error` non-empty: reading stopped (bad header, corrupt
+  // chunk, cut file without allow_partial, missing mark, cancelled).
+  std::string path;
+  TraceHeader header;
+  ReadResult read;
+  std::string error;    // one line
+  std::string warning;  // one line (dropped bytes, missing end marker)
+  bool usable(const AnalysisOptions& o) const { return error.empty(); }
+
+  AnalysisOptions options;
+  std::uint64_t range_from_ns = 0, range_to_ns = kTimeMax;  // resolved (marks applied)
+
+  Summary summary;
+  Leaks leaks;
+  std::vector<Site> sites;  // unordered; see top_sites()
+  std::vector<PoolStats> pools;
+  std::vector<ScopeStats> scopes;
+  Histogram size_histogram;      // granted size of allocations in range
+  Histogram lifetime_histogram;  // ns from alloc to free, blocks freed in range
+  Series used;                   // process-wide used over time
+  ProcessSamples samples;
+  std::vector<Mark> marks;
+  std::vector<BlockLifetime> large_blocks;  // sorted by alloc time
+  std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
+  std::vector<ModuleInfo> modules;
+  std::vector<StackNode> stack_nodes;  // by id
+  std::vector<std::string> symbol_warnings;
+
+  const PoolStats* pool(std::uint32_t id) const;
+  const PoolStats* pool_by_name(const std::string& name) const;
+  // Raw ips of a stack, innermost first.
+  std::vector<std::uint64_t> stack_ips(std::uint32_t stack) const;
+};
+
+enum class SiteOrder { calls, bytes, peak, temporaries, leaked };
+// Indices into a.sites, best first, at most n (0 = all), zero-valued omitted.
+std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::size_t n);
+
+// One streaming pass. Never throws on bad input: see Analysis::error.
+Analysis analyze(const std::string& path, const AnalysisOptions& options = {},
+                 const ProgressFn& progress = {});
+
+// ---------------------------------------------------------------- segment map
+
+struct BlockInfo {
+  std::uint64_t address = 0, size = 0;
+  std::uint64_t alloc_ns = 0;
+  std::uint32_t stack = 0, thread = 0;
+};
+
+struct SegmentInfo {
+  std::uint64_t address = 0, size = 0;
+  std::vector<BlockInfo> blocks;  // sorted by address
+};
+
+struct SegmentMap {
+  std::string error;  // one line; empty on success
+  std::uint64_t time_ns = 0;
+  PoolStats pool_state;                     // info, used/reserved at time_ns (series empty)
+  std::vector<SegmentInfo> segments;        // sorted by address
+  std::vector<BlockInfo> outside_segments;  // blocks no segment covers (e.g. malloc pool)
+  Fragmentation fragmentation;
+};
+
+// Streams the trace again up to `time_ns` (inclusive) and returns the pool's
+// segments with the blocks live in them at that moment.
+SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint64_t time_ns);
+
+// ---------------------------------------------------------------- JSON
+
+// The `memtrail.report/1` schema of DESIGN.md (stable keys) plus more keys.
+// `top`: how many sites per top list and leak sites (0 = all).
+nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
+nlohmann::json frames_to_json(const std::vector<Frame>& frames);
+
+}  // namespace memtrail

@@ -1,1 +1,0 @@
-// Removed once the analyzer has real sources.

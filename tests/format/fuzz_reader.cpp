@@ -1,0 +1,34 @@
+// libFuzzer target for TraceReader: any byte string is written to a file and
+// read fully. The reader must return (ok or a one-line error), never crash,
+// hang or allocate without bound. Build and run: see docs/trace-format.md.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "memtrail/trace_file.hpp"
+
+namespace {
+
+struct CountingVisitor : memtrail::TraceVisitor {
+  std::uint64_t n = 0;
+  void on_event(const memtrail::Event& e) override { n += e.size & 1; }
+  void on_string(std::uint32_t, std::string_view t) override { n += t.size(); }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::string path = "/tmp/memtrail-fuzz-" + std::to_string(::getpid()) + ".mtr";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return 0;
+  std::fwrite(data, 1, size, f);
+  std::fclose(f);
+  memtrail::TraceReader reader(path);
+  CountingVisitor v;
+  memtrail::ReadResult r = reader.read(v);
+  if (!r.ok && r.error.empty()) __builtin_trap();                 // errors must say why
+  if (r.error.find('\n') != std::string::npos) __builtin_trap();  // ... in one line
+  return 0;
+}

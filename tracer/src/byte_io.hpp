@@ -1,0 +1,104 @@
+// Little-endian and LEB128 primitives of the .mtr format (docs/trace-format.md).
+// ByteSink appends to a std::string; ByteSource reads a bounded span and never
+// reads past it: every getter returns false on truncated or malformed input.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace memtrail::format {
+
+inline std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t unzigzag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+struct ByteSink {
+  std::string& out;
+
+  void u8(std::uint8_t v) { out.push_back(static_cast<char>(v)); }
+  void fixed(std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  void svarint(std::int64_t v) { varint(zigzag(v)); }
+  void str(std::string_view s) {
+    varint(s.size());
+    out.append(s);
+  }
+};
+
+class ByteSource {
+ public:
+  ByteSource() = default;
+  ByteSource(const char* data, std::size_t size) : p_(data), end_(data + size) {}
+
+  bool empty() const { return p_ == end_; }
+  std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
+
+  bool u8(std::uint8_t& v) {
+    if (p_ == end_) return false;
+    v = static_cast<std::uint8_t>(*p_++);
+    return true;
+  }
+  bool fixed(std::uint64_t& v, int bytes) {
+    if (remaining() < static_cast<std::size_t>(bytes)) return false;
+    v = 0;
+    for (int i = 0; i < bytes; ++i) v |= std::uint64_t(static_cast<std::uint8_t>(p_[i])) << (8 * i);
+    p_ += bytes;
+    return true;
+  }
+  // Rejects varints longer than 10 bytes or with bits beyond 64.
+  bool varint(std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ == end_) return false;
+      std::uint8_t b = static_cast<std::uint8_t>(*p_++);
+      if (shift == 63 && (b & 0x7e)) return false;
+      v |= std::uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  }
+  bool varint32(std::uint32_t& v) {
+    std::uint64_t w;
+    if (!varint(w) || w > 0xffffffffu) return false;
+    v = static_cast<std::uint32_t>(w);
+    return true;
+  }
+  bool svarint(std::int64_t& v) {
+    std::uint64_t w;
+    if (!varint(w)) return false;
+    v = unzigzag(w);
+    return true;
+  }
+  bool str(std::string_view& s, std::size_t max = 1u << 24) {
+    std::uint64_t n;
+    if (!varint(n) || n > remaining() || n > max) return false;
+    s = std::string_view(p_, n);
+    p_ += n;
+    return true;
+  }
+  bool take(std::size_t n, ByteSource& sub) {
+    if (n > remaining()) return false;
+    sub = ByteSource(p_, n);
+    p_ += n;
+    return true;
+  }
+
+ private:
+  const char* p_ = nullptr;
+  const char* end_ = nullptr;
+};
+
+}  // namespace memtrail::format

@@ -1,0 +1,92 @@
+// Constants of the .mtr byte layout and the per-chunk prediction state that
+// the writer and the reader must evolve identically. docs/trace-format.md is
+// the prose version of this file; change both together.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "memtrail/event.hpp"
+
+namespace memtrail::format {
+
+// File header: magic, u16 version, u16 flags, u32 payload length, payload, u32 crc32.
+inline constexpr unsigned char kMagic[8] = {0x89, 'M', 'T', 'R', 'A', 'C', 'E', '\n'};
+inline constexpr std::uint32_t kMaxHeaderPayload = 1u << 20;
+
+// Chunk frame: u8 type, u32 stored, u32 raw, u32 events, u32 crc32(bytes 0..12),
+// then `stored` payload bytes, then u32 crc32(payload).
+inline constexpr int kFrameHeaderBytes = 17;
+inline constexpr int kFrameTrailerBytes = 4;
+inline constexpr std::uint8_t kChunkData = 1;
+inline constexpr std::uint8_t kChunkEnd = 2;
+inline constexpr std::uint32_t kMaxRawChunk = 64u << 20;
+inline constexpr std::size_t kTargetRawChunk = 1u << 20;
+
+// The five byte streams of a data chunk, in payload order.
+enum Stream : int { kOps = 0, kTime = 1, kAddr = 2, kSize = 3, kMisc = 4, kStreamCount = 5 };
+
+// OPS stream items. Bit 7 set: a table record, tag in bits 0..6.
+inline constexpr std::uint8_t kRecordBit = 0x80;
+enum RecordTag : std::uint8_t {
+  kTagString = 1,
+  kTagModule = 2,
+  kTagThread = 3,
+  kTagPool = 4,
+  kTagStackNode = 5,
+  kTagScope = 6,
+  kTagThreadSwitch = 7,
+};
+// Bit 7 clear: an event; kind in bits 0..4, flags:
+inline constexpr std::uint8_t kOpKindMask = 0x1f;
+inline constexpr std::uint8_t kOpAddrRef = 0x20;   // address = an earlier alloc of this chunk
+inline constexpr std::uint8_t kOpTimeBack = 0x40;  // time delta is negative
+
+// Field mask byte following each event op.
+inline constexpr std::uint8_t kMaskPool = 0x01;
+inline constexpr std::uint8_t kMaskStack = 0x02;
+inline constexpr std::uint8_t kMaskDetail = 0x04;
+inline constexpr int kMaskSizeShift = 3;  // 2 bits: SizeMode
+inline constexpr std::uint8_t kMaskRequested = 0x20;
+inline constexpr std::uint8_t kMaskAux = 0x40;
+inline constexpr std::uint8_t kMaskAddr = 0x80;
+
+enum SizeMode : std::uint8_t { kSizeZero = 0, kSizeCached = 1, kSizeExplicit = 2, kSizeOfRef = 3 };
+
+inline constexpr int kSizeSlots = 32;
+
+// Prediction state of one thread within one chunk. Reset at every chunk.
+struct ThreadCodecState {
+  std::uint64_t last_time = 0;
+  std::uint64_t last_address = 0;
+  std::uint32_t last_pool = 0;
+  std::array<std::uint32_t, kEventKindCount> last_stack{};
+  std::array<std::uint8_t, kEventKindCount> last_detail{};
+  std::array<std::uint64_t, kSizeSlots> slot_size{};
+  std::array<std::uint64_t, kSizeSlots> slot_address{};
+  int next_slot = 0;
+
+  int find_size(std::uint64_t size) const {
+    for (int i = 0; i < kSizeSlots; ++i)
+      if (slot_size[i] == size) return i;
+    return -1;
+  }
+  int insert_size(std::uint64_t size) {
+    int slot = next_slot;
+    next_slot = (next_slot + 1) % kSizeSlots;
+    slot_size[slot] = size;
+    slot_address[slot] = last_address;
+    return slot;
+  }
+};
+
+inline bool is_alloc_kind(EventKind k) {
+  return k == EventKind::alloc || k == EventKind::reuse;
+}
+
+// `requested` when the mask's Requested bit is clear.
+inline std::uint64_t default_requested(EventKind k, std::uint64_t size) {
+  return is_alloc_kind(k) ? size : 0;
+}
+
+}  // namespace memtrail::format

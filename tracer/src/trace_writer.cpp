@@ -1,0 +1,356 @@
+// TraceWriter: encodes records and events into the five streams of the
+// current chunk, then compresses and frames the chunk with one write(2).
+// All prediction state is per chunk, so every chunk decodes on its own.
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "byte_io.hpp"
+#include "format_layout.hpp"
+#include "memtrail/trace_file.hpp"
+
+namespace memtrail {
+
+using namespace format;
+
+namespace {
+
+std::uint32_t crc32_of(const void* data, std::size_t n, std::uint32_t crc = 0) {
+  return static_cast<std::uint32_t>(
+      ::crc32(crc, static_cast<const Bytef*>(data), static_cast<uInt>(n)));
+}
+
+struct PoolAddress {
+  std::uint32_t pool;
+  std::uint64_t address;
+  bool operator==(const PoolAddress&) const = default;
+};
+struct PoolAddressHash {
+  std::size_t operator()(const PoolAddress& k) const {
+    return std::hash<std::uint64_t>()(k.address * 0x9e3779b97f4a7c15ull ^ k.pool);
+  }
+};
+
+}  // namespace
+
+struct TraceWriter::Impl {
+  int fd = -1;
+  bool owns_fd = true;
+  bool finished = false;
+  std::uint64_t bytes = 0;
+  std::uint64_t events = 0;
+  std::uint64_t chunk_events = 0;
+  std::string path;
+
+  std::string streams[kStreamCount];
+  std::string payload, compressed, frame;
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+
+  // Chunk-local prediction state.
+  std::uint32_t current_thread = 0;
+  std::unordered_map<std::uint32_t, ThreadCodecState> threads;
+  std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
+  std::unordered_map<PoolAddress, std::pair<std::uint64_t, std::uint64_t>, PoolAddressHash>
+      live;  // -> (ordinal, size)
+
+  ~Impl() { ZSTD_freeCCtx(cctx); }
+
+  ByteSink sink(Stream s) { return ByteSink{streams[s]}; }
+
+  std::size_t raw_size() const {
+    std::size_t n = 0;
+    for (auto& s : streams) n += s.size();
+    return n;
+  }
+
+  void write_all(const std::string& data) {
+    const char* p = data.data();
+    std::size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(path + ": write failed: " + std::strerror(errno));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    bytes += data.size();
+  }
+
+  void write_header(const TraceHeader& h) {
+    std::string body;
+    ByteSink b{body};
+    b.fixed(h.pid, 4);
+    b.fixed(h.ppid, 4);
+    b.fixed(h.start_realtime_ns, 8);
+    b.fixed(h.start_monotonic_ns, 8);
+    b.fixed(h.clock_id, 4);
+    for (const std::string* s : {&h.command_line, &h.executable, &h.hostname}) {
+      std::string_view v = *s;
+      if (v.size() > 65536) v = v.substr(0, 65536);  // keep the header bounded
+      b.fixed(v.size(), 4);
+      body.append(v);
+    }
+    std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
+    ByteSink o{out};
+    o.fixed(kTraceFormatVersion, 2);
+    o.fixed(0, 2);
+    o.fixed(body.size(), 4);
+    out += body;
+    // The crc covers version, flags, length and payload: everything after the magic.
+    o.fixed(crc32_of(out.data() + sizeof kMagic, out.size() - sizeof kMagic), 4);
+    write_all(out);
+  }
+
+  void write_frame(std::uint8_t type, const std::string& stored, std::uint32_t raw,
+                   std::uint32_t count) {
+    frame.clear();
+    ByteSink f{frame};
+    f.u8(type);
+    f.fixed(stored.size(), 4);
+    f.fixed(raw, 4);
+    f.fixed(count, 4);
+    f.fixed(crc32_of(frame.data(), frame.size()), 4);
+    frame += stored;
+    f.fixed(crc32_of(stored.data(), stored.size()), 4);
+    write_all(frame);
+  }
+
+  void flush_chunk() {
+    if (raw_size() == 0) return;
+    payload.clear();
+    ByteSink p{payload};
+    for (auto& s : streams) p.varint(s.size());
+    for (auto& s : streams) payload += s;
+    compressed.resize(ZSTD_compressBound(payload.size()));
+    std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
+                                      payload.size(), 3);
+    if (ZSTD_isError(n))
+      throw std::runtime_error(path + ": zstd compression failed: " + ZSTD_getErrorName(n));
+    compressed.resize(n);
+    write_frame(kChunkData, compressed, static_cast<std::uint32_t>(payload.size()),
+                static_cast<std::uint32_t>(chunk_events));
+    for (auto& s : streams) s.clear();
+    chunk_events = 0;
+    current_thread = 0;
+    threads.clear();
+    ordinals = 0;
+    live.clear();
+  }
+
+  void maybe_flush() {
+    if (raw_size() >= kTargetRawChunk) flush_chunk();
+  }
+
+  void record(RecordTag tag) { sink(kOps).u8(kRecordBit | tag); }
+
+  void encode(const Event& e) {
+    auto kind_index = static_cast<std::uint8_t>(e.kind);
+    if (kind_index == 0 || kind_index >= kEventKindCount)
+      throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));
+    if (e.thread != current_thread) {
+      record(kTagThreadSwitch);
+      sink(kOps).varint(e.thread);
+      current_thread = e.thread;
+    }
+    ThreadCodecState& st = threads[e.thread];
+    std::uint8_t op = kind_index;
+    std::uint8_t mask = 0;
+
+    // Time: unsigned delta from the thread's previous event.
+    std::uint64_t dt;
+    if (e.time_ns >= st.last_time) {
+      dt = e.time_ns - st.last_time;
+    } else {
+      dt = st.last_time - e.time_ns;
+      op |= kOpTimeBack;
+    }
+    st.last_time = e.time_ns;
+
+    // Address: a free of a block allocated earlier in this chunk is the
+    // distance back in alloc ordinals; anything else a zigzag delta.
+    std::uint64_t ref_distance = 0, ref_size = 0;
+    bool alloc = is_alloc_kind(e.kind);
+    if (e.kind == EventKind::free && e.address != 0) {
+      auto it = live.find({e.pool, e.address});
+      if (it != live.end()) {
+        ref_distance = ordinals - it->second.first;
+        ref_size = it->second.second;
+        live.erase(it);
+        op |= kOpAddrRef;
+      }
+    }
+
+    // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
+    SizeMode size_mode;
+    int slot = -1;
+    if (e.size == 0) {
+      size_mode = kSizeZero;
+    } else if ((op & kOpAddrRef) && e.size == ref_size) {
+      size_mode = kSizeOfRef;
+    } else if ((slot = st.find_size(e.size)) >= 0) {
+      size_mode = kSizeCached;
+    } else {
+      size_mode = kSizeExplicit;
+    }
+    mask |= size_mode << kMaskSizeShift;
+    if (e.pool != st.last_pool) mask |= kMaskPool;
+    if (e.stack != st.last_stack[kind_index]) mask |= kMaskStack;
+    if (e.detail != st.last_detail[kind_index]) mask |= kMaskDetail;
+    if (e.requested != default_requested(e.kind, e.size)) mask |= kMaskRequested;
+    if (e.aux != 0) mask |= kMaskAux;
+    if (!(op & kOpAddrRef) && e.address != 0) mask |= kMaskAddr;
+
+    ByteSink ops = sink(kOps), misc = sink(kMisc), sizes = sink(kSize), addr = sink(kAddr);
+    ops.u8(op);
+    ops.u8(mask);
+    sink(kTime).varint(dt);
+    if (mask & kMaskPool) misc.varint(e.pool);
+    if (mask & kMaskStack) misc.varint(e.stack);
+    if (mask & kMaskDetail) misc.u8(e.detail);
+    if (mask & kMaskAux) misc.varint(e.aux);
+    if (size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(slot));
+    if (size_mode == kSizeExplicit) {
+      sizes.varint(e.size);
+      slot = st.insert_size(e.size);
+    }
+    if (mask & kMaskRequested) sizes.svarint(static_cast<std::int64_t>(e.size - e.requested));
+    if (op & kOpAddrRef) {
+      addr.varint(ref_distance);
+    } else if (mask & kMaskAddr) {
+      std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
+      addr.svarint(static_cast<std::int64_t>(e.address - predicted));
+    }
+
+    st.last_pool = e.pool;
+    st.last_stack[kind_index] = e.stack;
+    st.last_detail[kind_index] = e.detail;
+    st.last_address = e.address;
+    if (slot >= 0) st.slot_address[slot] = e.address;
+    if (alloc) {
+      if (e.address != 0) live[{e.pool, e.address}] = {ordinals, e.size};
+      ++ordinals;
+    }
+    ++events;
+    ++chunk_events;
+  }
+};
+
+TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (impl_->fd < 0)
+    throw std::runtime_error(path + ": cannot create trace file: " + std::strerror(errno));
+  impl_->write_header(header);
+}
+
+TraceWriter::TraceWriter(int fd, const TraceHeader& header) : impl_(std::make_unique<Impl>()) {
+  impl_->path = "fd " + std::to_string(fd);
+  impl_->fd = fd;
+  impl_->write_header(header);
+}
+
+TraceWriter::~TraceWriter() {
+  try {
+    finish();
+  } catch (...) {
+    // A destructor cannot report; finish() throws to explicit callers.
+  }
+  if (impl_->fd >= 0) ::close(impl_->fd);
+}
+
+void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
+  impl_->record(kTagString);
+  ByteSink s = impl_->sink(kOps);
+  s.varint(id);
+  s.str(text);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_module(const ModuleInfo& m) {
+  impl_->record(kTagModule);
+  ByteSink s = impl_->sink(kOps);
+  s.varint(m.id);
+  s.str(m.path);
+  s.varint(m.load_address);
+  s.varint(m.start);
+  s.varint(m.end);
+  s.str(m.build_id);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_thread(const ThreadInfo& t) {
+  impl_->record(kTagThread);
+  ByteSink s = impl_->sink(kOps);
+  s.varint(t.id);
+  s.varint(t.tid);
+  s.str(t.name);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_pool(const PoolInfo& p) {
+  impl_->record(kTagPool);
+  ByteSink s = impl_->sink(kOps);
+  s.varint(p.id);
+  s.varint(p.parent);
+  s.str(p.name);
+  s.u8(static_cast<std::uint8_t>(p.kind));
+  s.u8(static_cast<std::uint8_t>(p.space));
+  s.svarint(p.device);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_stack_node(const StackNode& n) {
+  impl_->record(kTagStackNode);
+  ByteSink s = impl_->sink(kOps);
+  s.varint(n.id);
+  s.varint(n.parent);
+  s.varint(n.ip);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_scope(const ScopeInfo& sc) {
+  impl_->record(kTagScope);
+  ByteSink s = impl_->sink(kOps);
+  s.varint(sc.id);
+  s.str(sc.name);
+  s.u8(static_cast<std::uint8_t>(sc.kind));
+  s.varint(sc.pool);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_event(const Event& event) {
+  impl_->encode(event);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::flush() {
+  if (!impl_->finished) impl_->flush_chunk();
+}
+
+void TraceWriter::finish() {
+  if (impl_->finished) return;
+  impl_->flush_chunk();
+  impl_->finished = true;
+  // The end marker's event count is the file's total, capped to 32 bits.
+  std::uint64_t total = impl_->events > 0xffffffffu ? 0xffffffffu : impl_->events;
+  impl_->write_frame(kChunkEnd, std::string(), 0, static_cast<std::uint32_t>(total));
+}
+
+std::uint64_t TraceWriter::bytes_written() const {
+  return impl_->bytes;
+}
+std::uint64_t TraceWriter::events_written() const {
+  return impl_->events;
+}
+
+}  // namespace memtrail

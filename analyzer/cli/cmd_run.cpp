@@ -1,11 +1,277 @@
-// PLACEHOLDER: replaced by the work that implements 'memtrail run'.
+// memtrail run: runs a program under the LD_PRELOAD heap tracer.
+//
+//   memtrail run [-o FILE] [--depth N] [--no-stacks] [--sample-ms N] [--no-follow]
+//                [--] PROGRAM ARGS...
+//
+// It only prepares the environment (LD_PRELOAD and MEMTRAIL_* variables that
+// libmemtrail_preload.so reads in its constructor), runs the program, waits,
+// says where the trace went and exits with the program's exit code (128 +
+// signal number if the program died from a signal). All tracing happens in
+// the program's own process.
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.hpp"
 
 namespace memtrail::cli {
-int cmd_run(int, char**) {
-  std::fprintf(stderr, "memtrail run: not implemented yet\n");
+namespace {
+
+constexpr const char* kPreloadName = "libmemtrail_preload.so";
+constexpr int kMaxStackDepth = 256;
+
+struct RunOptions {
+  std::string output;  // empty: memtrail.<program>.%p.mtr
+  int depth = 64;
+  bool stacks = true;
+  int sample_ms = 10;
+  bool follow = true;
+  std::vector<char*> program;  // argv of the program, null-terminated
+};
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: memtrail run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+               "\n"
+               "Runs PROGRAM with the heap tracer preloaded and writes a .mtr trace.\n"
+               "\n"
+               "  -o, --output FILE   trace file; %%p = pid, %%h = host name\n"
+               "                      (default memtrail.PROGRAM.%%p.mtr)\n"
+               "  --depth N           frames kept per stack, 1..%d (default 64)\n"
+               "  --no-stacks         record no call stacks (faster, no call sites)\n"
+               "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
+               "  --no-follow         do not trace child processes\n"
+               "\n"
+               "Exits with PROGRAM's exit code (128 + signal if it was killed).\n",
+               kMaxStackDepth);
+}
+
+// One-line usage error, exit code 2.
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "memtrail run: %s (try 'memtrail run --help')\n", message.c_str());
   return 2;
 }
+
+bool parse_int(std::string_view text, int low, int high, int* out) {
+  if (text.empty() || text.size() > 9) return false;
+  int value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  if (value < low || value > high) return false;
+  *out = value;
+  return true;
+}
+
+// Parses argv (argv[0] is "run"). Returns -1 on success, else the exit code.
+int parse_arguments(int argc, char** argv, RunOptions* options) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.empty() || arg[0] != '-') break;  // the program
+    // Accepts "--flag VALUE" and "--flag=VALUE" (and "-o VALUE").
+    auto value_of = [&](std::string_view flag, std::string* value) -> int {
+      if (arg.size() > flag.size() && arg.substr(0, flag.size()) == flag &&
+          arg[flag.size()] == '=') {
+        *value = std::string(arg.substr(flag.size() + 1));
+        return 1;
+      }
+      if (arg != flag) return 0;
+      if (i + 1 >= argc) return -1;
+      *value = argv[++i];
+      return 1;
+    };
+    std::string value;
+    int got;
+    if (arg == "-h" || arg == "--help") {
+      print_usage(stdout);
+      return 0;
+    } else if (arg == "--no-stacks") {
+      options->stacks = false;
+    } else if (arg == "--no-follow") {
+      options->follow = false;
+    } else if ((got = value_of("-o", &value)) != 0 || (got = value_of("--output", &value)) != 0) {
+      if (got < 0) return usage_error(std::string(arg) + " needs a file name");
+      if (value.empty()) return usage_error("the output file name is empty");
+      options->output = value;
+    } else if ((got = value_of("--depth", &value)) != 0) {
+      if (got < 0) return usage_error("--depth needs a value");
+      if (!parse_int(value, 1, kMaxStackDepth, &options->depth))
+        return usage_error("--depth expects an integer from 1 to " +
+                           std::to_string(kMaxStackDepth) + ", got '" + value + "'");
+    } else if ((got = value_of("--sample-ms", &value)) != 0) {
+      if (got < 0) return usage_error("--sample-ms needs a value");
+      if (!parse_int(value, 0, 3600000, &options->sample_ms))
+        return usage_error("--sample-ms expects milliseconds from 0 to 3600000, got '" + value +
+                           "'");
+    } else {
+      return usage_error("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (i >= argc) return usage_error("no program to run");
+  options->program.assign(argv + i, argv + argc);
+  options->program.push_back(nullptr);
+  return -1;
+}
+
+std::string directory_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// <dir of this binary>/../lib/libmemtrail_preload.so: the build tree and the
+// install tree share the bin/ + lib/ layout.
+std::string preload_library_path() {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return std::string("../lib/") + kPreloadName;
+  self[n] = '\0';
+  return directory_of(self) + "/../lib/" + kPreloadName;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+// The PATH search execvp will do, done up front so that a missing program is
+// a usage error (exit 2) rather than a child exiting 127.
+bool program_exists(const std::string& name) {
+  if (name.find('/') != std::string::npos) return is_executable_file(name);
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    auto colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    if (is_executable_file((dir.empty() ? "." : dir) + "/" + name)) return true;
+    if (colon == std::string_view::npos) return false;
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// Same expansion as the recorder: %p = pid, %h = host name, %% = %.
+std::string expand_output(const std::string& pattern, pid_t pid) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char c = pattern[++i];
+    if (c == 'p') {
+      out += std::to_string(pid);
+    } else if (c == 'h') {
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      out += host;
+    } else if (c == '%') {
+      out += '%';
+    } else {
+      out += '%';
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  RunOptions options;
+  if (int rc = parse_arguments(argc, argv, &options); rc >= 0) return rc;
+
+  std::string program = options.program[0];
+  if (!program_exists(program)) {
+    return usage_error(program.find('/') != std::string::npos
+                           ? "program '" + program + "' does not exist or is not executable"
+                           : "program '" + program + "' not found in PATH");
+  }
+  std::string preload = preload_library_path();
+  if (access(preload.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "memtrail run: preload library %s is missing (%s)\n", preload.c_str(),
+                 std::strerror(errno));
+    return 2;
+  }
+
+  std::string output =
+      options.output.empty() ? "memtrail." + base_name(program) + ".%p.mtr" : options.output;
+  // Children may chdir; an absolute path keeps every trace where the user
+  // asked for it.
+  std::string output_absolute = absolute(output);
+
+  const char* old_preload = std::getenv("LD_PRELOAD");
+  std::string ld_preload = preload;
+  if (old_preload != nullptr && *old_preload != '\0') ld_preload += std::string(":") + old_preload;
+  setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+  setenv("MEMTRAIL_OUTPUT", output_absolute.c_str(), 1);
+  setenv("MEMTRAIL_STACKS", options.stacks ? "1" : "0", 1);
+  setenv("MEMTRAIL_STACK_DEPTH", std::to_string(options.depth).c_str(), 1);
+  setenv("MEMTRAIL_SAMPLE_MS", std::to_string(options.sample_ms).c_str(), 1);
+  setenv("MEMTRAIL_FOLLOW", options.follow ? "1" : "0", 1);
+
+  std::fflush(nullptr);
+  pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "memtrail run: fork failed: %s\n", std::strerror(errno));
+    return 2;
+  }
+  if (child == 0) {
+    execvp(options.program[0], options.program.data());
+    std::fprintf(stderr, "memtrail run: cannot execute '%s': %s\n", options.program[0],
+                 std::strerror(errno));
+    _exit(127);
+  }
+
+  // Like time(1): Ctrl-C and Ctrl-\ reach the program (same process group);
+  // we stay alive to report how it ended.
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      std::fprintf(stderr, "memtrail run: waitpid failed: %s\n", std::strerror(errno));
+      return 2;
+    }
+  }
+
+  std::string written = expand_output(output, child);
+  if (access(expand_output(output_absolute, child).c_str(), F_OK) == 0) {
+    std::fprintf(stderr, "memtrail: trace written to %s\n", written.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "memtrail: no trace was written to %s (the program did not start tracing)\n",
+                 written.c_str());
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
 }  // namespace memtrail::cli

@@ -1,0 +1,208 @@
+// Exit-time root collection for the leak classifier.
+//
+// Roots, as in LeakSanitizer:
+//   * writable PT_LOAD segments of every loaded module (.data, .bss, GOT),
+//     except the recorder's and this library's own (their buffers hold copies
+//     of every recent block address);
+//   * the exiting thread's stack from its current stack pointer up, after
+//     spilling the callee-saved registers into a jmp_buf on that stack;
+//   * every other live thread's whole stack (for threads glibc created, the
+//     mapping also holds the thread's static TLS and descriptor);
+//   * the main thread's static TLS block and descriptor around its thread
+//     pointer (_dl_get_tls_static_info gives the size);
+//   * blocks the dynamic linker allocated (see linker_blocks.hpp).
+// Other threads keep running during the scan (they are not stopped as
+// LeakSanitizer stops them), so a pointer another thread holds only in a
+// register can be missed.
+#include "leak_scan.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "linker_blocks.hpp"
+#include "memtrail/detail/recorder_internal.hpp"
+#include "preload_state.hpp"
+#include "reachability.hpp"
+
+namespace memtrail::preload {
+namespace {
+
+// glibc's struct pthread plus alignment on x86-64 (2.34 .. 2.36: 2368). Used
+// only for the main thread, whose descriptor lies outside its stack; other
+// threads' descriptors are measured from their stacks.
+constexpr std::uintptr_t kDefaultDescriptorExtent = 2368;
+
+struct ModuleScan {
+  std::vector<MemoryRange> writable;  // roots
+  std::vector<MemoryRange> own;       // our modules' writable segments (excluded)
+  std::vector<MemoryRange> own_tls;   // our modules' static TLS, as offsets from tp
+  std::uintptr_t own_code[2] = {};    // one code address in each of our modules
+  std::uintptr_t thread_pointer = 0;
+};
+
+bool module_contains(const dl_phdr_info* info, std::uintptr_t address) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && address >= begin && address < begin + ph.p_memsz) return true;
+  }
+  return false;
+}
+
+int collect_module(dl_phdr_info* info, std::size_t, void* data) {
+  auto* scan = static_cast<ModuleScan*>(data);
+  bool ours = module_contains(info, scan->own_code[0]) || module_contains(info, scan->own_code[1]);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) != 0) {
+      (ours ? scan->own : scan->writable).push_back({begin, begin + ph.p_memsz});
+    } else if (ph.p_type == PT_TLS && ours && info->dlpi_tls_data != nullptr) {
+      // Static TLS sits at the same offset from every thread's pointer.
+      auto data_at = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
+      scan->own_tls.push_back(
+          {data_at - scan->thread_pointer, data_at - scan->thread_pointer + ph.p_memsz});
+    }
+  }
+  return 0;
+}
+
+std::size_t static_tls_size() {
+  using Fn = void (*)(std::size_t*, std::size_t*);
+  auto fn = reinterpret_cast<Fn>(dlvsym(RTLD_DEFAULT, "_dl_get_tls_static_info", "GLIBC_PRIVATE"));
+  if (fn == nullptr) fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
+  std::size_t size = 0, align = 0;
+  if (fn != nullptr) fn(&size, &align);
+  return size;
+}
+
+bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void* address = nullptr;
+  std::size_t size = 0;
+  bool ok = pthread_attr_getstack(&attr, &address, &size) == 0;
+  pthread_attr_destroy(&attr);
+  *low = reinterpret_cast<std::uintptr_t>(address);
+  *high = *low + size;
+  return ok;
+}
+
+// Everything below runs with the registers already spilled by run_leak_scan;
+// `stack_top` is the lowest address of run_leak_scan's frame we must scan.
+[[gnu::noinline]] void scan_and_record(std::uintptr_t stack_top) {
+  std::vector<detail::LiveBlock> live = detail::live_blocks();
+  if (live.empty()) return;
+
+  ModuleScan modules;
+  modules.thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+  modules.own_code[0] = reinterpret_cast<std::uintptr_t>(&run_leak_scan);
+  modules.own_code[1] = reinterpret_cast<std::uintptr_t>(&memtrail::flush);
+  dl_iterate_phdr(collect_module, &modules);
+
+  std::vector<MemoryRange> roots = subtract_ranges(modules.writable, modules.own);
+  std::vector<detail::ThreadRecord> threads = detail::thread_registry();
+  const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  const std::size_t tls_size = static_tls_size();
+
+  std::uintptr_t descriptor_extent = kDefaultDescriptorExtent;
+  for (const auto& t : threads) {
+    // A glibc thread's descriptor ends where its stack mapping ends.
+    if (!t.exited && t.thread_pointer != 0 && t.stack_high > t.thread_pointer &&
+        t.stack_high - t.thread_pointer < 16384 && t.thread_pointer > t.stack_low) {
+      descriptor_extent = t.stack_high - t.thread_pointer;
+      break;
+    }
+  }
+
+  std::vector<MemoryRange> thread_ranges;
+  bool saw_self = false;
+  auto add_tls = [&](std::uintptr_t tp) {
+    if (tp == 0) return;
+    MemoryRange tls{tp - std::min<std::uintptr_t>(tls_size, tp), tp + descriptor_extent};
+    std::vector<MemoryRange> holes;
+    for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
+    for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);
+  };
+  for (const auto& t : threads) {
+    if (t.exited) continue;
+    if (t.tid == self_tid) {
+      saw_self = true;
+      thread_ranges.push_back({stack_top, t.stack_high});
+    } else if (t.stack_high > t.stack_low) {
+      thread_ranges.push_back({t.stack_low, t.stack_high});
+    }
+    // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
+    add_tls(t.thread_pointer);
+  }
+  if (!saw_self) {
+    std::uintptr_t low = 0, high = 0;
+    if (current_thread_stack(&low, &high)) thread_ranges.push_back({stack_top, high});
+    add_tls(modules.thread_pointer);
+  }
+  // Our own TLS (event buffers) must not act as a root inside stack mappings.
+  std::vector<MemoryRange> own_tls_everywhere;
+  for (const auto& t : threads)
+    for (const auto& own : modules.own_tls)
+      own_tls_everywhere.push_back({t.thread_pointer + own.begin, t.thread_pointer + own.end});
+  for (const auto& r : subtract_ranges(thread_ranges, own_tls_everywhere)) roots.push_back(r);
+
+  std::vector<HeapBlock> blocks(live.size());
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    HeapBlock& b = blocks[i];
+    b.address = live[i].address;
+    b.size = live[i].size;
+    // glibc lends a chunk's last 8 usable bytes to the next chunk's header;
+    // a pointer to that header (the malloc state has them) is not ours.
+    if (b.size >= 8) {
+      std::size_t usable = malloc_usable_size(reinterpret_cast<void*>(b.address));
+      if (usable >= 8 && usable - 8 < b.size) b.excluded_offset = usable - 8;
+    }
+    b.force_reachable = linker_block_contains(b.address);
+  }
+
+  SelfMemoryReader reader;
+  std::vector<LeakClass> classes = classify_blocks(blocks, roots, reader);
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    Event e;
+    e.kind = EventKind::reachability;
+    e.pool = g_heap_pool;
+    e.address = live[i].address;
+    e.size = live[i].size;
+    e.stack = live[i].stack;
+    e.detail = static_cast<std::uint8_t>(classes[i]);
+    detail::record_without_stack(e);
+  }
+}
+
+}  // namespace
+
+void run_leak_scan() {
+  // Nothing we allocate here may become an event or a live block.
+  detail::ScopedInternal internal;
+  // Spill callee-saved registers into this frame, which the scan covers:
+  // a pointer the exiting thread holds only in a register still counts.
+  jmp_buf registers;
+  setjmp(registers);
+  __builtin_unwind_init();
+  std::uintptr_t stack_pointer;
+#if defined(__x86_64__)
+  asm volatile("mov %%rsp, %0" : "=r"(stack_pointer));
+#elif defined(__aarch64__)
+  asm volatile("mov %0, sp" : "=r"(stack_pointer));
+#else
+  stack_pointer = reinterpret_cast<std::uintptr_t>(&registers);
+#endif
+  scan_and_record(stack_pointer);
+  asm volatile("" : : "r"(&registers) : "memory");
+}
+
+}  // namespace memtrail::preload

@@ -1,0 +1,110 @@
+// The set of heap blocks allocated by ld.so (see linker_blocks.hpp).
+#include "linker_blocks.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
+
+namespace memtrail::preload {
+
+LinkerRange g_linker_text;
+std::atomic<std::uint32_t> g_linker_block_count{0};
+
+namespace {
+
+// Open addressing, linear probing. 0 = empty, 1 = erased. Sized for a few
+// thousand live threads (one DTV each) plus the link maps of a large program;
+// beyond that, extra linker blocks are simply not remembered (they would then
+// show up as leaks, never as a crash).
+constexpr std::size_t kSlots = 1 << 14;
+constexpr std::uintptr_t kEmpty = 0;
+constexpr std::uintptr_t kErased = 1;
+std::atomic<std::uintptr_t> g_slots[kSlots];
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+
+std::size_t slot_of(std::uintptr_t p) {
+  return (p >> 4) * 0x9e3779b97f4a7c15ull >> 50;
+}
+
+struct SpinGuard {
+  SpinGuard() {
+    while (g_lock.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  ~SpinGuard() { g_lock.clear(std::memory_order_release); }
+};
+
+int find_linker(dl_phdr_info* info, std::size_t, void* data) {
+  auto want = reinterpret_cast<std::uintptr_t>(data);
+  std::uintptr_t low = ~std::uintptr_t{0}, high = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    low = std::min<std::uintptr_t>(low, info->dlpi_addr + ph.p_vaddr);
+    high = std::max<std::uintptr_t>(high, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  if (want < low || want >= high) return 0;
+  g_linker_text.begin = low;
+  g_linker_text.size = high - low;
+  return 1;
+}
+
+}  // namespace
+
+void init_linker_range() {
+  // _dl_find_object (glibc 2.35+) or _r_debug live in ld.so itself.
+  void* inside = dlsym(RTLD_DEFAULT, "_dl_find_object");
+  if (inside == nullptr) inside = dlsym(RTLD_DEFAULT, "_r_debug");
+  Dl_info dl;
+  if (inside == nullptr || dladdr(inside, &dl) == 0 || dl.dli_fname == nullptr) return;
+  // The symbol may be a copy in libc (_r_debug is in ld.so for glibc); only
+  // accept it if its module really is the dynamic linker.
+  if (std::strstr(dl.dli_fname, "ld-linux") == nullptr &&
+      std::strstr(dl.dli_fname, "/ld-") == nullptr && std::strstr(dl.dli_fname, "ld.so") == nullptr)
+    return;
+  dl_iterate_phdr(find_linker, inside);
+}
+
+void linker_block_insert(const void* block) {
+  auto p = reinterpret_cast<std::uintptr_t>(block);
+  SpinGuard guard;
+  std::size_t i = slot_of(p);
+  for (std::size_t probes = 0; probes < kSlots; ++probes, i = (i + 1) & (kSlots - 1)) {
+    std::uintptr_t cur = g_slots[i].load(std::memory_order_relaxed);
+    if (cur == p) return;
+    if (cur == kEmpty || cur == kErased) {
+      g_slots[i].store(p, std::memory_order_release);
+      g_linker_block_count.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+void linker_block_erase_slow(const void* block) {
+  auto p = reinterpret_cast<std::uintptr_t>(block);
+  if (!linker_block_contains(p)) return;  // the common case: no lock
+  SpinGuard guard;
+  std::size_t i = slot_of(p);
+  for (std::size_t probes = 0; probes < kSlots; ++probes, i = (i + 1) & (kSlots - 1)) {
+    std::uintptr_t cur = g_slots[i].load(std::memory_order_relaxed);
+    if (cur == kEmpty) return;
+    if (cur == p) {
+      g_slots[i].store(kErased, std::memory_order_release);
+      g_linker_block_count.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+bool linker_block_contains(std::uint64_t address) {
+  std::size_t i = slot_of(address);
+  for (std::size_t probes = 0; probes < kSlots; ++probes, i = (i + 1) & (kSlots - 1)) {
+    std::uintptr_t cur = g_slots[i].load(std::memory_order_acquire);
+    if (cur == kEmpty) return false;
+    if (cur == address) return true;
+  }
+  return false;
+}
+
+}  // namespace memtrail::preload

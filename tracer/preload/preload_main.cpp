@@ -1,0 +1,90 @@
+// libmemtrail_preload.so's start-up: reads the MEMTRAIL_* variables that
+// `memtrail run` set, starts the recorder with live-heap tracking, registers
+// the "mmap" pool and the exit-time leak scan, and (with MEMTRAIL_FOLLOW=0)
+// takes itself out of LD_PRELOAD so exec'd children run untraced.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "leak_scan.hpp"
+#include "linker_blocks.hpp"
+#include "memtrail/detail/recorder_internal.hpp"
+#include "preload_state.hpp"
+
+namespace memtrail::preload {
+
+std::uint32_t g_heap_pool = 0;
+std::uint32_t g_mmap_pool = 0;
+int g_traced_pid = 0;
+
+namespace {
+
+void after_fork_in_child() {
+  g_traced_pid = getpid();
+}
+
+bool env_is_zero(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "0") == 0;
+}
+
+// Removes every LD_PRELOAD entry that names this library (by its file name,
+// so a relative or symlinked spelling is caught too).
+void remove_self_from_ld_preload() {
+  const char* current = std::getenv("LD_PRELOAD");
+  if (current == nullptr) return;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&remove_self_from_ld_preload), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return;
+  std::string_view self = info.dli_fname;
+  self = self.substr(self.rfind('/') + 1);
+  std::string kept;
+  std::string_view rest = current;
+  while (!rest.empty()) {
+    std::size_t end = rest.find_first_of(": ");
+    std::string_view entry = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    if (entry.empty()) continue;
+    std::string_view name = entry.substr(entry.rfind('/') + 1);
+    if (name == self) continue;
+    if (!kept.empty()) kept += ':';
+    kept += entry;
+  }
+  if (kept.empty()) {
+    unsetenv("LD_PRELOAD");
+  } else {
+    setenv("LD_PRELOAD", kept.c_str(), 1);
+  }
+}
+
+// Runs before main (after the libraries we depend on are initialised).
+[[gnu::constructor]] void start_preload_tracing() {
+  g_traced_pid = getpid();
+  init_linker_range();
+  detail::add_known_environment_variable("MEMTRAIL_FOLLOW");
+  bool follow = !env_is_zero("MEMTRAIL_FOLLOW");
+  {
+    // Pool registration and start-up allocate; none of that is the program's.
+    detail::ScopedInternal internal;
+    g_heap_pool = heap_pool();
+    g_mmap_pool =
+        register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
+    detail::set_track_live_heap(true);
+    detail::set_exit_hook(&run_leak_scan);
+    pthread_atfork(nullptr, nullptr, &after_fork_in_child);
+    if (!follow) remove_self_from_ld_preload();
+  }
+  if (detail::recorder_started()) return;  // the recorder started itself (MEMTRAIL_AUTOSTART)
+  RecorderOptions options = RecorderOptions::from_environment();
+  options.track_live_heap = true;
+  start(options);
+}
+
+}  // namespace
+}  // namespace memtrail::preload

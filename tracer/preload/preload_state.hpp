@@ -1,0 +1,52 @@
+// State shared by the interposers of libmemtrail_preload.so, and the inline
+// helpers that turn one intercepted call into one recorder event.
+//
+// Every interposer calls the real function first and records afterwards, and
+// only when tracing is on: with tracing off an intercepted malloc costs one
+// predictable branch on top of glibc's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "memtrail/recorder.hpp"
+
+namespace memtrail::preload {
+
+extern std::uint32_t g_heap_pool;  // "malloc", PoolKind::heap
+extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
+
+// skip_frames = 1 drops the interposer's own frame: the innermost frame of a
+// recorded stack is the program's call site.
+[[gnu::always_inline]] inline void trace_alloc(const void* block, std::size_t requested, AllocFn fn,
+                                               std::size_t alignment = 0) {
+  Event e;
+  e.kind = EventKind::alloc;
+  e.pool = g_heap_pool;
+  e.address = reinterpret_cast<std::uintptr_t>(block);
+  // `size` is the requested size too: leak and peak figures then match what
+  // the program asked for (as Valgrind and LeakSanitizer report), not glibc's
+  // rounding.
+  e.size = requested;
+  e.requested = requested;
+  e.detail = static_cast<std::uint8_t>(fn);
+  e.aux = alignment;
+  detail::record_slow(e, 1);
+}
+
+[[gnu::always_inline]] inline void trace_free(const void* block, std::size_t size, AllocFn fn) {
+  Event e;
+  e.kind = EventKind::free;
+  e.pool = g_heap_pool;
+  e.address = reinterpret_cast<std::uintptr_t>(block);
+  e.size = size;
+  e.detail = static_cast<std::uint8_t>(fn);
+  detail::record_slow(e, 1);
+}
+
+// The process id the current trace belongs to; updated in the fork child.
+// A vfork child (same memory, different pid) sees a mismatch and must not
+// touch the recorder.
+extern int g_traced_pid;
+
+}  // namespace memtrail::preload

@@ -1,0 +1,211 @@
+// Exit-time leak classification (see reachability.hpp).
+#include "reachability.hpp"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <numeric>
+
+namespace memtrail::preload {
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kChunk = 64 * 1024;  // bytes read per reader call
+
+enum State : std::uint8_t { unreached, reachable, direct, indirect };
+
+// Blocks sorted by address, with a lookup from any word to the block it
+// points into.
+class BlockIndex {
+ public:
+  explicit BlockIndex(std::span<const HeapBlock> blocks) : blocks_(blocks) {
+    order_.resize(blocks.size());
+    std::iota(order_.begin(), order_.end(), 0u);
+    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return blocks[a].address < blocks[b].address;
+    });
+    starts_.reserve(order_.size());
+    for (auto i : order_) starts_.push_back(blocks[i].address);
+    if (!order_.empty()) {
+      low_ = starts_.front();
+      const HeapBlock& last = blocks[order_.back()];
+      high_ = last.address + std::max<std::uint64_t>(last.size, 1);
+    }
+  }
+
+  // Index (into the caller's span) of the block `value` points into, or -1.
+  long find(std::uint64_t value) const {
+    if (value < low_ || value >= high_) return -1;
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), value);
+    if (it == starts_.begin()) return -1;
+    std::size_t pos = static_cast<std::size_t>(it - starts_.begin()) - 1;
+    const HeapBlock& b = blocks_[order_[pos]];
+    std::uint64_t offset = value - b.address;
+    // A zero-byte block still has an address that a pointer can hold.
+    if (offset >= std::max<std::uint64_t>(b.size, 1) || offset == b.excluded_offset) return -1;
+    return static_cast<long>(order_[pos]);
+  }
+
+  const std::vector<std::uint32_t>& address_order() const { return order_; }
+
+ private:
+  std::span<const HeapBlock> blocks_;
+  std::vector<std::uint32_t> order_;
+  std::vector<std::uint64_t> starts_;
+  std::uint64_t low_ = 0;
+  std::uint64_t high_ = 0;
+};
+
+// Calls fn(word) for every aligned 8-byte word in [begin, end) that can be
+// read; unreadable pages are skipped.
+template <typename Fn>
+void for_each_word(MemoryReader& reader, std::uintptr_t begin, std::uintptr_t end,
+                   std::vector<std::uint64_t>& buffer, Fn&& fn) {
+  begin = (begin + 7) & ~std::uintptr_t{7};
+  buffer.resize(kChunk / 8);
+  while (begin + 8 <= end) {
+    std::size_t want = std::min<std::uintptr_t>(kChunk, (end - begin) & ~std::uintptr_t{7});
+    std::size_t got = reader.read(begin, buffer.data(), want);
+    for (std::size_t i = 0; i < got / 8; ++i) fn(buffer[i]);
+    if (got == want) {
+      begin += want;
+    } else {
+      // Skip the unreadable page and go on with the next one.
+      std::uintptr_t bad = begin + (got & ~std::size_t{7});
+      begin = (bad + kPage) & ~(std::uintptr_t{kPage} - 1);
+    }
+  }
+}
+
+}  // namespace
+
+SelfMemoryReader::SelfMemoryReader() {}
+
+SelfMemoryReader::~SelfMemoryReader() {
+  if (mem_fd_ >= 0) close(mem_fd_);
+}
+
+std::size_t SelfMemoryReader::read(std::uintptr_t address, void* out, std::size_t length) {
+  std::size_t done = 0;
+  while (done < length) {
+    ssize_t n = -1;
+    if (use_vm_readv_) {
+      iovec local{static_cast<char*>(out) + done, length - done};
+      iovec remote{reinterpret_cast<void*>(address + done), length - done};
+      n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+      if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+        // Seccomp or an old kernel: /proc/self/mem reads the same way.
+        use_vm_readv_ = false;
+        mem_fd_ = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+      }
+    }
+    if (!use_vm_readv_) {
+      if (mem_fd_ < 0) return done;
+      n = pread(mem_fd_, static_cast<char*>(out) + done, length - done,
+                static_cast<off_t>(address + done));
+    }
+    if (n <= 0) return done;
+    done += static_cast<std::size_t>(n);
+  }
+  return done;
+}
+
+std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
+                                       std::span<const MemoryRange> roots, MemoryReader& reader) {
+  BlockIndex index(blocks);
+  std::vector<State> state(blocks.size(), unreached);
+  std::vector<std::uint32_t> work;
+  std::vector<std::uint64_t> buffer;
+
+  auto scan_block = [&](std::uint32_t b, auto&& on_block) {
+    const HeapBlock& block = blocks[b];
+    for_each_word(reader, block.address, block.address + block.size, buffer, [&](std::uint64_t w) {
+      long hit = index.find(w);
+      if (hit >= 0) on_block(static_cast<std::uint32_t>(hit));
+    });
+  };
+
+  // 1. Everything reached from the roots (and forced blocks) is reachable.
+  auto mark_reachable = [&](std::uint32_t b) {
+    if (state[b] == unreached) {
+      state[b] = reachable;
+      work.push_back(b);
+    }
+  };
+  for (std::uint32_t b = 0; b < blocks.size(); ++b)
+    if (blocks[b].force_reachable) mark_reachable(b);
+  for (const MemoryRange& root : roots) {
+    for_each_word(reader, root.begin, root.end, buffer, [&](std::uint64_t w) {
+      long hit = index.find(w);
+      if (hit >= 0) mark_reachable(static_cast<std::uint32_t>(hit));
+    });
+  }
+  while (!work.empty()) {
+    std::uint32_t b = work.back();
+    work.pop_back();
+    scan_block(b, mark_reachable);
+  }
+
+  // 2. Leaks: each unreached block, in address order, leads a clique.
+  for (std::uint32_t leader : index.address_order()) {
+    if (state[leader] != unreached) continue;
+    state[leader] = direct;
+    work.push_back(leader);
+    while (!work.empty()) {
+      std::uint32_t b = work.back();
+      work.pop_back();
+      scan_block(b, [&](std::uint32_t hit) {
+        if (hit == leader) return;
+        if (state[hit] == unreached) {
+          state[hit] = indirect;
+          work.push_back(hit);
+        } else if (state[hit] == direct) {
+          state[hit] = indirect;  // an earlier clique, already walked
+        }
+      });
+    }
+  }
+
+  std::vector<LeakClass> classes(blocks.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    switch (state[b]) {
+      case reachable:
+        classes[b] = LeakClass::reachable;
+        break;
+      case direct:
+        classes[b] = LeakClass::direct;
+        break;
+      case indirect:
+        classes[b] = LeakClass::indirect;
+        break;
+      case unreached:
+        classes[b] = LeakClass::unknown;
+        break;
+    }
+  }
+  return classes;
+}
+
+std::vector<MemoryRange> subtract_ranges(std::span<const MemoryRange> ranges,
+                                         std::span<const MemoryRange> holes) {
+  std::vector<MemoryRange> out(ranges.begin(), ranges.end());
+  for (const MemoryRange& hole : holes) {
+    std::vector<MemoryRange> next;
+    for (const MemoryRange& r : out) {
+      if (hole.end <= r.begin || hole.begin >= r.end) {
+        next.push_back(r);
+        continue;
+      }
+      if (r.begin < hole.begin) next.push_back({r.begin, hole.begin});
+      if (hole.end < r.end) next.push_back({hole.end, r.end});
+    }
+    out.swap(next);
+  }
+  return out;
+}
+
+}  // namespace memtrail::preload

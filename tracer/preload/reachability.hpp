@@ -1,0 +1,75 @@
+// Exit-time leak classification, the LeakSanitizer / Valgrind way: scan root
+// ranges for aligned 8-byte words that point into live heap blocks (interior
+// pointers count), flood-fill through what they reach, and classify the rest.
+//
+//   reachable  reached from a root (or a block the caller forces reachable)
+//   direct     not reached from anything but other leaked blocks' cycles
+//   indirect   reached only from leaked blocks
+//
+// Direct vs indirect follows Valgrind's "clique" rule: unreached blocks are
+// visited in address order; each unreached one becomes a direct leak and
+// everything it reaches becomes indirect (absorbing earlier direct leaks it
+// reaches). A leaked list thus has one direct head, a leaked cycle exactly one
+// direct member.
+//
+// Memory is read through MemoryReader, so a root range with unmapped holes or
+// a block freed concurrently cannot crash the scan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "memtrail/event.hpp"
+
+namespace memtrail::preload {
+
+struct HeapBlock {
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;  // requested bytes: a pointer into [address, address+size) counts
+  // A pointer to exactly address + excluded_offset does not count: glibc's
+  // next chunk header can overlap the last bytes of a block, and the malloc
+  // state points at chunk headers. ~0 = nothing excluded.
+  std::uint64_t excluded_offset = ~std::uint64_t{0};
+  bool force_reachable = false;  // e.g. blocks the dynamic linker owns (TLS, dtv)
+};
+
+struct MemoryRange {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+};
+
+// Reads memory that may be unmapped. read() copies up to `length` bytes from
+// `address` and returns how many it could read from the start (0 if the first
+// byte is unreadable).
+class MemoryReader {
+ public:
+  virtual ~MemoryReader() = default;
+  virtual std::size_t read(std::uintptr_t address, void* out, std::size_t length) = 0;
+};
+
+// Reads this process's memory with process_vm_readv (falling back to
+// /proc/self/mem), so a bad address returns 0 instead of faulting.
+class SelfMemoryReader final : public MemoryReader {
+ public:
+  SelfMemoryReader();
+  ~SelfMemoryReader() override;
+  std::size_t read(std::uintptr_t address, void* out, std::size_t length) override;
+
+ private:
+  int mem_fd_ = -1;
+  bool use_vm_readv_ = true;
+};
+
+// Classifies `blocks` (any order, non-overlapping) given the root ranges
+// (roots may overlap blocks or each other). Returns one class per block, in
+// the order of `blocks`.
+std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
+                                       std::span<const MemoryRange> roots, MemoryReader& reader);
+
+// Subtracts `holes` from `ranges` (both any order); returns what is left.
+std::vector<MemoryRange> subtract_ranges(std::span<const MemoryRange> ranges,
+                                         std::span<const MemoryRange> holes);
+
+}  // namespace memtrail::preload

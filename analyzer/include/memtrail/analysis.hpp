@@ -150,6 +150,7 @@ struct Summary {
   std::uint64_t frees = 0;               // matched frees
   std::uint64_t unmatched_frees = 0;     // free of an address not live (not counted in frees)
   std::uint64_t late_matched_frees = 0;  // free seen before its alloc (cross-thread race), matched
+  std::uint64_t replaced_blocks = 0;     // alloc at a live address (its free was lost)
   std::uint64_t temporary_allocations = 0;
   std::uint64_t bytes_allocated = 0;  // granted
   std::uint64_t peak_used_bytes = 0;  // process-wide (see definitions above)

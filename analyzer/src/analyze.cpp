@@ -1,0 +1,155 @@
+// analyze() and segment_map_at(): read the trace through the Engine, turn
+// reader status into one-line errors/warnings, symbolize the sites.
+#include <algorithm>
+
+#include "engine.hpp"
+#include "memtrail/analysis.hpp"
+
+namespace memtrail {
+
+namespace {
+
+// Maps reader status onto Analysis::error / warning. Returns false when the
+// results must not be used.
+void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult& r,
+                       bool allow_partial) {
+  a.read = r;
+  if (!reader.header_error().empty()) {
+    a.error = reader.header_error();
+    return;
+  }
+  if (!r.ok) {
+    if (allow_partial)
+      a.warning = r.error + " (analyzed what was read before it)";
+    else
+      a.error = r.error;
+    return;
+  }
+  if (r.dropped_bytes > 0) {
+    std::string what = !r.warning.empty() ? r.warning
+                                          : std::to_string(r.dropped_bytes) +
+                                                " bytes after the last whole chunk were dropped";
+    if (allow_partial)
+      a.warning = a.path + ": cut file: " + what;
+    else
+      a.error = a.path + ": cut file: " + what;
+    return;
+  }
+  if (!r.complete)
+    a.warning = a.path + ": no end-of-trace marker (program killed?); analyzed " +
+                std::to_string(r.chunks) + " whole chunks";
+}
+
+void symbolize_sites(Analysis& a, bool enabled) {
+  Symbolizer sym;
+  sym.set_enabled(enabled);
+  for (const auto& m : a.modules) sym.add_module(m);
+  for (auto& site : a.sites) {
+    site.frames.clear();
+    for (std::uint64_t ip : a.stack_ips(site.stack)) {
+      // Recorded ips are return addresses (unw_backtrace above the allocator
+      // entry), so every one is looked up at ip-1.
+      const auto& frames = sym.resolve(ip, true);
+      site.frames.insert(site.frames.end(), frames.begin(), frames.end());
+    }
+  }
+  a.symbol_warnings = sym.warnings();
+}
+
+}  // namespace
+
+const PoolStats* Analysis::pool(std::uint32_t id) const {
+  for (const auto& p : pools)
+    if (p.info.id == id) return &p;
+  return nullptr;
+}
+
+const PoolStats* Analysis::pool_by_name(const std::string& name) const {
+  for (const auto& p : pools)
+    if (p.info.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::uint64_t> Analysis::stack_ips(std::uint32_t stack) const {
+  std::vector<std::uint64_t> ips;
+  // Bounded walk: a corrupt trie may contain a cycle.
+  for (std::uint32_t id = stack; id != 0 && id < stack_nodes.size() && ips.size() < 1024;
+       id = stack_nodes[id].parent) {
+    if (stack_nodes[id].id != id) break;  // never defined
+    ips.push_back(stack_nodes[id].ip);
+  }
+  return ips;
+}
+
+std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::size_t n) {
+  auto key = [order](const Site& s) -> std::uint64_t {
+    switch (order) {
+      case SiteOrder::calls:
+        return s.calls;
+      case SiteOrder::bytes:
+        return s.bytes_allocated;
+      case SiteOrder::peak:
+        return s.peak_bytes;
+      case SiteOrder::temporaries:
+        return s.temporaries;
+      case SiteOrder::leaked:
+        return s.leaked_bytes;
+    }
+    return 0;
+  };
+  std::vector<std::uint32_t> idx;
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i)
+    if (key(a.sites[i]) > 0) idx.push_back(i);
+  auto better = [&](std::uint32_t x, std::uint32_t y) {
+    std::uint64_t kx = key(a.sites[x]), ky = key(a.sites[y]);
+    return kx != ky ? kx > ky : x < y;
+  };
+  if (n != 0 && idx.size() > n) {
+    std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(), better);
+    idx.resize(n);
+  } else {
+    std::sort(idx.begin(), idx.end(), better);
+  }
+  return idx;
+}
+
+Analysis analyze(const std::string& path, const AnalysisOptions& options,
+                 const ProgressFn& progress) {
+  Analysis a;
+  a.path = path;
+  a.options = options;
+  TraceReader reader(path);
+  detail::Engine engine(options, progress);
+  ReadResult r = reader.read(engine);
+  apply_read_status(a, reader, r, options.allow_partial);
+  if (!reader.header_error().empty()) return a;
+  engine.finish(a);
+  if (engine.cancelled()) a.error = path + ": cancelled";
+  a.header = reader.header();
+  symbolize_sites(a, options.symbolize);
+  return a;
+}
+
+SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint64_t time_ns) {
+  TraceReader reader(path);
+  AnalysisOptions options;
+  options.timeline_points = 16;
+  detail::Engine engine(options, {});
+  engine.stop_after(time_ns);
+  ReadResult r = reader.read(engine);
+  SegmentMap m;
+  if (!reader.header_error().empty()) {
+    m.error = reader.header_error();
+    return m;
+  }
+  if (!r.ok) {
+    m.error = r.error;
+    return m;
+  }
+  m = engine.segment_map(pool);
+  m.time_ns = time_ns;
+  m.fragmentation.time_ns = time_ns;
+  return m;
+}
+
+}  // namespace memtrail

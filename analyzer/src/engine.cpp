@@ -1,0 +1,760 @@
+#include "engine.hpp"
+
+#include <algorithm>
+
+namespace memtrail::detail {
+
+namespace {
+
+// Ids come from a trace that may be hostile: past these, state is shared in
+// one overflow slot instead of growing a vector to gigabytes.
+constexpr std::uint32_t kMaxPools = 1u << 16;
+constexpr std::uint32_t kMaxThreads = 1u << 20;
+constexpr std::uint32_t kMaxScopes = 1u << 20;
+constexpr std::uint32_t kMaxStackIndex = 1u << 24;
+constexpr std::size_t kMaxOrphans = 1u << 16;
+
+void add_to(Histogram& h, std::uint64_t value) {
+  if (h.counts.empty()) {
+    h.counts.assign(64, 0);
+    h.sums.assign(64, 0);
+  }
+  std::size_t b = value < 2 ? 0 : 63 - static_cast<std::size_t>(__builtin_clzll(value));
+  ++h.counts[b];
+  h.sums[b] += value;
+}
+
+std::uint64_t orphan_key(std::uint32_t pool, std::uint64_t address) {
+  return (static_cast<std::uint64_t>(pool) << 48) ^ address;
+}
+
+bool larger_first(const BlockLifetime& a, const BlockLifetime& b) {
+  return a.size > b.size;
+}
+
+}  // namespace
+
+Engine::Engine(const AnalysisOptions& options, const ProgressFn& progress)
+    : options_(options),
+      progress_(progress),
+      used_timeline_(1, options.timeline_points),
+      sample_timeline_(4, options.timeline_points) {
+  size_hist_.counts.assign(64, 0);
+  size_hist_.sums.assign(64, 0);
+  lifetime_hist_.counts.assign(64, 0);
+  lifetime_hist_.sums.assign(64, 0);
+}
+
+std::string Engine::string_of(std::uint64_t id) const {
+  return id < strings_.size() ? strings_[id] : std::string();
+}
+
+void Engine::on_string(std::uint32_t id, std::string_view text) {
+  if (id >= (1u << 26)) return;
+  if (id >= strings_.size()) strings_.resize(id + 1);
+  strings_[id] = std::string(text);
+}
+
+void Engine::on_module(const ModuleInfo& m) {
+  for (auto& existing : modules_)
+    if (existing.id == m.id) {
+      existing = m;
+      return;
+    }
+  modules_.push_back(m);
+}
+
+void Engine::on_thread(const ThreadInfo& t) {
+  if (t.id >= kMaxThreads) return;
+  if (t.id >= threads_.size()) threads_.resize(t.id + 1);
+  threads_[t.id] = t;
+}
+
+void Engine::on_stack_node(const StackNode& n) {
+  if (n.id >= kMaxStackIndex) return;
+  if (n.id >= stack_nodes_.size())
+    stack_nodes_.resize(std::max<std::size_t>(n.id + 1, 2 * stack_nodes_.size()));
+  stack_nodes_[n.id] = n;
+}
+
+void Engine::on_pool(const PoolInfo& info) {
+  PoolState& p = pool_state(info.id);
+  p.known = true;
+  p.out.info = info;
+  p.out.info.id = std::min(info.id, kMaxPools - 1);
+  p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
+                                                   info.name) != options_.pools.end();
+  if (info.parent != 0 && info.parent != info.id) {
+    PoolState& up = pool_state(info.parent);
+    if (!up.is_upstream) {
+      up.is_upstream = true;
+      // From now on its bytes are counted through the pools above it.
+      total_used_ -= up.used;
+    }
+  }
+}
+
+void Engine::on_scope(const ScopeInfo& s) {
+  std::uint32_t id = std::min(s.id, kMaxScopes - 1);
+  if (id >= scopes_.size()) scopes_.resize(id + 1);
+  scopes_[id].out.info = s;
+}
+
+PoolState& Engine::pool_state(std::uint32_t id) {
+  id = std::min(id, kMaxPools - 1);
+  if (id >= pools_.size()) {
+    std::size_t old = pools_.size();
+    pools_.resize(id + 1);
+    for (std::size_t i = old; i < pools_.size(); ++i) {
+      PoolState& p = pools_[i];
+      p.out.info.id = static_cast<std::uint32_t>(i);
+      p.out.info.name = i == 0 ? "(none)" : "pool#" + std::to_string(i);
+      p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
+                                                       p.out.info.name) != options_.pools.end();
+      p.timeline = Decimator(2, options_.timeline_points);
+    }
+  }
+  return pools_[id];
+}
+
+ThreadState& Engine::thread_state(std::uint32_t id) {
+  id = std::min(id, kMaxThreads - 1);
+  if (id >= thread_states_.size()) thread_states_.resize(id + 1);
+  return thread_states_[id];
+}
+
+std::uint32_t Engine::site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack) {
+  std::uint32_t slot = std::min(stack, kMaxStackIndex);
+  if (slot >= pool.site_by_stack.size())
+    pool.site_by_stack.resize(std::max<std::size_t>(slot + 1, 2 * pool.site_by_stack.size()), 0);
+  std::uint32_t& idx = pool.site_by_stack[slot];
+  if (idx == 0) {
+    sites_.emplace_back();
+    sites_.back().out.stack = slot;
+    sites_.back().out.pool = pool_id;
+    sites_.back().peak_epoch = peak_epoch_;
+    idx = static_cast<std::uint32_t>(sites_.size());
+  }
+  return idx - 1;
+}
+
+// ------------------------------------------------------------ range
+
+bool Engine::update_range(const Event& e) {
+  if (range_ == RangeState::after) return false;
+  bool is_mark = e.kind == EventKind::mark;
+  if (range_ == RangeState::before) {
+    bool start = false;
+    if (!options_.from_mark.empty()) {
+      start = is_mark && string_of(e.aux) == options_.from_mark;
+      if (start) from_mark_seen_ = true;
+    } else {
+      start = e.time_ns >= options_.from_ns;
+    }
+    if (!start) return false;
+    range_ = RangeState::inside;
+    range_from_ = options_.from_mark.empty() ? options_.from_ns : e.time_ns;
+    // The range opens with the state replayed so far: that is its first peak.
+    summary_.peak_used_bytes = total_used_;
+    summary_.peak_time_ns = e.time_ns;
+    ++peak_epoch_;
+    for (auto& p : pools_) {
+      p.out.peak_used_bytes = p.used;
+      p.out.peak_used_time_ns = e.time_ns;
+      p.out.peak_reserved_bytes = p.reserved;
+      p.out.peak_reserved_time_ns = e.time_ns;
+    }
+    return true;
+  }
+  if (e.time_ns > options_.to_ns) {
+    range_to_ = options_.to_ns;
+    end_range();
+    return false;
+  }
+  if (is_mark && !options_.to_mark.empty() && string_of(e.aux) == options_.to_mark) {
+    to_mark_seen_ = true;
+    range_to_ = e.time_ns;
+    end_range();
+    return false;
+  }
+  return true;
+}
+
+void Engine::end_range() {
+  if (range_ended_) return;
+  range_ended_ = true;
+  range_ = RangeState::after;
+  for (auto& p : pools_) {
+    p.out.final_used_bytes = p.used;
+    p.out.final_reserved_bytes = p.reserved;
+    p.out.live_blocks = p.live.size();
+    if (!p.included) continue;
+    p.live.for_each([&](std::uint64_t, LiveBlock& b) {
+      if (!b.in_range) return;
+      Site& s = sites_[b.site].out;
+      s.live_at_range_end_bytes += b.size;
+      ++s.live_at_range_end_blocks;
+      summary_.live_at_range_end_bytes += b.size;
+      ++summary_.live_at_range_end_blocks;
+    });
+    if (p.out.has_segments && p.has_blocks) {
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
+      blocks.reserve(p.live.size());
+      p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
+      p.out.final_fragmentation =
+          compute_fragmentation(p.segments, std::move(blocks), summary_.last_event_ns);
+    }
+  }
+  summary_.final_used_bytes = total_used_;
+  for (auto& s : scopes_) s.out.live_bytes_at_end = s.live;
+}
+
+// ------------------------------------------------------------ state changes
+
+void Engine::settle_peak(SiteState& s) {
+  // A site's live bytes at the latest peak are what it held just before its
+  // first change after that peak (or now, if it has not changed since).
+  if (s.peak_epoch != peak_epoch_) {
+    s.out.peak_bytes = s.live;
+    s.peak_epoch = peak_epoch_;
+  }
+}
+
+void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
+                      bool) {
+  p.used += static_cast<std::uint64_t>(delta);
+  if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
+  if (range_ != RangeState::inside) return;
+  if (p.used > p.out.peak_used_bytes) {
+    p.out.peak_used_bytes = p.used;
+    p.out.peak_used_time_ns = t;
+  }
+  if (!p.is_upstream) {
+    if (total_used_ > summary_.peak_used_bytes) {
+      summary_.peak_used_bytes = total_used_;
+      summary_.peak_time_ns = t;
+      ++peak_epoch_;
+    }
+    used_timeline_.record(t, &total_used_);
+  }
+  pool_timeline(p, t, true);
+}
+
+void Engine::pool_timeline(PoolState& p, std::uint64_t t, bool) {
+  std::uint64_t values[2] = {p.used, p.reserved};
+  p.timeline.record(t, values);
+  if (!p.out.has_segments || !p.has_blocks || t < p.next_fragmentation_ns) return;
+  // Once per timeline bucket: the cost is one pass over the pool's blocks.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
+  blocks.reserve(p.live.size());
+  p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
+  p.out.fragmentation.push_back(compute_fragmentation(p.segments, std::move(blocks), t));
+  p.next_fragmentation_ns = t + p.timeline.bucket_width_ns();
+  if (p.out.fragmentation.size() > 2 * options_.timeline_points) {
+    // Thin to every other sample, like the timelines.
+    auto& f = p.out.fragmentation;
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < f.size(); r += 2) f[w++] = f[r];
+    f.resize(w);
+  }
+}
+
+void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta) {
+  std::uint32_t seen[16];
+  int n_seen = 0;
+  for (std::uint32_t i = inst; i != 0; i = scope_instances_[i].parent) {
+    ScopeInstance& si = scope_instances_[i];
+    ScopeState& sc = scopes_[si.scope];
+    if (sc.out.info.pool != 0 && sc.out.info.pool != pool) continue;
+    si.live += static_cast<std::uint64_t>(delta);
+    // A scope nested in itself (recursion) counts a block once.
+    bool dup = false;
+    for (int k = 0; k < n_seen; ++k) dup |= seen[k] == si.scope;
+    if (dup) continue;
+    if (n_seen < 16) seen[n_seen++] = si.scope;
+    sc.live += static_cast<std::uint64_t>(delta);
+  }
+}
+
+void Engine::record_large_block(const BlockLifetime& b) {
+  if (options_.max_large_blocks == 0) return;
+  if (large_blocks_.size() < options_.max_large_blocks) {
+    large_blocks_.push_back(b);
+    std::push_heap(large_blocks_.begin(), large_blocks_.end(), larger_first);
+  } else if (b.size > large_blocks_.front().size) {
+    std::pop_heap(large_blocks_.begin(), large_blocks_.end(), larger_first);
+    large_blocks_.back() = b;
+    std::push_heap(large_blocks_.begin(), large_blocks_.end(), larger_first);
+  }
+}
+
+// ------------------------------------------------------------ events
+
+void Engine::on_event(const Event& e) {
+  if (e.time_ns > stop_after_ns_) {
+    stopped_ = true;
+    return;
+  }
+  if (progress_ && (++events_seen_ & 0xFFFFF) == 0 && !progress_(events_seen_)) cancelled_ = true;
+  bool in_range = update_range(e);
+  if (in_range) {
+    if (!any_event_in_range_) summary_.first_event_ns = e.time_ns;
+    any_event_in_range_ = true;
+    ++summary_.events;
+    summary_.first_event_ns = std::min(summary_.first_event_ns, e.time_ns);
+    summary_.last_event_ns = std::max(summary_.last_event_ns, e.time_ns);
+  }
+  switch (e.kind) {
+    case EventKind::alloc:
+    case EventKind::reuse:
+      on_alloc(e, in_range);
+      break;
+    case EventKind::free:
+      on_free(e, in_range);
+      break;
+    case EventKind::segment_reserve:
+    case EventKind::segment_release:
+      on_segment(e, in_range);
+      break;
+    case EventKind::scope_begin:
+      on_scope_begin(e);
+      break;
+    case EventKind::scope_end:
+      on_scope_end(e, in_range);
+      break;
+    case EventKind::workspace_reset:
+    case EventKind::spill: {
+      if (!in_range) break;
+      std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
+      if (id >= scopes_.size()) scopes_.resize(id + 1);
+      ScopeStats& s = scopes_[id].out;
+      if (e.kind == EventKind::workspace_reset) {
+        ++s.workspace_resets;
+      } else {
+        ++s.spills;
+        s.spilled_bytes += e.size;
+      }
+      break;
+    }
+    case EventKind::oom:
+      if (in_range) ++pool_state(e.pool).out.ooms;
+      break;
+    case EventKind::sample:
+      if (in_range) {
+        ++summary_.samples;
+        summary_.peak_rss_bytes = std::max(summary_.peak_rss_bytes, sample_rss(e));
+        std::uint64_t v[4] = {sample_rss(e), sample_heap_used(e), sample_heap_reserved(e),
+                              sample_device_free(e)};
+        sample_timeline_.record(e.time_ns, v);
+      }
+      break;
+    case EventKind::mark:
+      if (marks_.size() < options_.max_marks)
+        marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
+      break;
+    case EventKind::reachability: {
+      PoolState& p = pool_state(e.pool);
+      leaks_.classified = true;
+      if (LiveBlock* b = p.live.find(e.address)) b->leak_class = e.detail;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void Engine::on_alloc(const Event& e, bool in_range) {
+  PoolState& p = pool_state(e.pool);
+  if (!p.included) return;
+  p.has_blocks = true;
+  std::uint32_t site = site_index(p, e.pool, e.stack);
+  SiteState& s = sites_[site];
+  bool reuse = e.kind == EventKind::reuse;
+  if (in_range) {
+    ++summary_.allocations;
+    summary_.bytes_allocated += e.size;
+    ++s.out.calls;
+    s.out.bytes_allocated += e.size;
+    ++p.out.allocations;
+    p.out.bytes_allocated += e.size;
+    if (reuse) {
+      ++s.out.reuses;
+      ++p.out.reuses;
+    }
+    add_to(size_hist_, e.size);
+  }
+  if (!orphans_.empty()) {
+    auto it = orphans_.find(orphan_key(e.pool, e.address));
+    if (it != orphans_.end()) {
+      bool race = it->second.time_ns >= e.time_ns;
+      orphans_.erase(it);
+      if (race) {
+        // The free was recorded before this alloc (cross-thread, the freeing
+        // thread's buffer reached the file first): the block is already gone.
+        ++summary_.late_matched_frees;
+        if (in_range) ++summary_.frees;
+        return;
+      }
+      ++summary_.unmatched_frees;
+    }
+  }
+  if (LiveBlock* old = p.live.find(e.address)) {
+    // Allocated again without a free in between: the free was lost.
+    ++summary_.replaced_blocks;
+    LiveBlock b = *old;
+    Event as_free = e;
+    as_free.kind = EventKind::free;
+    free_block(p, e.pool, e.address, b, as_free, false);
+  }
+  ThreadState& t = thread_state(e.thread);
+  LiveBlock b;
+  b.size = e.size;
+  b.time_ns = e.time_ns;
+  b.site = site;
+  b.thread = e.thread;
+  b.in_range = in_range;
+  if (t.scope_top != 0) {
+    b.scope_inst = t.scope_top;
+    scope_walk(t.scope_top, e.pool, static_cast<std::int64_t>(e.size));
+  }
+  p.live.insert(e.address, b);
+  t.has_last_alloc = true;
+  t.last_pool = e.pool;
+  t.last_address = e.address;
+  settle_peak(s);
+  s.live += e.size;
+  add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns, in_range);
+}
+
+void Engine::on_free(const Event& e, bool in_range) {
+  PoolState& p = pool_state(e.pool);
+  if (!p.included) return;
+  LiveBlock* found = p.live.find(e.address);
+  if (found == nullptr) {
+    if (orphans_.size() < kMaxOrphans)
+      orphans_.emplace(orphan_key(e.pool, e.address), OrphanFree{e.time_ns, e.thread});
+    else
+      ++summary_.unmatched_frees;
+    return;
+  }
+  LiveBlock b = *found;
+  free_block(p, e.pool, e.address, b, e, in_range);
+}
+
+void Engine::free_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address,
+                        const LiveBlock& b, const Event& e, bool in_range) {
+  p.live.erase(address);
+  SiteState& s = sites_[b.site];
+  settle_peak(s);
+  s.live -= b.size;
+  if (b.scope_inst != 0) scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size));
+  ThreadState& t = thread_state(e.thread);
+  if (t.has_last_alloc && t.last_pool == pool_id && t.last_address == address &&
+      b.thread == e.thread) {
+    t.has_last_alloc = false;
+    if (in_range && b.in_range) {
+      ++summary_.temporary_allocations;
+      ++s.out.temporaries;
+    }
+  }
+  if (in_range) {
+    ++summary_.frees;
+    ++p.out.frees;
+    add_to(lifetime_hist_, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);
+  }
+  if (b.in_range && b.size >= options_.large_block_bytes)
+    record_large_block(
+        BlockLifetime{pool_id, b.site, address, b.size, b.time_ns, e.time_ns, b.thread});
+  add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns, in_range);
+}
+
+void Engine::on_segment(const Event& e, bool in_range) {
+  PoolState& p = pool_state(e.pool);
+  if (!p.included) return;
+  p.out.has_segments = true;
+  if (e.kind == EventKind::segment_reserve) {
+    if (in_range) ++p.out.segment_reserves;
+    auto [it, fresh] = p.segments.try_emplace(e.address);
+    if (!fresh) p.reserved -= it->second.size;
+    it->second = SegmentRec{e.size, static_cast<SegmentDetail>(e.detail)};
+    p.reserved += e.size;
+  } else {
+    if (in_range) ++p.out.segment_releases;
+    // Remove [address, address + size) from the segments: munmap may cut a
+    // mapping in two, and size 0 means "the segment at this address".
+    std::uint64_t lo = e.address;
+    std::uint64_t hi = e.size ? e.address + e.size : 0;
+    if (e.size == 0) {
+      auto it = p.segments.find(lo);
+      if (it != p.segments.end()) hi = lo + it->second.size;
+    }
+    if (hi > lo) {
+      auto it = p.segments.upper_bound(lo);
+      if (it != p.segments.begin()) --it;
+      while (it != p.segments.end() && it->first < hi) {
+        std::uint64_t s = it->first, end = s + it->second.size;
+        SegmentDetail detail = it->second.detail;
+        if (end <= lo) {
+          ++it;
+          continue;
+        }
+        std::uint64_t cut_lo = std::max(s, lo), cut_hi = std::min(end, hi);
+        p.reserved -= cut_hi - cut_lo;
+        it = p.segments.erase(it);
+        if (s < cut_lo) p.segments.emplace(s, SegmentRec{cut_lo - s, detail});
+        if (cut_hi < end) it = p.segments.emplace(cut_hi, SegmentRec{end - cut_hi, detail}).first;
+      }
+    }
+  }
+  if (range_ == RangeState::inside) {
+    if (p.reserved > p.out.peak_reserved_bytes) {
+      p.out.peak_reserved_bytes = p.reserved;
+      p.out.peak_reserved_time_ns = e.time_ns;
+    }
+    pool_timeline(p, e.time_ns, in_range);
+  }
+}
+
+void Engine::on_scope_begin(const Event& e) {
+  std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
+  if (id >= scopes_.size()) scopes_.resize(id + 1);
+  if (scopes_[id].out.info.name.empty()) {
+    scopes_[id].out.info.id = id;
+    scopes_[id].out.info.name = "scope#" + std::to_string(id);
+  }
+  ThreadState& t = thread_state(e.thread);
+  scope_instances_.push_back(ScopeInstance{id, t.scope_top, 0});
+  t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
+}
+
+void Engine::on_scope_end(const Event& e, bool in_range) {
+  ThreadState& t = thread_state(e.thread);
+  std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
+  std::uint32_t inst = t.scope_top;
+  while (inst != 0 && scope_instances_[inst].scope != id) inst = scope_instances_[inst].parent;
+  if (inst == 0) return;  // an end without a begin on this thread
+  ScopeInstance& si = scope_instances_[inst];
+  t.scope_top = si.parent;  // also closes entries left open inside it
+  if (!in_range) return;
+  ScopeState& sc = scopes_[id];
+  ++sc.out.entries;
+  sc.out.bytes_escaped += si.live;
+  sc.out.max_escaped_per_entry = std::max(sc.out.max_escaped_per_entry, si.live);
+  double x = static_cast<double>(sc.out.entries), y = static_cast<double>(sc.live);
+  sc.n += 1;
+  sc.sx += x;
+  sc.sy += y;
+  sc.sxx += x * x;
+  sc.sxy += x * y;
+}
+
+// ------------------------------------------------------------ results
+
+void Engine::finish(Analysis& a) {
+  if (range_ == RangeState::inside) {
+    range_to_ = std::min(options_.to_ns, summary_.last_event_ns);
+    end_range();
+  }
+  if (!options_.from_mark.empty() && !from_mark_seen_ && a.error.empty())
+    a.error = a.path + ": mark '" + options_.from_mark + "' not found in the trace";
+  else if (!options_.to_mark.empty() && !to_mark_seen_ && a.error.empty())
+    a.error = a.path + ": mark '" + options_.to_mark + "' not found after the range start";
+  if (range_ == RangeState::before) end_range();  // nothing in range: finals are the end state
+  summary_.unmatched_frees += orphans_.size();
+
+  // Leaks: blocks allocated in the range and live at the end of the trace.
+  for (std::size_t id = 0; id < pools_.size(); ++id) {
+    PoolState& p = pools_[id];
+    if (!p.included) continue;
+    p.live.for_each([&](std::uint64_t address, LiveBlock& b) {
+      if (!b.in_range) return;
+      Site& s = sites_[b.site].out;
+      auto cls = static_cast<LeakClass>(b.leak_class);
+      if (cls == LeakClass::reachable) {
+        s.reachable_bytes += b.size;
+        ++s.reachable_blocks;
+        leaks_.reachable_bytes += b.size;
+        ++leaks_.reachable_blocks;
+      } else if (cls == LeakClass::indirect) {
+        s.indirect_bytes += b.size;
+        ++s.indirect_blocks;
+        leaks_.indirect_bytes += b.size;
+        ++leaks_.indirect_blocks;
+      } else {
+        s.direct_bytes += b.size;
+        ++s.direct_blocks;
+        leaks_.direct_bytes += b.size;
+        ++leaks_.direct_blocks;
+      }
+      if (cls != LeakClass::reachable) {
+        s.leaked_bytes += b.size;
+        ++s.leaked_blocks;
+        p.out.leaked_bytes += b.size;
+        ++p.out.leaked_blocks;
+      }
+      if (b.size >= options_.large_block_bytes)
+        record_large_block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
+                                         b.time_ns, kTimeMax, b.thread});
+    });
+  }
+  summary_.leaked_bytes = leaks_.direct_bytes + leaks_.indirect_bytes;
+  summary_.leaked_blocks = leaks_.direct_blocks + leaks_.indirect_blocks;
+  summary_.duration_ns =
+      any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
+                          : 0;
+
+  a.range_from_ns = range_from_;
+  a.range_to_ns = range_to_;
+  a.summary = summary_;
+
+  a.sites.reserve(sites_.size());
+  for (auto& s : sites_) {
+    settle_peak(s);
+    a.sites.push_back(std::move(s.out));
+  }
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
+    const Site& s = a.sites[i];
+    if (s.direct_blocks)
+      leaks_.sites.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
+    if (s.indirect_blocks)
+      leaks_.sites.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
+    if (s.reachable_blocks)
+      leaks_.sites.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
+  }
+  // Leaks first, then reachable; each by bytes.
+  std::stable_sort(leaks_.sites.begin(), leaks_.sites.end(),
+                   [](const LeakSite& x, const LeakSite& y) {
+                     bool xr = x.kind == LeakClass::reachable, yr = y.kind == LeakClass::reachable;
+                     if (xr != yr) return !xr;
+                     if (x.bytes != y.bytes) return x.bytes > y.bytes;
+                     return x.site < y.site;
+                   });
+  a.leaks = std::move(leaks_);
+
+  for (std::size_t id = 0; id < pools_.size(); ++id) {
+    PoolState& p = pools_[id];
+    bool active = p.known || p.has_blocks || p.out.has_segments;
+    if (!p.included || !active) continue;
+    PoolStats out = std::move(p.out);
+    if (out.info.parent != 0 && out.info.parent < pools_.size())
+      out.parent_name = pools_[out.info.parent].out.info.name;
+    out.reuse_ratio = out.allocations ? static_cast<double>(out.reuses) / out.allocations : 0;
+    out.used = p.timeline.series(0);
+    out.reserved = p.timeline.series(1);
+    a.pools.push_back(std::move(out));
+  }
+  // Parent names were read before the parents moved; fix those moved first.
+  for (auto& ps : a.pools)
+    if (ps.info.parent != 0 && ps.parent_name.empty())
+      if (const PoolStats* parent = a.pool(ps.info.parent)) ps.parent_name = parent->info.name;
+
+  for (std::size_t id = 1; id < scopes_.size(); ++id) {
+    ScopeState& s = scopes_[id];
+    if (s.out.info.name.empty() && s.out.entries == 0) continue;
+    if (s.n >= 2) {
+      double den = s.n * s.sxx - s.sx * s.sx;
+      if (den > 0) s.out.growth_per_entry_bytes = (s.n * s.sxy - s.sx * s.sy) / den;
+    }
+    if (s.out.info.pool != 0 && s.out.info.pool < pools_.size())
+      s.out.pool_name = pools_[s.out.info.pool].out.info.name;
+    a.scopes.push_back(std::move(s.out));
+  }
+
+  a.size_histogram = std::move(size_hist_);
+  a.lifetime_histogram = std::move(lifetime_hist_);
+  a.used = used_timeline_.series(0);
+  a.samples.rss = sample_timeline_.series(0);
+  a.samples.heap_used = sample_timeline_.series(1);
+  a.samples.heap_reserved = sample_timeline_.series(2);
+  a.samples.device_free = sample_timeline_.series(3);
+  a.marks = std::move(marks_);
+  std::sort(large_blocks_.begin(), large_blocks_.end(),
+            [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });
+  a.large_blocks = std::move(large_blocks_);
+  a.threads = std::move(threads_);
+  a.modules = std::move(modules_);
+  a.stack_nodes = std::move(stack_nodes_);
+  a.header = header_;
+}
+
+SegmentMap Engine::segment_map(std::uint32_t pool_id) {
+  SegmentMap m;
+  if (pool_id >= pools_.size()) {
+    m.error = "pool " + std::to_string(pool_id) + " not found in the trace";
+    return m;
+  }
+  PoolState& p = pools_[pool_id];
+  m.time_ns = summary_.last_event_ns;
+  m.pool_state.info = p.out.info;
+  m.pool_state.final_used_bytes = p.used;
+  m.pool_state.final_reserved_bytes = p.reserved;
+  m.pool_state.live_blocks = p.live.size();
+  m.pool_state.has_segments = p.out.has_segments;
+  std::vector<BlockInfo> blocks;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  p.live.for_each([&](std::uint64_t a, LiveBlock& b) {
+    blocks.push_back(BlockInfo{a, b.size, b.time_ns, sites_[b.site].out.stack, b.thread});
+    spans.emplace_back(a, b.size);
+  });
+  std::sort(blocks.begin(), blocks.end(),
+            [](const BlockInfo& x, const BlockInfo& y) { return x.address < y.address; });
+  std::size_t bi = 0;
+  for (auto& [addr, seg] : p.segments) {
+    SegmentInfo si{addr, seg.size, {}};
+    while (bi < blocks.size() && blocks[bi].address < addr)
+      m.outside_segments.push_back(blocks[bi++]);
+    while (bi < blocks.size() && blocks[bi].address < addr + seg.size)
+      si.blocks.push_back(blocks[bi++]);
+    m.segments.push_back(std::move(si));
+  }
+  while (bi < blocks.size()) m.outside_segments.push_back(blocks[bi++]);
+  if (p.out.has_segments)
+    m.fragmentation = compute_fragmentation(p.segments, std::move(spans), m.time_ns);
+  return m;
+}
+
+Fragmentation compute_fragmentation(const SegmentTable& segments,
+                                    std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks,
+                                    std::uint64_t time_ns) {
+  Fragmentation f;
+  f.time_ns = time_ns;
+  std::sort(blocks.begin(), blocks.end());
+  for (auto& [a, s] : blocks) f.used_bytes += s;
+  std::size_t bi = 0;
+  auto it = segments.begin();
+  while (it != segments.end()) {
+    // One range: a segment, extended over adjacent `map` segments.
+    std::uint64_t lo = it->first, hi = lo + it->second.size;
+    bool mapped = it->second.detail == SegmentDetail::map;
+    ++it;
+    while (mapped && it != segments.end() && it->first == hi &&
+           it->second.detail == SegmentDetail::map) {
+      hi += it->second.size;
+      ++it;
+    }
+    f.reserved_bytes += hi - lo;
+    while (bi < blocks.size() && blocks[bi].first < lo) ++bi;  // outside any segment
+    std::uint64_t cursor = lo, free_here = 0, largest = 0;
+    bool any_block = false;
+    while (bi < blocks.size() && blocks[bi].first < hi) {
+      auto [a, s] = blocks[bi++];
+      any_block = true;
+      if (a > cursor) {
+        free_here += a - cursor;
+        largest = std::max(largest, a - cursor);
+      }
+      cursor = std::max(cursor, std::min(hi, a + s));
+    }
+    if (hi > cursor) {
+      free_here += hi - cursor;
+      largest = std::max(largest, hi - cursor);
+    }
+    f.free_bytes += free_here;
+    if (any_block) f.free_in_partial_segments += free_here;
+    f.largest_free_block = std::max(f.largest_free_block, largest);
+  }
+  f.external = f.free_bytes ? 1.0 - static_cast<double>(f.largest_free_block) / f.free_bytes : 0;
+  return f;
+}
+
+}  // namespace memtrail::detail

@@ -1,0 +1,170 @@
+// The analysis pass: a TraceVisitor that replays every event against the live
+// state (blocks and segments per pool, open scopes per thread) and
+// accumulates the results of analysis.hpp. Used by analyze() for whole
+// reports and by segment_map_at() to stop at a chosen moment.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "decimator.hpp"
+#include "flat_map.hpp"
+#include "memtrail/analysis.hpp"
+#include "memtrail/trace_file.hpp"
+
+namespace memtrail::detail {
+
+struct LiveBlock {
+  std::uint64_t size = 0;
+  std::uint64_t time_ns = 0;
+  std::uint32_t site = 0;        // index into Engine::sites_
+  std::uint32_t scope_inst = 0;  // innermost open scope instance at alloc, 0 = none
+  std::uint32_t thread = 0;
+  std::uint8_t in_range = 0;
+  std::uint8_t leak_class = 0;  // LeakClass from a reachability event
+};
+
+struct SegmentRec {
+  std::uint64_t size = 0;
+  SegmentDetail detail = SegmentDetail::whole;
+};
+using SegmentTable = std::map<std::uint64_t, SegmentRec>;  // address -> segment
+
+struct SiteState {
+  Site out;                // counters reported as they are
+  std::uint64_t live = 0;  // bytes live now
+  std::uint64_t peak_epoch = 0;
+};
+
+struct PoolState {
+  PoolStats out;
+  bool known = false;    // seen in the pool table
+  bool included = true;  // passes AnalysisOptions::pools
+  bool is_upstream = false;
+  AddressMap<LiveBlock> live;
+  SegmentTable segments;
+  bool has_blocks = false;  // ever held an alloc (fragmentation is about blocks)
+  std::uint64_t used = 0, reserved = 0;
+  std::vector<std::uint32_t> site_by_stack;  // stack id -> site index + 1
+  Decimator timeline{2, 1000};
+  std::uint64_t next_fragmentation_ns = 0;
+};
+
+struct ScopeState {
+  ScopeStats out;
+  std::uint64_t live = 0;  // bytes allocated inside any entry, still live
+  // Least-squares sums over (entry number, live at its end).
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+};
+
+struct ScopeInstance {
+  std::uint32_t scope = 0;
+  std::uint32_t parent = 0;  // enclosing instance on the same thread
+  std::uint64_t live = 0;    // allocated in this entry, still live
+};
+
+struct ThreadState {
+  bool has_last_alloc = false;
+  std::uint32_t last_pool = 0;
+  std::uint64_t last_address = 0;
+  std::uint32_t scope_top = 0;  // innermost open scope instance
+};
+
+struct OrphanFree {
+  std::uint64_t time_ns = 0;
+  std::uint32_t thread = 0;
+};
+
+class Engine : public TraceVisitor {
+ public:
+  Engine(const AnalysisOptions& options, const ProgressFn& progress);
+
+  // Stop reading after the first event later than this (segment_map_at).
+  void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }
+
+  void on_header(const TraceHeader& h) override { header_ = h; }
+  void on_string(std::uint32_t id, std::string_view text) override;
+  void on_module(const ModuleInfo& m) override;
+  void on_thread(const ThreadInfo& t) override;
+  void on_pool(const PoolInfo& p) override;
+  void on_stack_node(const StackNode& n) override;
+  void on_scope(const ScopeInfo& s) override;
+  void on_event(const Event& e) override;
+  bool keep_going() override { return !cancelled_ && !stopped_; }
+
+  bool cancelled() const { return cancelled_; }
+
+  // Completes the pass (leaks, range-end snapshot) and moves the results out.
+  void finish(Analysis& out);
+
+  // Live state of one pool now (segment_map_at).
+  SegmentMap segment_map(std::uint32_t pool);
+
+ private:
+  PoolState& pool_state(std::uint32_t id);
+  ThreadState& thread_state(std::uint32_t id);
+  std::uint32_t site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack);
+  bool update_range(const Event& e);  // true if `e` is inside the range
+  void end_range();
+  void settle_peak(SiteState& s);
+  void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
+                bool in_range);
+  void pool_timeline(PoolState& p, std::uint64_t t, bool in_range);
+  void on_alloc(const Event& e, bool in_range);
+  void on_free(const Event& e, bool in_range);
+  void free_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address, const LiveBlock& b,
+                  const Event& e, bool in_range);
+  void on_segment(const Event& e, bool in_range);
+  void on_scope_begin(const Event& e);
+  void on_scope_end(const Event& e, bool in_range);
+  void scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta);
+  void record_large_block(const BlockLifetime& b);
+  std::string string_of(std::uint64_t id) const;
+
+  AnalysisOptions options_;
+  ProgressFn progress_;
+  TraceHeader header_;
+  std::vector<std::string> strings_;
+  std::vector<ModuleInfo> modules_;
+  std::vector<ThreadInfo> threads_;
+  std::vector<StackNode> stack_nodes_;
+  std::vector<PoolState> pools_;    // index = pool id
+  std::vector<ScopeState> scopes_;  // index = scope id
+  std::vector<ThreadState> thread_states_;
+  std::vector<ScopeInstance> scope_instances_{1};
+  std::vector<SiteState> sites_;
+  std::unordered_map<std::uint64_t, OrphanFree> orphans_;  // key: pool << 48 ^ address
+
+  // Range state machine: before -> inside -> after.
+  enum class RangeState { before, inside, after } range_ = RangeState::before;
+  std::uint64_t range_from_ = 0, range_to_ = kTimeMax;
+  bool from_mark_seen_ = false, to_mark_seen_ = false;
+
+  Summary summary_;
+  Leaks leaks_;
+  Histogram size_hist_, lifetime_hist_;
+  std::uint64_t total_used_ = 0;  // process-wide used (non-upstream pools)
+  std::uint64_t peak_epoch_ = 0;
+  bool any_event_in_range_ = false;
+  Decimator used_timeline_{1, 1000};
+  Decimator sample_timeline_{4, 1000};
+  std::vector<Mark> marks_;
+  std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
+  std::uint64_t events_seen_ = 0;
+  std::uint64_t stop_after_ns_ = kTimeMax;
+  bool stopped_ = false;
+  bool cancelled_ = false;
+  bool range_ended_ = false;
+};
+
+// Free space between the live blocks inside the segments. Adjacent `map`
+// segments (pages of one expandable reservation) count as one range; whole
+// segments never merge (a block cannot straddle two cudaMalloc's).
+Fragmentation compute_fragmentation(const SegmentTable& segments,
+                                    std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks,
+                                    std::uint64_t time_ns);
+
+}  // namespace memtrail::detail

@@ -1,0 +1,187 @@
+// The `memtrail.report/1` JSON: DESIGN.md's stable keys first, then more.
+#include "memtrail/analysis.hpp"
+
+namespace memtrail {
+
+namespace {
+
+using nlohmann::json;
+
+json series_json(const Series& s) {
+  return json{{"time_ns", s.time_ns}, {"value", s.value}};
+}
+
+json histogram_json(const Histogram& h) {
+  json buckets = json::array();
+  for (std::size_t i = 0; i < h.counts.size(); ++i)
+    if (h.counts[i])
+      buckets.push_back({{"low", Histogram::bucket_low(i)},
+                         {"high", i == 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (i + 1))},
+                         {"count", h.counts[i]},
+                         {"sum", h.sums[i]}});
+  return buckets;
+}
+
+json fragmentation_json(const Fragmentation& f) {
+  return json{{"time_ns", f.time_ns},
+              {"reserved_bytes", f.reserved_bytes},
+              {"used_bytes", f.used_bytes},
+              {"free_bytes", f.free_bytes},
+              {"free_in_partial_segments", f.free_in_partial_segments},
+              {"largest_free_block", f.largest_free_block},
+              {"external", f.external}};
+}
+
+json site_json(const Analysis& a, std::uint32_t i) {
+  const Site& s = a.sites[i];
+  const PoolStats* p = a.pool(s.pool);
+  return json{{"site", i},
+              {"pool", p ? p->info.name : std::string()},
+              {"calls", s.calls},
+              {"reuses", s.reuses},
+              {"bytes_allocated", s.bytes_allocated},
+              {"temporaries", s.temporaries},
+              {"peak_bytes", s.peak_bytes},
+              {"leaked_bytes", s.leaked_bytes},
+              {"leaked_blocks", s.leaked_blocks},
+              {"live_at_range_end_bytes", s.live_at_range_end_bytes},
+              {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+              {"stack", frames_to_json(s.frames)}};
+}
+
+}  // namespace
+
+nlohmann::json frames_to_json(const std::vector<Frame>& frames) {
+  json out = json::array();
+  for (const Frame& f : frames)
+    out.push_back({{"function", f.function},
+                   {"file", f.file},
+                   {"line", f.line},
+                   {"module", f.module},
+                   {"address", f.address},
+                   {"offset", f.offset},
+                   {"inlined", f.inlined}});
+  return out;
+}
+
+nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
+  const Summary& s = a.summary;
+  json j;
+  j["schema"] = "memtrail.report/1";
+  j["summary"] = {{"events", s.events},
+                  {"allocations", s.allocations},
+                  {"frees", s.frees},
+                  {"temporary_allocations", s.temporary_allocations},
+                  {"peak_used_bytes", s.peak_used_bytes},
+                  {"leaked_bytes", s.leaked_bytes},
+                  {"leaked_blocks", s.leaked_blocks},
+                  {"duration_ns", s.duration_ns},
+                  {"peak_time_ns", s.peak_time_ns},
+                  {"bytes_allocated", s.bytes_allocated},
+                  {"final_used_bytes", s.final_used_bytes},
+                  {"unmatched_frees", s.unmatched_frees},
+                  {"late_matched_frees", s.late_matched_frees},
+                  {"replaced_blocks", s.replaced_blocks},
+                  {"live_at_range_end_bytes", s.live_at_range_end_bytes},
+                  {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+                  {"peak_rss_bytes", s.peak_rss_bytes},
+                  {"samples", s.samples}};
+
+  json leak_sites = json::array();
+  std::size_t shown = 0;
+  for (const LeakSite& ls : a.leaks.sites) {
+    if (top && shown++ >= top) break;
+    const Site& site = a.sites[ls.site];
+    const PoolStats* p = a.pool(site.pool);
+    leak_sites.push_back({{"bytes", ls.bytes},
+                          {"blocks", ls.blocks},
+                          {"kind", std::string(to_string(ls.kind))},
+                          {"stack", frames_to_json(site.frames)},
+                          {"pool", p ? p->info.name : std::string()},
+                          {"site", ls.site}});
+  }
+  j["leaks"] = {
+      {"direct_bytes", a.leaks.direct_bytes},       {"direct_blocks", a.leaks.direct_blocks},
+      {"indirect_bytes", a.leaks.indirect_bytes},   {"indirect_blocks", a.leaks.indirect_blocks},
+      {"reachable_bytes", a.leaks.reachable_bytes}, {"reachable_blocks", a.leaks.reachable_blocks},
+      {"classified", a.leaks.classified},           {"sites", leak_sites}};
+
+  json pools = json::array();
+  for (const PoolStats& p : a.pools)
+    pools.push_back({{"name", p.info.name},
+                     {"kind", std::string(to_string(p.info.kind))},
+                     {"space", std::string(to_string(p.info.space))},
+                     {"device", p.info.device},
+                     {"peak_used_bytes", p.peak_used_bytes},
+                     {"peak_reserved_bytes", p.peak_reserved_bytes},
+                     {"final_used_bytes", p.final_used_bytes},
+                     {"final_reserved_bytes", p.final_reserved_bytes},
+                     {"allocations", p.allocations},
+                     {"reuses", p.reuses},
+                     {"segment_reserves", p.segment_reserves},
+                     {"id", p.info.id},
+                     {"parent", p.parent_name},
+                     {"frees", p.frees},
+                     {"segment_releases", p.segment_releases},
+                     {"bytes_allocated", p.bytes_allocated},
+                     {"peak_used_time_ns", p.peak_used_time_ns},
+                     {"peak_reserved_time_ns", p.peak_reserved_time_ns},
+                     {"live_blocks", p.live_blocks},
+                     {"leaked_bytes", p.leaked_bytes},
+                     {"leaked_blocks", p.leaked_blocks},
+                     {"ooms", p.ooms},
+                     {"reuse_ratio", p.reuse_ratio},
+                     {"fragmentation", p.has_segments && p.allocations + p.live_blocks > 0
+                                           ? fragmentation_json(p.final_fragmentation)
+                                           : json(nullptr)}});
+  j["pools"] = pools;
+
+  json scopes = json::array();
+  for (const ScopeStats& sc : a.scopes)
+    scopes.push_back({{"name", sc.info.name},
+                      {"entries", sc.entries},
+                      {"bytes_escaped", sc.bytes_escaped},
+                      {"growth_per_entry_bytes", sc.growth_per_entry_bytes},
+                      {"kind", std::string(to_string(sc.info.kind))},
+                      {"pool", sc.pool_name},
+                      {"max_escaped_per_entry", sc.max_escaped_per_entry},
+                      {"live_bytes_at_end", sc.live_bytes_at_end},
+                      {"workspace_resets", sc.workspace_resets},
+                      {"spills", sc.spills},
+                      {"spilled_bytes", sc.spilled_bytes}});
+  j["scopes"] = scopes;
+
+  json tops;
+  const std::pair<const char*, SiteOrder> orders[] = {{"calls", SiteOrder::calls},
+                                                      {"bytes", SiteOrder::bytes},
+                                                      {"peak", SiteOrder::peak},
+                                                      {"temporaries", SiteOrder::temporaries},
+                                                      {"leaked", SiteOrder::leaked}};
+  for (auto& [name, order] : orders) {
+    json list = json::array();
+    for (std::uint32_t i : top_sites(a, order, top)) list.push_back(site_json(a, i));
+    tops[name] = list;
+  }
+  j["top_sites"] = tops;
+  j["histograms"] = {{"size_bytes", histogram_json(a.size_histogram)},
+                     {"lifetime_ns", histogram_json(a.lifetime_histogram)}};
+  j["timeline"] = {{"used", series_json(a.used)},
+                   {"rss", series_json(a.samples.rss)},
+                   {"heap_used", series_json(a.samples.heap_used)},
+                   {"heap_reserved", series_json(a.samples.heap_reserved)}};
+  j["range"] = {{"from_ns", a.range_from_ns},
+                {"to_ns", a.range_to_ns == kTimeMax ? json(nullptr) : json(a.range_to_ns)}};
+  j["trace"] = {{"path", a.path},
+                {"pid", a.header.pid},
+                {"command_line", a.header.command_line},
+                {"executable", a.header.executable},
+                {"complete", a.read.complete},
+                {"chunks", a.read.chunks}};
+  json warnings = json::array();
+  if (!a.warning.empty()) warnings.push_back(a.warning);
+  for (const auto& w : a.symbol_warnings) warnings.push_back(w);
+  j["warnings"] = warnings;
+  return j;
+}
+
+}  // namespace memtrail

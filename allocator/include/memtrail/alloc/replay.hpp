@@ -1,0 +1,84 @@
+// Replays: drive a sequence of allocations through an allocator policy over
+// the virtual upstream (no memory touched) and watch what it reserves.
+//
+// Script syntax (one operation per line, '#' starts a comment):
+//   A = malloc 1000            # sizes as in parse_size: 3MiB, 1.5 GiB; stream=N optional
+//   free A
+//   record_stream A 2          # A is also used on stream 2 (freed once 2 synchronizes)
+//   synchronize [2]            # one stream, or all
+//   empty_cache
+//   stats                      # report the policy's stats here
+// Names bind blocks; using a name that is not live is an error naming the
+// line. A malloc that runs out of memory (with a capacity) is counted and
+// leaves its name unbound; freeing it later does nothing.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "memtrail/alloc/caching_pool.hpp"
+
+namespace memtrail::alloc {
+
+class ReplayError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ReplayOp {
+  enum class Kind : std::uint8_t { malloc, free, empty_cache, stats, record_stream, synchronize };
+  Kind kind = Kind::stats;
+  bool all_streams = false;  // synchronize without a stream
+  std::uint32_t slot = 0;    // name index (malloc, free, record_stream)
+  std::uint32_t line = 0;
+  std::uint64_t size = 0;
+  StreamId stream = 0;
+};
+
+struct ReplayScript {
+  std::string source;  // file name, for messages
+  std::vector<ReplayOp> ops;
+  std::vector<std::string> names;  // slot -> name
+
+  // Throws ReplayError "SOURCE:LINE: what is wrong".
+  static ReplayScript parse(std::istream& in, const std::string& source);
+  static ReplayScript parse_file(const std::string& path);
+  // The alloc/reuse/free events of the pool named `pool` in a .mtr trace, in
+  // order, as a script (one stream). Frees of blocks allocated before the
+  // trace started are skipped. Throws ReplayError for an unreadable trace or
+  // an unknown pool.
+  static ReplayScript from_trace(const std::string& path, const std::string& pool);
+};
+
+enum class ReplayAllocator { caching, bfc, malloc };
+
+struct ReplayOptions {
+  ReplayAllocator allocator = ReplayAllocator::caching;
+  std::string conf;            // CachingConfig text (caching) or BfcOptions text (bfc)
+  std::uint64_t capacity = 0;  // virtual device size; 0 = unbounded
+};
+
+struct ReplayResult {
+  std::uint64_t ops = 0, mallocs = 0, frees = 0, ooms = 0;
+  std::uint64_t peak_reserved = 0, peak_allocated = 0, peak_fragmentation = 0;
+  std::uint64_t final_reserved = 0, final_allocated = 0;
+};
+
+class ReplaySink {
+ public:
+  virtual ~ReplaySink() = default;
+  // At each `stats` line: the policy's stats (PyTorch memory_stats() keys for
+  // caching, JAX memory_stats() keys for bfc).
+  virtual void on_stats(const ReplayOp& op, const std::map<std::string, std::int64_t>& stats) = 0;
+  virtual void on_oom(const ReplayOp& op, const std::string& message) = 0;
+};
+
+// Throws ConfigError for a bad conf string, ReplayError for a bad script.
+ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options,
+                        ReplaySink* sink = nullptr);
+
+}  // namespace memtrail::alloc

@@ -1,0 +1,45 @@
+// An upstream that hands out addresses and touches no memory, for replays:
+// a 100 GiB program replays on a laptop. Addresses follow the scheme of the
+// reference model (reference/caching_allocator_model.py): the first segment
+// at 0x7f0000000000, each new segment (or reservation) 2^32 above the
+// previous one, never reused. Ties between equal-size free blocks are broken
+// by address, so replays agree with PyTorch step by step only with this
+// scheme. A segment larger than 4 GiB advances by its size rounded up to
+// 4 GiB, so ranges never overlap. The memory must never be dereferenced.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "memtrail/alloc/resource.hpp"
+
+namespace memtrail::alloc {
+
+class VirtualResource final : public Upstream {
+ public:
+  static constexpr std::uint64_t kFirstAddress = 0x7f0000000000ull;
+  static constexpr std::uint64_t kStride = 1ull << 32;
+
+  // capacity 0 = unbounded.
+  explicit VirtualResource(std::uint64_t capacity = 0, std::string name = "virtual device",
+                           MemorySpace space = MemorySpace::device, int device = 0);
+  std::uint64_t capacity() const override;
+  std::uint64_t free_bytes() const override;
+
+ protected:
+  bool charges_process_limits() const override { return false; }
+  void* acquire(std::size_t bytes, std::size_t alignment, UpstreamFailure* why) override;
+  void give_back(void* p, std::size_t bytes, std::size_t alignment) noexcept override {}
+  void* do_reserve(std::size_t bytes) override;
+  void do_release_reservation(void* p, std::size_t bytes) noexcept override {}
+  bool do_map(void* p, std::size_t bytes, UpstreamFailure* why) override;
+  void do_unmap(void* p, std::size_t bytes) noexcept override {}
+
+ private:
+  void* next_range(std::size_t bytes);
+  std::uint64_t capacity_;
+  std::mutex mutex_;
+  std::uint64_t next_ = kFirstAddress;
+};
+
+}  // namespace memtrail::alloc

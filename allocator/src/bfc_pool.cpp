@@ -1,0 +1,510 @@
+// BfcPool: the decision logic of tsl's BFCAllocator (AllocateRawInternal,
+// FindChunkPtr, SplitChunk, Extend, TryToCoalesce, DeallocateFreeRegions)
+// with chunks in a vector addressed by handles, as in the original.
+#include "memtrail/alloc/bfc_pool.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memtrail/recorder.hpp"
+#include "memtrail/size.hpp"
+
+namespace memtrail::alloc {
+namespace {
+
+using ChunkHandle = std::size_t;
+constexpr ChunkHandle kInvalid = SIZE_MAX;
+
+struct Chunk {
+  std::uint64_t ptr = 0, size = 0, requested = 0;
+  bool in_use = false;
+  int bin = -1;  // -1: not in a bin
+  ChunkHandle prev = kInvalid, next = kInvalid;
+  std::uint64_t region = 0;  // base address of its region
+};
+
+struct Region {
+  std::uint64_t size = 0;
+  ChunkHandle first = kInvalid;
+};
+
+double parse_fraction(const std::string& key, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(v > 0.0 && v <= 1.0))
+    throw ConfigError(key + ": '" + text + "' must be a number in (0, 1]");
+  return v;
+}
+
+bool parse_bool(const std::string& key, const std::string& text) {
+  std::string t;
+  for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t == "true" || t == "1") return true;
+  if (t == "false" || t == "0") return false;
+  throw ConfigError(key + ": expected true or false, found '" + text + "'");
+}
+
+}  // namespace
+
+BfcOptions BfcOptions::from_environment() {
+  BfcOptions o;
+  if (const char* v = std::getenv("XLA_PYTHON_CLIENT_PREALLOCATE"); v && *v)
+    o.preallocate = parse_bool("XLA_PYTHON_CLIENT_PREALLOCATE", v);
+  if (const char* v = std::getenv("XLA_CLIENT_MEM_FRACTION"); v && *v)
+    o.memory_fraction = parse_fraction("XLA_CLIENT_MEM_FRACTION", v);
+  if (const char* v = std::getenv("XLA_PYTHON_CLIENT_MEM_FRACTION"); v && *v)
+    o.memory_fraction = parse_fraction("XLA_PYTHON_CLIENT_MEM_FRACTION", v);
+  return o;
+}
+
+BfcOptions BfcOptions::parse(std::string_view text) {
+  return parse(text, BfcOptions{});
+}
+
+BfcOptions BfcOptions::parse(std::string_view text, BfcOptions o) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t comma = text.find(',', pos);
+    std::string item(
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    pos = comma == std::string_view::npos ? text.size() : comma + 1;
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item.empty()) continue;
+    std::size_t colon = item.find(':');
+    if (colon == std::string::npos) throw ConfigError("'" + item + "': expected key:value");
+    std::string key = item.substr(0, colon), value = item.substr(colon + 1);
+    if (key == "preallocate") {
+      o.preallocate = parse_bool(key, value);
+    } else if (key == "memory_fraction") {
+      o.memory_fraction = parse_fraction(key, value);
+    } else if (key == "garbage_collection") {
+      o.garbage_collection = parse_bool(key, value);
+    } else if (key == "fragmentation_fraction") {
+      o.fragmentation_fraction = parse_fraction(key, value);
+    } else if (key == "memory_limit") {
+      std::string error;
+      auto size = parse_size(value, &error);
+      if (!size || *size == 0)
+        throw ConfigError("memory_limit: " + (size ? "must not be 0" : error));
+      o.memory_limit = *size;
+    } else {
+      throw ConfigError("unknown key '" + key + "'");
+    }
+  }
+  return o;
+}
+
+std::map<std::string, std::int64_t> BfcStats::to_map() const {
+  return {{"num_allocs", num_allocs},
+          {"bytes_in_use", bytes_in_use},
+          {"peak_bytes_in_use", peak_bytes_in_use},
+          {"largest_alloc_size", largest_alloc_size},
+          {"bytes_limit", bytes_limit},
+          {"bytes_reserved", bytes_reserved},
+          {"peak_bytes_reserved", peak_bytes_reserved},
+          {"pool_bytes", pool_bytes},
+          {"peak_pool_bytes", peak_pool_bytes},
+          {"largest_free_block_bytes", largest_free_block_bytes}};
+}
+
+struct BfcPool::Impl {
+  struct SizeKey {
+    std::uint64_t size, ptr;
+  };
+  struct BySizeThenAddress {
+    using is_transparent = void;
+    const std::vector<Chunk>* chunks;
+    SizeKey key(ChunkHandle h) const { return {(*chunks)[h].size, (*chunks)[h].ptr}; }
+    static SizeKey key(SizeKey k) { return k; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const SizeKey ka = key(a), kb = key(b);
+      return ka.size != kb.size ? ka.size < kb.size : ka.ptr < kb.ptr;
+    }
+  };
+
+  BfcPool& self;
+  Upstream& upstream;
+  BfcOptions options;
+  mutable std::mutex mutex;
+  std::vector<Chunk> chunks;
+  std::vector<ChunkHandle> free_handles;
+  std::vector<std::set<ChunkHandle, BySizeThenAddress>> bins;
+  std::unordered_map<std::uint64_t, ChunkHandle> in_use;  // ptr -> chunk
+  std::map<std::uint64_t, Region> regions;                // base -> region
+  std::uint64_t memory_limit = 0;
+  std::uint64_t curr_region_allocation_bytes = 0;
+  std::uint64_t total_region_allocated_bytes = 0;
+  BfcStats stats;
+  UpstreamFailure last_failure;
+
+  Impl(BfcPool& s, Upstream& up, BfcOptions o) : self(s), upstream(up), options(o) {
+    for (int b = 0; b < kNumBins; ++b) bins.emplace_back(BySizeThenAddress{&chunks});
+    if (options.memory_limit) {
+      memory_limit = options.memory_limit;
+    } else {
+      const std::uint64_t cap = upstream.capacity();
+      memory_limit =
+          cap == UINT64_MAX
+              ? UINT64_MAX
+              : static_cast<std::uint64_t>(options.memory_fraction * static_cast<double>(cap));
+    }
+    curr_region_allocation_bytes = rounded_bytes(
+        options.preallocate ? memory_limit : std::min<std::uint64_t>(memory_limit, 2ull << 20));
+    stats.bytes_limit = static_cast<std::int64_t>(std::min<std::uint64_t>(memory_limit, INT64_MAX));
+  }
+
+  ~Impl() {
+    for (auto& [base, region] : regions) {
+      record_segment(EventKind::segment_release, self.pool_id(), base, region.size);
+      upstream.release_segment(reinterpret_cast<void*>(base), region.size, kMinAllocationSize);
+    }
+  }
+
+  ChunkHandle allocate_chunk() {
+    if (!free_handles.empty()) {
+      ChunkHandle h = free_handles.back();
+      free_handles.pop_back();
+      chunks[h] = Chunk{};
+      return h;
+    }
+    chunks.emplace_back();
+    return chunks.size() - 1;
+  }
+  void deallocate_chunk(ChunkHandle h) { free_handles.push_back(h); }
+
+  void insert_free_chunk_into_bin(ChunkHandle h) {
+    Chunk& c = chunks[h];
+    c.bin = bin_for_size(c.size);
+    bins[static_cast<std::size_t>(c.bin)].insert(h);
+  }
+  void remove_free_chunk_from_bin(ChunkHandle h) {
+    Chunk& c = chunks[h];
+    bins[static_cast<std::size_t>(c.bin)].erase(h);
+    c.bin = -1;
+  }
+
+  std::uint64_t max_internal_fragmentation() const {
+    return options.fragmentation_fraction > 0.0
+               ? static_cast<std::uint64_t>(options.fragmentation_fraction *
+                                            static_cast<double>(memory_limit))
+               : (128ull << 20);
+  }
+
+  void split_chunk(ChunkHandle h, std::uint64_t num_bytes) {
+    ChunkHandle h_new = allocate_chunk();
+    Chunk& c = chunks[h];
+    Chunk& n = chunks[h_new];
+    n.ptr = c.ptr + num_bytes;
+    n.size = c.size - num_bytes;
+    n.region = c.region;
+    c.size = num_bytes;
+    n.prev = h;
+    n.next = c.next;
+    c.next = h_new;
+    if (n.next != kInvalid) chunks[n.next].prev = h_new;
+    insert_free_chunk_into_bin(h_new);
+  }
+
+  void* find_chunk_ptr(int bin, std::uint64_t rounded, std::uint64_t num_bytes) {
+    for (; bin < kNumBins; ++bin) {
+      auto& b = bins[static_cast<std::size_t>(bin)];
+      // Ordered by size: the first chunk that fits is the smallest one, and
+      // among equal sizes the lowest address.
+      auto it = b.lower_bound(SizeKey{rounded, 0});
+      if (it == b.end()) continue;
+      const ChunkHandle h = *it;
+      b.erase(it);
+      chunks[h].bin = -1;
+      if (chunks[h].size >= rounded * 2 || chunks[h].size - rounded >= max_internal_fragmentation())
+        split_chunk(h, rounded);
+      Chunk& c = chunks[h];
+      c.requested = num_bytes;
+      c.in_use = true;
+      in_use.emplace(c.ptr, h);
+      ++stats.num_allocs;
+      stats.bytes_in_use += static_cast<std::int64_t>(c.size);
+      stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+      stats.largest_alloc_size =
+          std::max(stats.largest_alloc_size, static_cast<std::int64_t>(c.size));
+      return reinterpret_cast<void*>(c.ptr);
+    }
+    return nullptr;
+  }
+
+  bool extend(std::uint64_t rounded) {
+    std::uint64_t available = memory_limit - total_region_allocated_bytes;
+    available = available / kMinAllocationSize * kMinAllocationSize;
+    if (rounded > available) return false;
+    bool increased = false;
+    while (rounded > curr_region_allocation_bytes) {
+      curr_region_allocation_bytes *= 2;
+      increased = true;
+    }
+    std::uint64_t bytes = std::min(curr_region_allocation_bytes, available);
+    void* mem = upstream.allocate_segment(bytes, kMinAllocationSize, &last_failure);
+    while (!mem) {
+      bytes = rounded_bytes(static_cast<std::uint64_t>(static_cast<double>(bytes) * 0.9));
+      if (bytes < rounded) return false;
+      mem = upstream.allocate_segment(bytes, kMinAllocationSize, &last_failure);
+    }
+    if (!increased) curr_region_allocation_bytes *= 2;
+    total_region_allocated_bytes += bytes;
+    stats.pool_bytes += static_cast<std::int64_t>(bytes);
+    stats.peak_pool_bytes = std::max(stats.peak_pool_bytes, stats.pool_bytes);
+    const auto base = reinterpret_cast<std::uint64_t>(mem);
+    record_segment(EventKind::segment_reserve, self.pool_id(), base, bytes);
+    ChunkHandle h = allocate_chunk();
+    Chunk& c = chunks[h];
+    c.ptr = base;
+    c.size = bytes;
+    c.region = base;
+    regions[base] = Region{bytes, h};
+    insert_free_chunk_into_bin(h);  // a new region has no neighbours to coalesce with
+    return true;
+  }
+
+  void merge(ChunkHandle h1, ChunkHandle h2) {  // h2 follows h1; both free
+    Chunk& c1 = chunks[h1];
+    Chunk& c2 = chunks[h2];
+    c1.next = c2.next;
+    if (c1.next != kInvalid) chunks[c1.next].prev = h1;
+    c1.size += c2.size;
+    deallocate_chunk(h2);
+  }
+
+  ChunkHandle try_to_coalesce(ChunkHandle h) {
+    if (chunks[h].next != kInvalid && !chunks[chunks[h].next].in_use) {
+      remove_free_chunk_from_bin(chunks[h].next);
+      merge(h, chunks[h].next);
+    }
+    if (chunks[h].prev != kInvalid && !chunks[chunks[h].prev].in_use) {
+      ChunkHandle p = chunks[h].prev;
+      remove_free_chunk_from_bin(p);
+      merge(p, h);
+      h = p;
+    }
+    return h;
+  }
+
+  bool deallocate_free_regions(std::uint64_t rounded) {
+    if (!options.garbage_collection) return false;
+    std::vector<std::uint64_t> free_regions;
+    std::uint64_t total_free = 0;
+    for (auto& [base, region] : regions) {
+      bool any_use = false;
+      for (ChunkHandle h = region.first; h != kInvalid; h = chunks[h].next)
+        if (chunks[h].in_use) {
+          any_use = true;
+          break;
+        }
+      if (!any_use) {
+        free_regions.push_back(base);
+        total_free += region.size;
+      }
+    }
+    if (total_free == 0) return false;
+    if (rounded > memory_limit - total_region_allocated_bytes + total_free) return false;
+    for (std::uint64_t base : free_regions) {
+      Region region = regions[base];
+      for (ChunkHandle h = region.first; h != kInvalid;) {
+        ChunkHandle next = chunks[h].next;
+        if (chunks[h].bin >= 0) remove_free_chunk_from_bin(h);
+        deallocate_chunk(h);
+        h = next;
+      }
+      record_segment(EventKind::segment_release, self.pool_id(), base, region.size);
+      upstream.release_segment(reinterpret_cast<void*>(base), region.size, kMinAllocationSize);
+      total_region_allocated_bytes -= region.size;
+      stats.pool_bytes -= static_cast<std::int64_t>(region.size);
+      regions.erase(base);
+    }
+    return true;
+  }
+
+  void* allocate(std::uint64_t num_bytes) {
+    if (num_bytes == 0) return nullptr;
+    const std::uint64_t rounded = rounded_bytes(num_bytes);
+    const int bin = bin_for_size(rounded);
+    std::unique_lock<std::mutex> lock(mutex);
+    if (void* p = find_chunk_ptr(bin, rounded, num_bytes)) {
+      record_reuse(self.pool_id(), p, chunks[in_use[reinterpret_cast<std::uint64_t>(p)]].size,
+                   num_bytes);
+      return p;
+    }
+    void* p = nullptr;
+    if (extend(rounded)) p = find_chunk_ptr(bin, rounded, num_bytes);
+    if (!p && deallocate_free_regions(rounded) && extend(rounded))
+      p = find_chunk_ptr(bin, rounded, num_bytes);
+    if (p) {
+      record_alloc(self.pool_id(), p, chunks[in_use[reinterpret_cast<std::uint64_t>(p)]].size,
+                   num_bytes);
+      return p;
+    }
+    const std::string message =
+        self.name() + " ran out of memory trying to allocate " + format_size(num_bytes) +
+        " (rounded to " + std::to_string(rounded) +
+        "). In use: " + format_size(static_cast<std::uint64_t>(stats.bytes_in_use)) + " of limit " +
+        format_size(memory_limit) + "; regions: " + format_size(total_region_allocated_bytes) +
+        "; largest free block: " + format_size(largest_free_block()) +
+        (last_failure.message.empty() ? std::string() : "; upstream: " + last_failure.message);
+    if (tracing()) {
+      nlohmann::json state = snapshot_locked().to_json();
+      state["request"] = num_bytes;
+      state["rounded"] = rounded;
+      state["stats"] = stats_locked().to_map();
+      Event e;
+      e.kind = EventKind::oom;
+      e.pool = self.pool_id();
+      e.size = num_bytes;
+      e.requested = rounded;
+      e.aux = intern_string(state.dump());
+      record(e);
+    }
+    if (last_failure.refusal == Refusal::limit)
+      throw LimitError(last_failure.which, last_failure.message, rounded, last_failure.in_use,
+                       last_failure.limit);
+    throw OutOfMemoryError(message);
+  }
+
+  void deallocate(void* p) {
+    if (!p) return;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = in_use.find(reinterpret_cast<std::uint64_t>(p));
+    if (it == in_use.end())
+      throw std::invalid_argument(self.name() + ": free of a pointer it did not allocate");
+    const ChunkHandle h = it->second;
+    in_use.erase(it);
+    Chunk& c = chunks[h];
+    c.in_use = false;
+    c.requested = 0;
+    stats.bytes_in_use -= static_cast<std::int64_t>(c.size);
+    record_free(self.pool_id(), p, c.size);
+    insert_free_chunk_into_bin(try_to_coalesce(h));
+  }
+
+  std::uint64_t largest_free_block() const {
+    for (int b = kNumBins - 1; b >= 0; --b)
+      if (!bins[static_cast<std::size_t>(b)].empty())
+        return chunks[*bins[static_cast<std::size_t>(b)].rbegin()].size;
+    return 0;
+  }
+
+  BfcStats stats_locked() const {
+    BfcStats s = stats;
+    s.largest_free_block_bytes = static_cast<std::int64_t>(largest_free_block());
+    return s;
+  }
+
+  PoolSnapshot snapshot_locked() const {
+    PoolSnapshot snap;
+    snap.pool = self.name();
+    snap.kind = "bfc";
+    for (auto& [base, region] : regions) {
+      SegmentState seg;
+      seg.address = base;
+      seg.total_size = region.size;
+      seg.segment_type = "region";
+      for (ChunkHandle h = region.first; h != kInvalid; h = chunks[h].next) {
+        const Chunk& c = chunks[h];
+        BlockState b;
+        b.address = c.ptr;
+        b.size = c.size;
+        b.requested_size = c.in_use ? c.requested : 0;
+        b.state = c.in_use ? BlockState::State::active_allocated : BlockState::State::inactive;
+        if (c.in_use) {
+          seg.allocated_size += c.size;
+          seg.active_size += c.size;
+          seg.requested_size += c.requested;
+        }
+        seg.blocks.push_back(b);
+      }
+      snap.segments.push_back(std::move(seg));
+    }
+    return snap;
+  }
+};
+
+BfcPool::BfcPool(Upstream& upstream, BfcOptions options, std::string name)
+    : Resource(std::move(name), upstream.space(), PoolKind::bfc, &upstream, upstream.device()),
+      impl_(std::make_unique<Impl>(*this, upstream, options)) {
+  if (!(options.memory_fraction > 0.0 && options.memory_fraction <= 1.0))
+    throw ConfigError("memory_fraction: " + std::to_string(options.memory_fraction) +
+                      " must be in (0, 1]");
+  if (options.preallocate) {
+    if (impl_->memory_limit == UINT64_MAX)
+      throw ConfigError("preallocate: upstream '" + upstream.name() +
+                        "' has no capacity to take a fraction of; set memory_limit");
+    if (!impl_->extend(kMinAllocationSize))
+      throw OutOfMemoryError(this->name() + ": could not preallocate " +
+                             format_size(impl_->memory_limit) + " from '" + upstream.name() + "'" +
+                             (impl_->last_failure.message.empty()
+                                  ? std::string()
+                                  : ": " + impl_->last_failure.message));
+  }
+}
+
+BfcPool::~BfcPool() = default;
+
+void* BfcPool::allocate_raw(std::uint64_t bytes) {
+  return impl_->allocate(bytes);
+}
+void BfcPool::deallocate_raw(void* p) {
+  impl_->deallocate(p);
+}
+
+BfcStats BfcPool::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->stats_locked();
+}
+
+void BfcPool::reset_peak_stats() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->stats.peak_bytes_in_use = impl_->stats.bytes_in_use;
+  impl_->stats.peak_pool_bytes = impl_->stats.pool_bytes;
+  impl_->stats.peak_bytes_reserved = impl_->stats.bytes_reserved;
+}
+
+std::uint64_t BfcPool::memory_limit() const {
+  return impl_->memory_limit;
+}
+
+std::size_t BfcPool::region_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->regions.size();
+}
+
+PoolSnapshot BfcPool::snapshot() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->snapshot_locked();
+}
+
+std::uint64_t BfcPool::rounded_bytes(std::uint64_t bytes) {
+  return kMinAllocationSize * ((bytes + kMinAllocationSize - 1) / kMinAllocationSize);
+}
+
+int BfcPool::bin_for_size(std::uint64_t bytes) {
+  const std::uint64_t v = std::max<std::uint64_t>(bytes, kMinAllocationSize) >> 8;
+  return std::min(kNumBins - 1, static_cast<int>(std::bit_width(v)) - 1);
+}
+
+void* BfcPool::do_allocate(std::size_t bytes, std::size_t alignment) {
+  if (alignment > kMinAllocationSize) throw std::bad_alloc();
+  return allocate_raw(bytes ? bytes : 1);
+}
+
+void BfcPool::do_deallocate(void* p, std::size_t, std::size_t) {
+  deallocate_raw(p);
+}
+
+}  // namespace memtrail::alloc

@@ -1,0 +1,969 @@
+// CachingPool: a line-by-line port of the decision logic of c10's
+// DeviceCachingAllocator (CUDACachingAllocator.cpp @001074d2), minus CUDA
+// graphs and IPC. Function names follow the original so the two can be read
+// side by side: get_free_block, alloc_block, alloc_found_block, free_block,
+// try_merge_blocks, release_available_cached_blocks, release_cached_blocks,
+// garbage_collect_cached_blocks, and the expandable-segment helpers.
+#include "memtrail/alloc/caching_pool.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "memtrail/alloc/errors.hpp"
+#include "memtrail/recorder.hpp"
+
+namespace memtrail::alloc {
+namespace {
+
+struct BlockPool;
+struct ExpandableSegment;
+
+// One contiguous range of a segment: allocated, cached, or (expandable
+// segments only) unmapped address space.
+struct Block {
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  std::uint64_t requested = 0;
+  StreamId stream = 0;
+  BlockPool* pool = nullptr;
+  Block* prev = nullptr;
+  Block* next = nullptr;
+  ExpandableSegment* expandable = nullptr;
+  std::uint64_t segment = 0;  // base address of the segment (whole segments)
+  std::uint64_t gc_count_base = 0;
+  int event_count = 0;
+  bool allocated = false;
+  bool mapped = true;
+  std::vector<StreamId> stream_uses;  // sorted, unique
+
+  bool is_split() const { return prev != nullptr || next != nullptr; }
+};
+
+// (stream, size, address): the best-fit order.
+struct BySize {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->size != b->size) return a->size < b->size;
+    return a->addr < b->addr;
+  }
+};
+// (stream, address): unmapped ranges of expandable segments.
+struct ByAddress {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    return a->addr < b->addr;
+  }
+};
+
+struct BlockPool {
+  std::set<Block*, BySize> blocks;
+  std::set<Block*, ByAddress> unmapped;
+  bool is_small = false;
+  std::uint64_t get_free_blocks_call_count = 0;
+
+  auto insert_into_blocks(Block* b) {
+    b->gc_count_base = get_free_blocks_call_count;
+    return blocks.insert(b);
+  }
+  std::uint64_t gc_count(const Block* b) const {
+    return get_free_blocks_call_count - b->gc_count_base;
+  }
+};
+
+// A reserved address range whose pages (2 MiB small / 20 MiB large) are
+// mapped on demand, like c10's ExpandableSegment over cuMemMap.
+struct ExpandableSegment {
+  std::uint64_t base = 0;
+  std::uint64_t size = 0;
+  std::uint64_t page = 0;
+  StreamId stream = 0;
+  std::vector<bool> mapped;  // per page
+};
+
+struct AllocParams {
+  std::uint64_t size = 0;        // rounded
+  std::uint64_t alloc_size = 0;  // segment size
+  StreamId stream = 0;
+  BlockPool* pool = nullptr;
+  Block* block = nullptr;
+  bool from_cache = false;
+  UpstreamFailure failure;
+};
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+struct CachingPool::Impl {
+  CachingPool& self;
+  Upstream& upstream;
+  CachingConfig config;
+  mutable std::recursive_mutex mutex;
+  BlockPool large, small;
+  std::unordered_map<std::uint64_t, Block*> allocated_blocks;
+  DeviceStats stats;
+  std::uint64_t total_allocated_memory = 0;
+  bool set_fraction = false;
+  std::uint64_t allowed_memory_maximum = 0;
+  std::vector<std::function<bool()>> free_callbacks;
+  std::vector<OomObserver> oom_observers;
+  std::vector<ExpandableSegment*> expandable_segments;
+  // Abstract CUDA events: per stream, (sequence number, block) in record order.
+  std::map<StreamId, std::deque<std::pair<std::uint64_t, Block*>>> cuda_events;
+  std::map<StreamId, std::uint64_t> recorded, completed;
+  std::vector<Block*> spare;  // recycled Block objects
+
+  Impl(CachingPool& s, Upstream& up, CachingConfig c)
+      : self(s), upstream(up), config(std::move(c)) {
+    large.is_small = false;
+    small.is_small = true;
+    stats.max_split_size = static_cast<std::int64_t>(config.max_split_size);
+  }
+
+  ~Impl() {
+    // Give every segment back; blocks still handed out are lost with it.
+    std::vector<Block*> all;
+    collect_blocks(all);
+    std::map<std::uint64_t, std::uint64_t> sizes;
+    for (Block* b : all)
+      if (!b->expandable) sizes[b->segment] += b->size;
+    for (auto& [base, size] : sizes) {
+      upstream.release_segment(reinterpret_cast<void*>(base), size, kMinBlockSize);
+      record_segment(EventKind::segment_release, self.pool_id(), base, size);
+    }
+    for (ExpandableSegment* es : expandable_segments) {
+      for (std::size_t i = 0; i < es->mapped.size(); ++i)
+        if (es->mapped[i])
+          upstream.unmap_pages(reinterpret_cast<void*>(es->base + i * es->page), es->page);
+      upstream.release_address_space(reinterpret_cast<void*>(es->base), es->size);
+      delete es;
+    }
+    std::set<Block*> unique(all.begin(), all.end());
+    for (Block* b : unique) delete b;
+    for (Block* b : spare) delete b;
+  }
+
+  // Every block object, once (allocated, cached, unmapped, awaiting events).
+  void collect_blocks(std::vector<Block*>& out) const {
+    for (auto& [addr, b] : allocated_blocks) out.push_back(b);
+    for (const BlockPool* p : {&large, &small}) {
+      out.insert(out.end(), p->blocks.begin(), p->blocks.end());
+      out.insert(out.end(), p->unmapped.begin(), p->unmapped.end());
+    }
+    std::set<Block*> waiting;
+    for (auto& [s, q] : cuda_events)
+      for (auto& e : q)
+        if (!e.second->allocated) waiting.insert(e.second);
+    out.insert(out.end(), waiting.begin(), waiting.end());
+  }
+
+  Block* new_block(std::uint64_t addr, std::uint64_t size, StreamId stream, BlockPool* pool) {
+    Block* b;
+    if (!spare.empty()) {
+      b = spare.back();
+      spare.pop_back();
+      *b = Block{};
+    } else {
+      b = new Block;
+    }
+    b->addr = addr;
+    b->size = size;
+    b->stream = stream;
+    b->pool = pool;
+    return b;
+  }
+  void delete_block(Block* b) { spare.push_back(b); }
+
+  template <typename F>
+  void for_types(const BlockPool& pool, F f) {
+    f(stats_index(kAggregate));
+    f(stats_index(pool.is_small ? kSmallPool : kLargePool));
+  }
+  static int stats_index(StatType t) { return static_cast<int>(t); }
+
+  // --- sizes ---
+
+  std::uint64_t round_size(std::uint64_t size) const {
+    if (size < kMinBlockSize) return kMinBlockSize;
+    const std::uint64_t divisions = config.divisions_for(size);
+    if (divisions > 1 && size > kMinBlockSize * divisions)
+      return roundup_power2_next_division(size, divisions);
+    return kMinBlockSize * ceil_div(size, kMinBlockSize);
+  }
+
+  static std::uint64_t roundup_power2_next_division(std::uint64_t size, std::uint64_t divisions) {
+    if ((size & (size - 1)) == 0) return size;
+    const std::uint64_t power2_floor = std::bit_floor(size);
+    const std::uint64_t division = power2_floor >> (std::bit_width(divisions) - 1);
+    if (division == 0) return power2_floor << 1;
+    const std::uint64_t floor = size & ~(division - 1);
+    return floor == size ? size : floor + division;
+  }
+
+  BlockPool& get_pool(std::uint64_t size) { return size <= kSmallSize ? small : large; }
+
+  bool should_split(const Block* block, std::uint64_t size) const {
+    const std::uint64_t remaining = block->size - size;
+    if (block->pool->is_small || config.expandable_segments) return remaining >= kMinBlockSize;
+    return size < config.max_split_size && remaining > kSmallSize;
+  }
+
+  // --- malloc ---
+
+  void* malloc(std::uint64_t orig_size, StreamId stream) {
+    if (orig_size == 0) return nullptr;
+    std::unique_lock<std::recursive_mutex> lock(mutex);
+    process_events();
+    AllocParams p;
+    p.size = round_size(orig_size);
+    p.pool = &get_pool(p.size);
+    p.alloc_size = allocation_size(p.size);
+    p.stream = stream;
+
+    bool found = get_free_block(p) || (trigger_free_memory_callbacks() && get_free_block(p));
+    p.from_cache = found;
+    if (!found) {
+      if (set_fraction && config.garbage_collection_threshold > 0.0)
+        garbage_collect_cached_blocks();
+      found = alloc_block(p, false) ||
+              (release_available_cached_blocks(p) && alloc_block(p, false)) ||
+              (release_cached_blocks() && alloc_block(p, true));
+    }
+    if (!found) report_oom(p, orig_size, lock);  // throws
+
+    const bool split = should_split(p.block, p.size);
+    Block* block = alloc_found_block(p, orig_size, split);
+    void* ptr = reinterpret_cast<void*>(block->addr);
+    if (p.from_cache)
+      record_reuse(self.pool_id(), ptr, block->size, orig_size);
+    else
+      record_alloc(self.pool_id(), ptr, block->size, orig_size);
+    return ptr;
+  }
+
+  bool trigger_free_memory_callbacks() {
+    bool freed = false;
+    for (auto& cb : free_callbacks) freed |= cb();
+    return freed;
+  }
+
+  bool get_free_block(AllocParams& p) {
+    BlockPool& pool = *p.pool;
+    if (set_fraction && config.garbage_collection_threshold > 0.0)
+      ++pool.get_free_blocks_call_count;
+    Block key;
+    key.stream = p.stream;
+    key.size = p.size;
+    auto it = pool.blocks.lower_bound(&key);
+    if (it == pool.blocks.end() || (*it)->stream != p.stream) return false;
+    if ((*it)->expandable) {
+      if (config.expandable_segments) {
+        // Best fit counts the unmapped space right after a block as its size.
+        auto expandable_size = [](const Block* b) {
+          return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
+        };
+        auto next = std::next(it);
+        while ((*it)->expandable && next != pool.blocks.end() && (*next)->stream == p.stream &&
+               expandable_size(*next) < expandable_size(*it))
+          it = next++;
+      } else {
+        do {
+          ++it;
+        } while (it != pool.blocks.end() && (*it)->expandable && (*it)->stream == p.stream);
+        if (it == pool.blocks.end() || (*it)->stream != p.stream) return false;
+      }
+    }
+    const std::uint64_t max_split = config.max_split_size;
+    if (p.size < max_split && (*it)->size >= max_split) return false;
+    if (p.size >= max_split && (*it)->size >= p.size + config.max_non_split_rounding) return false;
+    p.block = *it;
+    pool.blocks.erase(it);
+    return true;
+  }
+
+  bool alloc_block(AllocParams& p, bool is_retry) {
+    const std::uint64_t size = p.alloc_size;
+    if (is_retry) stats.num_alloc_retries += 1;
+    if (set_fraction && total_allocated_memory + size > allowed_memory_maximum) {
+      p.failure = {Refusal::capacity, "memory fraction exceeded"};
+      return false;
+    }
+    if (config.expandable_segments) {
+      p.block = try_allocate_expandable_block(p.stream, p.pool, p.size, &p.failure);
+      return p.block != nullptr;
+    }
+    void* ptr = upstream.allocate_segment(size, kMinBlockSize, &p.failure);
+    if (!ptr) return false;
+    const auto addr = reinterpret_cast<std::uint64_t>(ptr);
+    total_allocated_memory += size;
+    p.block = new_block(addr, size, p.stream, p.pool);
+    p.block->segment = addr;
+    for_types(*p.pool, [&](int t) {
+      stats.segment[t].increase(1);
+      stats.reserved_bytes[t].increase(static_cast<std::int64_t>(size));
+    });
+    if (size >= config.max_split_size) stats.oversize_segments.increase(1);
+    stats.num_device_alloc++;
+    record_segment(EventKind::segment_reserve, self.pool_id(), addr, size);
+    return true;
+  }
+
+  Block* alloc_found_block(AllocParams& p, std::uint64_t orig_size, bool split_remainder) {
+    const std::uint64_t size = p.size;
+    BlockPool* pool = p.pool;
+    Block* block = p.block;
+    const bool already_split = block->is_split();
+    if (split_remainder) {
+      Block* remaining = block;
+      block = new_block(remaining->addr, size, p.stream, pool);
+      block->expandable = remaining->expandable;
+      block->segment = remaining->segment;
+      block->prev = remaining->prev;
+      if (block->prev) block->prev->next = block;
+      block->next = remaining;
+      remaining->prev = block;
+      remaining->addr += size;
+      remaining->size -= size;
+      pool->insert_into_blocks(remaining);
+      if (already_split && !block->expandable) {
+        for_types(*pool, [&](int t) {
+          stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+        });
+      } else if (!block->expandable) {
+        for_types(*pool, [&](int t) {
+          stats.inactive_split_bytes[t].increase(static_cast<std::int64_t>(remaining->size));
+          stats.inactive_split[t].increase(1);
+        });
+      }
+    } else if (already_split && !block->expandable) {
+      for_types(*pool, [&](int t) {
+        stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+        stats.inactive_split[t].decrease(1);
+      });
+    }
+    block->allocated = true;
+    block->requested = orig_size;
+    allocated_blocks.emplace(block->addr, block);
+    for_types(*pool, [&](int t) {
+      stats.allocation[t].increase(1);
+      stats.allocated_bytes[t].increase(static_cast<std::int64_t>(block->size));
+      stats.active[t].increase(1);
+      stats.active_bytes[t].increase(static_cast<std::int64_t>(block->size));
+      stats.requested_bytes[t].increase(static_cast<std::int64_t>(orig_size));
+    });
+    if (block->size >= config.max_split_size) stats.oversize_allocations.increase(1);
+    return block;
+  }
+
+  [[noreturn]] void report_oom(AllocParams& p, std::uint64_t orig_size,
+                               std::unique_lock<std::recursive_mutex>& lock) {
+    OomReport r;
+    r.alloc_size = p.alloc_size;
+    r.device = std::max(0, self.device() >= 0 ? self.device() : upstream.device());
+    r.total = upstream.capacity();
+    r.free = upstream.free_bytes();
+    r.allowed = set_fraction ? allowed_memory_maximum : 0;
+    stats.num_ooms += 1;
+    r.allocated = static_cast<std::uint64_t>(stats.allocated_bytes[kAggregate].current);
+    r.reserved = static_cast<std::uint64_t>(stats.reserved_bytes[kAggregate].current);
+    if (tracing()) {
+      nlohmann::json state = snapshot_locked().to_json();
+      state["request"] = orig_size;
+      state["rounded"] = p.size;
+      state["alloc_size"] = p.alloc_size;
+      state["stats"] = flatten(stats);
+      if (!p.failure.message.empty()) state["upstream"] = p.failure.message;
+      Event e;
+      e.kind = EventKind::oom;
+      e.pool = self.pool_id();
+      e.size = orig_size;
+      e.requested = p.size;
+      e.aux = intern_string(state.dump());
+      record(e);
+    }
+    auto observers = oom_observers;
+    const std::uint64_t total_or_allowed = set_fraction ? allowed_memory_maximum : r.total;
+    lock.unlock();
+    for (auto& obs : observers) obs(r.device, r.alloc_size, total_or_allowed, r.free);
+    if (p.failure.refusal == Refusal::limit)
+      throw LimitError(p.failure.which, p.failure.message, p.alloc_size, p.failure.in_use,
+                       p.failure.limit);
+    throw OutOfMemoryError(oom_message(r));
+  }
+
+  // --- free ---
+
+  void free(void* ptr) {
+    if (!ptr) return;
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    auto it = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
+    if (it == allocated_blocks.end())
+      throw std::invalid_argument("invalid device pointer: " + hex(ptr) + " (not from '" +
+                                  self.name() + "')");
+    Block* block = it->second;
+    allocated_blocks.erase(it);
+    block->allocated = false;
+    for_types(*block->pool, [&](int t) {
+      stats.allocation[t].decrease(1);
+      stats.allocated_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+    });
+    record_free(self.pool_id(), ptr, block->size);
+    if (block->size >= config.max_split_size) stats.oversize_allocations.decrease(1);
+    if (!block->stream_uses.empty())
+      insert_events(block);
+    else
+      free_block(block);
+  }
+
+  static std::string hex(const void* p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", p);
+    return buf;
+  }
+
+  void free_block(Block* block) {
+    const std::uint64_t original_size = block->size;
+    const std::uint64_t requested = block->requested;
+    BlockPool& pool = *block->pool;
+    std::int64_t net_blocks = 0, net_bytes = 0;
+    for (Block* candidate : {block->prev, block->next}) {
+      const std::uint64_t subsumed = try_merge_blocks(block, candidate, pool);
+      if (subsumed > 0) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(subsumed);
+      }
+    }
+    pool.insert_into_blocks(block);
+    if (block->is_split()) {
+      net_blocks += 1;
+      net_bytes += static_cast<std::int64_t>(block->size);
+    }
+    for_types(pool, [&](int t) {
+      // Expandable segments are left out of inactive_split, as in c10.
+      if (!block->expandable) {
+        if (net_blocks > 0) stats.inactive_split[t].increase(net_blocks);
+        if (net_blocks < 0) stats.inactive_split[t].decrease(-net_blocks);
+        if (net_bytes > 0) stats.inactive_split_bytes[t].increase(net_bytes);
+        if (net_bytes < 0) stats.inactive_split_bytes[t].decrease(-net_bytes);
+      }
+      stats.active[t].decrease(1);
+      stats.active_bytes[t].decrease(static_cast<std::int64_t>(original_size));
+      stats.requested_bytes[t].decrease(static_cast<std::int64_t>(requested));
+    });
+  }
+
+  std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
+    if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() ||
+        dst->mapped != src->mapped)
+      return 0;
+    if (dst->prev == src) {  // [src dst]
+      dst->addr = src->addr;
+      dst->prev = src->prev;
+      if (dst->prev) dst->prev->next = dst;
+    } else {  // [dst src]
+      dst->next = src->next;
+      if (dst->next) dst->next->prev = dst;
+    }
+    const std::uint64_t subsumed = src->size;
+    dst->size += subsumed;
+    if (src->mapped)
+      pool.blocks.erase(src);
+    else
+      pool.unmapped.erase(src);
+    delete_block(src);
+    return subsumed;
+  }
+
+  // --- streams and events ---
+
+  void record_stream(void* ptr, StreamId stream) {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    auto it = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
+    if (it == allocated_blocks.end())
+      throw std::invalid_argument("record_stream: invalid device pointer: " + hex(ptr));
+    Block* block = it->second;
+    if (stream == block->stream) return;  // uses on the allocation stream need no sync
+    auto pos = std::lower_bound(block->stream_uses.begin(), block->stream_uses.end(), stream);
+    if (pos == block->stream_uses.end() || *pos != stream) block->stream_uses.insert(pos, stream);
+  }
+
+  void insert_events(Block* block) {
+    std::vector<StreamId> streams;
+    streams.swap(block->stream_uses);
+    for (StreamId s : streams) {
+      block->event_count++;
+      cuda_events[s].emplace_back(++recorded[s], block);
+    }
+  }
+
+  void process_events() {
+    if (cuda_events.empty()) return;
+    for (auto it = cuda_events.begin(); it != cuda_events.end();) {
+      auto& queue = it->second;
+      const std::uint64_t done = completed[it->first];
+      while (!queue.empty() && queue.front().first <= done) {
+        Block* block = queue.front().second;
+        queue.pop_front();
+        if (--block->event_count == 0) free_block(block);
+      }
+      it = queue.empty() ? cuda_events.erase(it) : std::next(it);
+    }
+  }
+
+  void synchronize_stream(StreamId stream) {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    completed[stream] = recorded[stream];
+  }
+
+  void synchronize() {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    for (auto& [s, seq] : recorded) completed[s] = seq;
+  }
+
+  void synchronize_and_free_events() {
+    stats.num_sync_all_streams++;
+    for (auto& [s, seq] : recorded) completed[s] = seq;
+    for (auto& [s, queue] : cuda_events)
+      for (auto& e : queue)
+        if (--e.second->event_count == 0) free_block(e.second);
+    cuda_events.clear();
+  }
+
+  // --- giving memory back ---
+
+  void release_block(Block* block) {
+    stats.num_device_free++;
+    total_allocated_memory -= block->size;
+    for_types(*block->pool, [&](int t) {
+      stats.segment[t].decrease(1);
+      stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+    });
+    if (block->size >= config.max_split_size) stats.oversize_segments.decrease(1);
+    block->pool->blocks.erase(block);
+    record_segment(EventKind::segment_release, self.pool_id(), block->addr, block->size);
+    upstream.release_segment(reinterpret_cast<void*>(block->addr), block->size, kMinBlockSize);
+    delete_block(block);
+  }
+
+  void release_blocks(BlockPool& pool) {
+    std::vector<Block*> to_unmap;
+    for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
+      Block* block = *it++;
+      if (block->expandable)
+        to_unmap.push_back(block);
+      else if (!block->prev && !block->next)
+        release_block(block);
+    }
+    for (Block* block : to_unmap) {
+      unmap_block(block);
+      if (!block->prev && !block->next) release_expandable_segment(block);
+    }
+  }
+
+  bool release_cached_blocks() {
+    synchronize_and_free_events();
+    release_blocks(large);
+    release_blocks(small);
+    return true;
+  }
+
+  bool release_available_cached_blocks(const AllocParams& p) {
+    if (config.max_split_size == UINT64_MAX) return false;
+    BlockPool& pool = *p.pool;
+    Block key;
+    key.stream = p.stream;
+    key.size = p.size < config.max_split_size ? config.max_split_size : p.size;
+    auto it = pool.blocks.lower_bound(&key);
+    if (it == pool.blocks.end() || (*it)->stream != p.stream || (*it)->expandable) {
+      // No single block is large enough: free oversize blocks, largest first.
+      if (it == pool.blocks.begin()) return false;
+      std::uint64_t released = 0;
+      --it;
+      while (released < key.size && (*it)->size >= config.max_split_size &&
+             (*it)->stream == p.stream) {
+        auto cur = it;
+        const bool is_first = cur == pool.blocks.begin();
+        if (!is_first) --it;
+        if (!(*cur)->expandable) {
+          released += (*cur)->size;
+          release_block(*cur);
+        }
+        if (is_first) break;
+      }
+      if (released < key.size) return false;
+    } else {
+      release_block(*it);
+    }
+    return true;
+  }
+
+  void garbage_collect_cached_blocks() {
+    const auto gc_threshold = static_cast<std::uint64_t>(
+        config.garbage_collection_threshold * static_cast<double>(allowed_memory_maximum));
+    if (total_allocated_memory <= gc_threshold) return;
+    const std::uint64_t target = total_allocated_memory - gc_threshold;
+    std::uint64_t reclaimed = 0, total_age = 0;
+    int freeable = 0;
+    for (Block* b : large.blocks)
+      if (!b->is_split()) {
+        total_age += large.gc_count(b);
+        ++freeable;
+      }
+    if (freeable == 0) return;
+    bool freed = true;
+    while (reclaimed < target && freed && freeable > 0) {
+      const double age_threshold = static_cast<double>(total_age) / freeable;
+      freed = false;
+      for (auto it = large.blocks.begin(); it != large.blocks.end();) {
+        Block* block = *it++;
+        if (!block->is_split() && !block->expandable &&
+            static_cast<double>(large.gc_count(block)) >= age_threshold) {
+          freed = true;
+          reclaimed += block->size;
+          total_age -= large.gc_count(block);
+          --freeable;
+          release_block(block);
+        }
+      }
+    }
+  }
+
+  // --- expandable segments ---
+
+  Block* find_expandable_block(StreamId stream, BlockPool* pool, std::uint64_t size) {
+    Block key;
+    key.stream = stream;
+    auto allocatable = [](const Block* b) {
+      return b && !b->allocated && b->event_count == 0 && b->stream_uses.empty();
+    };
+    auto has_room = [&](const Block* b) {
+      std::uint64_t bytes = 0;
+      while (bytes < size && allocatable(b)) {
+        bytes += b->size;
+        b = b->next;
+      }
+      return bytes >= size;
+    };
+    for (auto it = pool->unmapped.lower_bound(&key);
+         it != pool->unmapped.end() && (*it)->stream == stream; ++it) {
+      Block* c = *it;
+      if (allocatable(c->prev)) c = c->prev;
+      if (has_room(c)) return c;
+    }
+    const std::uint64_t page = pool->is_small ? kSmallBuffer : kLargeBuffer;
+    const std::uint64_t total = upstream.capacity();
+    std::uint64_t space = total == UINT64_MAX ? (1ull << 40) : total + total / 8;
+    space = std::max(page, space / page * page);
+    void* base = upstream.reserve_address_space(space);
+    if (!base) return nullptr;
+    auto* es = new ExpandableSegment;
+    es->base = reinterpret_cast<std::uint64_t>(base);
+    es->size = space;
+    es->page = page;
+    es->stream = stream;
+    es->mapped.assign(space / page, false);
+    expandable_segments.push_back(es);
+    Block* candidate = new_block(es->base, space, stream, pool);
+    candidate->mapped = false;
+    candidate->expandable = es;
+    pool->unmapped.insert(candidate);
+    return candidate;
+  }
+
+  // Maps whole pages covering [addr, addr+size); returns the mapped size,
+  // 0 (nothing left mapped) when a page cannot be had.
+  std::uint64_t map_range(ExpandableSegment* es, std::uint64_t addr, std::uint64_t size,
+                          UpstreamFailure* why) {
+    const std::uint64_t begin = (addr - es->base) / es->page;
+    const std::uint64_t end = ceil_div(addr + size - es->base, es->page);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (!upstream.map_pages(reinterpret_cast<void*>(es->base + i * es->page), es->page, why)) {
+        for (std::uint64_t j = begin; j < i; ++j) {
+          upstream.unmap_pages(reinterpret_cast<void*>(es->base + j * es->page), es->page);
+          es->mapped[j] = false;
+        }
+        return 0;
+      }
+      es->mapped[i] = true;
+    }
+    return (end - begin) * es->page;
+  }
+
+  bool map_block(Block* to_map, std::uint64_t size, UpstreamFailure* why) {
+    const std::uint64_t mapped = map_range(to_map->expandable, to_map->addr, size, why);
+    if (mapped == 0) return false;
+    BlockPool& pool = *to_map->pool;
+    pool.unmapped.erase(to_map);
+    to_map->mapped = true;
+    if (mapped < to_map->size) {
+      Block* remaining =
+          new_block(to_map->addr + mapped, to_map->size - mapped, to_map->stream, &pool);
+      remaining->mapped = false;
+      remaining->expandable = to_map->expandable;
+      remaining->prev = to_map;
+      remaining->next = to_map->next;
+      if (remaining->next) remaining->next->prev = remaining;
+      to_map->next = remaining;
+      pool.unmapped.insert(remaining);
+      to_map->size = mapped;
+    }
+    try_merge_blocks(to_map, to_map->prev, pool);
+    try_merge_blocks(to_map, to_map->next, pool);
+    pool.insert_into_blocks(to_map);
+    total_allocated_memory += mapped;
+    for_types(pool,
+              [&](int t) { stats.reserved_bytes[t].increase(static_cast<std::int64_t>(mapped)); });
+    stats.num_device_alloc++;
+    record_segment(EventKind::segment_reserve, self.pool_id(), to_map->addr, mapped,
+                   SegmentDetail::map);
+    return true;
+  }
+
+  Block* try_allocate_expandable_block(StreamId stream, BlockPool* pool, std::uint64_t size,
+                                       UpstreamFailure* why) {
+    Block* candidate = find_expandable_block(stream, pool, size);
+    if (!candidate) {
+      if (why) *why = {Refusal::system, "address space reservation failed"};
+      return nullptr;
+    }
+    if (!candidate->mapped && !map_block(candidate, std::min(candidate->size, size), why))
+      return nullptr;
+    while (candidate->size < size) {
+      const std::uint64_t remaining = size - candidate->size;
+      Block* next = candidate->next;
+      if (!map_block(next, std::min(remaining, next->size), why)) return nullptr;
+      candidate = next;  // map_block merged it with the free block before
+    }
+    pool->blocks.erase(candidate);
+    return candidate;
+  }
+
+  void unmap_block(Block* block) {
+    ExpandableSegment* es = block->expandable;
+    // Only whole pages inside the block can go.
+    const std::uint64_t first = ceil_div(block->addr - es->base, es->page) * es->page + es->base;
+    const std::uint64_t last =
+        (block->addr + block->size - es->base) / es->page * es->page + es->base;
+    if (first >= last) return;
+    const std::uint64_t unmapped = last - first;
+    for (std::uint64_t a = first; a < last; a += es->page) {
+      upstream.unmap_pages(reinterpret_cast<void*>(a), es->page);
+      es->mapped[(a - es->base) / es->page] = false;
+    }
+    BlockPool& pool = *block->pool;
+    pool.blocks.erase(block);
+    const std::uint64_t before = first - block->addr;
+    if (before > 0) {
+      Block* before_free = new_block(block->addr, before, block->stream, &pool);
+      before_free->expandable = es;
+      before_free->prev = block->prev;
+      if (before_free->prev) before_free->prev->next = before_free;
+      before_free->next = block;
+      block->prev = before_free;
+      pool.insert_into_blocks(before_free);
+    }
+    const std::uint64_t after = block->size - (before + unmapped);
+    if (after > 0) {
+      Block* after_free = new_block(last, after, block->stream, &pool);
+      after_free->expandable = es;
+      after_free->prev = block;
+      after_free->next = block->next;
+      if (after_free->next) after_free->next->prev = after_free;
+      block->next = after_free;
+      pool.insert_into_blocks(after_free);
+    }
+    block->addr = first;
+    block->size = unmapped;
+    block->mapped = false;
+    try_merge_blocks(block, block->prev, pool);
+    try_merge_blocks(block, block->next, pool);
+    pool.unmapped.insert(block);
+    total_allocated_memory -= unmapped;
+    for_types(pool, [&](int t) {
+      stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(unmapped));
+    });
+    stats.num_device_free++;
+    record_segment(EventKind::segment_release, self.pool_id(), first, unmapped, SegmentDetail::map);
+  }
+
+  void release_expandable_segment(Block* block) {
+    ExpandableSegment* es = block->expandable;
+    block->pool->unmapped.erase(block);
+    upstream.release_address_space(reinterpret_cast<void*>(es->base), es->size);
+    expandable_segments.erase(
+        std::find(expandable_segments.begin(), expandable_segments.end(), es));
+    delete es;
+    delete_block(block);
+  }
+
+  // --- snapshot ---
+
+  PoolSnapshot snapshot_locked() const {
+    std::vector<Block*> all;
+    collect_blocks(all);
+    std::sort(all.begin(), all.end(),
+              [](const Block* a, const Block* b) { return a->addr < b->addr; });
+    PoolSnapshot snap;
+    snap.pool = self.name();
+    snap.kind = "caching";
+    SegmentState* seg = nullptr;
+    const Block* last = nullptr;
+    for (const Block* b : all) {
+      if (!b->mapped) {
+        last = nullptr;  // an expandable segment shows one segment per mapped range
+        continue;
+      }
+      const bool continues = last && last->next == b;
+      if (!continues) {
+        snap.segments.emplace_back();
+        seg = &snap.segments.back();
+        seg->address = b->addr;
+        seg->stream = b->stream;
+        seg->segment_type = b->pool->is_small ? "small" : "large";
+        seg->is_expandable = b->expandable != nullptr;
+      }
+      BlockState bs;
+      bs.address = b->addr;
+      bs.size = b->size;
+      bs.requested_size = b->requested;
+      bs.state = b->allocated         ? BlockState::State::active_allocated
+                 : b->event_count > 0 ? BlockState::State::active_awaiting_free
+                                      : BlockState::State::inactive;
+      seg->total_size += b->size;
+      if (bs.state == BlockState::State::active_allocated) seg->allocated_size += b->size;
+      if (bs.state != BlockState::State::inactive) {
+        seg->active_size += b->size;
+        seg->requested_size += b->requested;
+      } else {
+        bs.requested_size = 0;
+      }
+      seg->blocks.push_back(bs);
+      last = b;
+    }
+    return snap;
+  }
+};
+
+// --- public API ---
+
+CachingPool::CachingPool(Upstream& upstream, CachingConfig config, std::string name)
+    : Resource(std::move(name), upstream.space(), PoolKind::caching, &upstream, upstream.device()),
+      impl_(std::make_unique<Impl>(*this, upstream, std::move(config))) {
+  if (impl_->config.expandable_segments && !upstream.supports_address_reservation())
+    throw ConfigError("expandable_segments: upstream '" + upstream.name() +
+                      "' cannot reserve address space");
+}
+
+CachingPool::~CachingPool() = default;
+
+void* CachingPool::malloc(std::uint64_t size, StreamId stream) {
+  return impl_->malloc(size, stream);
+}
+void CachingPool::free(void* p) {
+  impl_->free(p);
+}
+void CachingPool::record_stream(void* p, StreamId stream) {
+  impl_->record_stream(p, stream);
+}
+void CachingPool::synchronize_stream(StreamId stream) {
+  impl_->synchronize_stream(stream);
+}
+void CachingPool::synchronize() {
+  impl_->synchronize();
+}
+
+void CachingPool::empty_cache() {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  impl_->release_cached_blocks();
+}
+
+void CachingPool::set_memory_fraction(double fraction) {
+  if (!(fraction >= 0.0 && fraction <= 1.0))
+    throw std::invalid_argument("memory fraction " + std::to_string(fraction) +
+                                " is out of range, it must be in [0, 1]");
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  impl_->allowed_memory_maximum =
+      static_cast<std::uint64_t>(fraction * static_cast<double>(impl_->upstream.capacity()));
+  impl_->set_fraction = true;
+}
+
+void CachingPool::add_free_memory_callback(std::function<bool()> callback) {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  impl_->free_callbacks.push_back(std::move(callback));
+}
+
+void CachingPool::attach_oom_observer(OomObserver observer) {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  impl_->oom_observers.push_back(std::move(observer));
+}
+
+DeviceStats CachingPool::stats() const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  return impl_->stats;
+}
+
+std::uint64_t CachingPool::allocated_bytes() const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  return static_cast<std::uint64_t>(impl_->stats.allocated_bytes[kAggregate].current);
+}
+
+std::uint64_t CachingPool::reserved_bytes() const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  return static_cast<std::uint64_t>(impl_->stats.reserved_bytes[kAggregate].current);
+}
+
+std::string CachingPool::memory_summary(bool abbreviated) const {
+  return alloc::memory_summary(stats(), std::max(0, device()), abbreviated);
+}
+
+void CachingPool::reset_peak_memory_stats() {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  impl_->stats.reset_peak();
+}
+
+void CachingPool::reset_accumulated_memory_stats() {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  impl_->stats.reset_accumulated();
+}
+
+PoolSnapshot CachingPool::snapshot() const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  return impl_->snapshot_locked();
+}
+
+const CachingConfig& CachingPool::config() const {
+  return impl_->config;
+}
+Upstream& CachingPool::upstream_resource() const {
+  return impl_->upstream;
+}
+std::uint64_t CachingPool::round_size(std::uint64_t size) const {
+  return impl_->round_size(size);
+}
+
+std::uint64_t CachingPool::allocation_size(std::uint64_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return kRoundLarge * ceil_div(size, kRoundLarge);
+}
+
+void* CachingPool::do_allocate(std::size_t bytes, std::size_t alignment) {
+  if (alignment > kMinBlockSize)
+    throw std::bad_alloc();  // blocks are only guaranteed 512-byte alignment
+  void* p = malloc(bytes ? bytes : 1, 0);
+  return p;
+}
+
+void CachingPool::do_deallocate(void* p, std::size_t, std::size_t) {
+  free(p);
+}
+
+}  // namespace memtrail::alloc

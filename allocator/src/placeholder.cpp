@@ -1,1 +1,0 @@
-// Removed once the allocator has real sources.

@@ -1,0 +1,173 @@
+// The replay engine: one policy per allocator, all over VirtualResource.
+#include <memory>
+
+#include "memtrail/alloc/bfc_pool.hpp"
+#include "memtrail/alloc/replay.hpp"
+#include "memtrail/alloc/virtual_resource.hpp"
+
+namespace memtrail::alloc {
+namespace {
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual void* malloc(std::uint64_t size, StreamId stream) = 0;  // throws bad_alloc
+  virtual void free(void* p) = 0;
+  virtual void record_stream(void* p, StreamId stream) {}
+  virtual void synchronize(bool all, StreamId stream) {}
+  virtual void empty_cache() {}
+  virtual std::map<std::string, std::int64_t> stats() const = 0;
+  virtual std::uint64_t allocated() const = 0;
+  virtual std::uint64_t reserved() const = 0;
+};
+
+class CachingPolicy final : public Policy {
+ public:
+  CachingPolicy(std::uint64_t capacity, const std::string& conf)
+      : device_(capacity), pool_(device_, CachingConfig::parse(conf), "replay caching pool") {}
+  void* malloc(std::uint64_t size, StreamId stream) override { return pool_.malloc(size, stream); }
+  void free(void* p) override { pool_.free(p); }
+  void record_stream(void* p, StreamId stream) override { pool_.record_stream(p, stream); }
+  void synchronize(bool all, StreamId stream) override {
+    if (all)
+      pool_.synchronize();
+    else
+      pool_.synchronize_stream(stream);
+  }
+  void empty_cache() override { pool_.empty_cache(); }
+  std::map<std::string, std::int64_t> stats() const override { return pool_.memory_stats(); }
+  std::uint64_t allocated() const override { return pool_.allocated_bytes(); }
+  std::uint64_t reserved() const override { return pool_.reserved_bytes(); }
+
+ private:
+  VirtualResource device_;
+  CachingPool pool_;
+};
+
+class BfcPolicy final : public Policy {
+ public:
+  BfcPolicy(std::uint64_t capacity, const std::string& conf)
+      : device_(capacity), pool_(device_, options(capacity, conf), "replay bfc pool") {}
+  void* malloc(std::uint64_t size, StreamId) override { return pool_.allocate_raw(size); }
+  void free(void* p) override { pool_.deallocate_raw(p); }
+  std::map<std::string, std::int64_t> stats() const override { return pool_.stats().to_map(); }
+  std::uint64_t allocated() const override {
+    return static_cast<std::uint64_t>(pool_.stats().bytes_in_use);
+  }
+  std::uint64_t reserved() const override {
+    return static_cast<std::uint64_t>(pool_.stats().pool_bytes);
+  }
+
+ private:
+  // Without a capacity there is no fraction to preallocate: the arena grows.
+  static BfcOptions options(std::uint64_t capacity, const std::string& conf) {
+    BfcOptions base;
+    if (!capacity) base.preallocate = false;
+    return BfcOptions::parse(conf, base);
+  }
+  VirtualResource device_;
+  BfcPool pool_;
+};
+
+// No caching: every block is its own segment of exactly the requested size,
+// returned at once (XLA_PYTHON_CLIENT_ALLOCATOR=platform, or a plain malloc
+// that never fragments).
+class MallocPolicy final : public Policy {
+ public:
+  explicit MallocPolicy(std::uint64_t capacity) : device_(capacity) {}
+  void* malloc(std::uint64_t size, StreamId) override {
+    if (size == 0) return nullptr;
+    UpstreamFailure why;
+    void* p = device_.allocate_segment(size, 16, &why);
+    if (!p)
+      throw OutOfMemoryError("malloc of " + std::to_string(size) + " bytes failed: " + why.message);
+    sizes_[reinterpret_cast<std::uint64_t>(p)] = size;
+    ++num_allocs_;
+    return p;
+  }
+  void free(void* p) override {
+    if (!p) return;
+    auto it = sizes_.find(reinterpret_cast<std::uint64_t>(p));
+    device_.release_segment(p, it->second, 16);
+    sizes_.erase(it);
+    ++num_frees_;
+  }
+  std::map<std::string, std::int64_t> stats() const override {
+    const auto used = static_cast<std::int64_t>(device_.bytes_in_use());
+    return {{"allocated_bytes", used},
+            {"reserved_bytes", used},
+            {"num_allocs", num_allocs_},
+            {"num_frees", num_frees_}};
+  }
+  std::uint64_t allocated() const override { return device_.bytes_in_use(); }
+  std::uint64_t reserved() const override { return device_.bytes_in_use(); }
+
+ private:
+  VirtualResource device_;
+  std::map<std::uint64_t, std::uint64_t> sizes_;
+  std::int64_t num_allocs_ = 0, num_frees_ = 0;
+};
+
+std::unique_ptr<Policy> make_policy(const ReplayOptions& o) {
+  switch (o.allocator) {
+    case ReplayAllocator::caching:
+      return std::make_unique<CachingPolicy>(o.capacity, o.conf);
+    case ReplayAllocator::bfc:
+      return std::make_unique<BfcPolicy>(o.capacity, o.conf);
+    case ReplayAllocator::malloc:
+      if (!o.conf.empty()) throw ConfigError("the malloc policy takes no --conf");
+      return std::make_unique<MallocPolicy>(o.capacity);
+  }
+  throw ConfigError("unknown allocator");
+}
+
+}  // namespace
+
+ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options,
+                        ReplaySink* sink) {
+  std::unique_ptr<Policy> policy = make_policy(options);
+  std::vector<void*> blocks(script.names.size(), nullptr);
+  ReplayResult r;
+  for (const ReplayOp& op : script.ops) {
+    ++r.ops;
+    switch (op.kind) {
+      case ReplayOp::Kind::malloc:
+        ++r.mallocs;
+        try {
+          blocks[op.slot] = policy->malloc(op.size, op.stream);
+        } catch (const std::bad_alloc& e) {
+          blocks[op.slot] = nullptr;
+          ++r.ooms;
+          if (sink) sink->on_oom(op, e.what());
+        }
+        break;
+      case ReplayOp::Kind::free:
+        ++r.frees;
+        policy->free(blocks[op.slot]);
+        blocks[op.slot] = nullptr;
+        break;
+      case ReplayOp::Kind::record_stream:
+        if (blocks[op.slot]) policy->record_stream(blocks[op.slot], op.stream);
+        break;
+      case ReplayOp::Kind::synchronize:
+        policy->synchronize(op.all_streams, op.stream);
+        break;
+      case ReplayOp::Kind::empty_cache:
+        policy->empty_cache();
+        break;
+      case ReplayOp::Kind::stats:
+        if (sink) sink->on_stats(op, policy->stats());
+        break;
+    }
+    const std::uint64_t reserved = policy->reserved(), allocated = policy->allocated();
+    r.peak_reserved = std::max(r.peak_reserved, reserved);
+    r.peak_allocated = std::max(r.peak_allocated, allocated);
+    if (reserved > allocated)
+      r.peak_fragmentation = std::max(r.peak_fragmentation, reserved - allocated);
+  }
+  r.final_reserved = policy->reserved();
+  r.final_allocated = policy->allocated();
+  return r;
+}
+
+}  // namespace memtrail::alloc

@@ -1,19 +1,422 @@
-// PLACEHOLDER until the recorder lands: tracing is never on.
-#include "memtrail/recorder.hpp"
+// The recorder's public API and hot path. record_slow() runs inside malloc
+// when the preload tracer is active, so it takes no lock and never allocates:
+// it stamps the time, walks the stack with unw_backtrace into a local array
+// and appends one RawEvent to the thread's mmap'ed block.
+#define UNW_LOCAL_ONLY  // _UL* local-unwinding entry points of libunwind.so
+#include <libunwind.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime.hpp"
 
 namespace memtrail {
+
 namespace detail {
 std::atomic<bool> g_tracing{false};
-void record_slow(Event, int) {}
 }  // namespace detail
-bool start(const RecorderOptions&) { return false; }
-bool start(const std::string&) { return false; }
-void stop() {}
-void flush() {}
-std::uint32_t register_pool(const PoolInfo&) { return 1; }
-std::uint32_t register_scope(std::string_view, ScopeKind, std::uint32_t) { return 1; }
-std::uint32_t intern_string(std::string_view) { return 1; }
-void set_thread_name(std::string_view) {}
-std::uint32_t heap_pool() { return 1; }
-void record_mark(std::string_view) {}
+
+namespace runtime {
+
+std::atomic<Session*> g_session{nullptr};
+__thread int t_internal __attribute__((tls_model("initial-exec"))) = 0;
+__thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+// A name set before the thread's first event; copied at registration.
+__thread char t_pending_name[kMaxNameBytes] __attribute__((tls_model("initial-exec")));
+
+Tables& tables() {
+  static Tables* t = new Tables;  // never destroyed: used from exit handlers
+  return *t;
+}
+
+namespace {
+
+std::uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
+}
+
+struct InternalGuard {
+  InternalGuard() { ++t_internal; }
+  ~InternalGuard() { --t_internal; }
+};
+
+std::mutex& lifecycle_mutex() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+
+void copy_name(char (&dst)[kMaxNameBytes], std::string_view name) {
+  std::size_t n = std::min(name.size(), sizeof dst - 1);
+  std::memcpy(dst, name.data(), n);
+  dst[n] = '\0';
+}
+
+// First event of a thread in this session. May allocate (pthread_getattr_np
+// reads /proc for the main thread): the caller holds the reentrancy guard.
+ThreadBuffer* register_thread(Session* s) {
+  void* mem = s->arena.allocate(sizeof(ThreadBuffer));
+  Block* first = s->blocks.get();
+  if (!mem || !first) return nullptr;
+  auto* tb = new (mem) ThreadBuffer;
+  tb->session = s;
+  tb->tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  tb->thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* addr = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      tb->stack_low = reinterpret_cast<std::uintptr_t>(addr);
+      tb->stack_high = tb->stack_low + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  if (t_pending_name[0]) {
+    std::memcpy(tb->name, t_pending_name, sizeof tb->name);
+  } else {
+    char os_name[16] = {};
+    pthread_getname_np(pthread_self(), os_name, sizeof os_name);
+    copy_name(tb->name, os_name);
+  }
+  tb->write_block = first;
+  tb->read_block = first;
+  tb->id = s->next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  ThreadBuffer* head = s->registry.load(std::memory_order_relaxed);
+  do {
+    tb->next = head;
+  } while (!s->registry.compare_exchange_weak(head, tb, std::memory_order_release,
+                                              std::memory_order_relaxed));
+  watch_thread_exit(tb);
+  t_buffer = tb;
+  return tb;
+}
+
+// Appends one event to the calling thread's block chain.
+void append(Session* s, ThreadBuffer* tb, const RawEvent& raw, const std::uint64_t* ips) {
+  std::uint32_t need = static_cast<std::uint32_t>(sizeof(RawEvent) + raw.frames * 8u);
+  Block* b = tb->write_block;
+  if (tb->write_pos + need > Block::capacity()) {
+    Block* fresh = s->blocks.get();
+    if (!fresh) return;  // out of address space: drop rather than crash
+    b->next.store(fresh, std::memory_order_release);  // after b's final `used` store
+    tb->write_block = b = fresh;
+    tb->write_pos = 0;
+  }
+  unsigned char* p = b->data() + tb->write_pos;
+  std::memcpy(p, &raw, sizeof raw);
+  if (raw.frames) std::memcpy(p + sizeof raw, ips, raw.frames * 8u);
+  tb->write_pos += need;
+  b->used.store(tb->write_pos, std::memory_order_release);
+}
+
+// Not inlined, and its callers are kept out of tail position (the empty asm
+// after each call), so the frames to skip are always exactly record_impl and
+// its one caller in this library.
+__attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool capture) {
+  if (t_internal) return;
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  InternalGuard guard;
+  ThreadBuffer* tb = t_buffer;
+  if (!tb || tb->session != s) {
+    tb = register_thread(s);
+    if (!tb) return;
+  }
+  RawEvent raw;
+  raw.time_ns = monotonic_ns() - s->start_monotonic_ns;
+  raw.address = e.address;
+  raw.size = e.size;
+  raw.requested = e.requested;
+  raw.aux = e.aux;
+  raw.pool = e.pool;
+  raw.stack = e.stack;
+  raw.kind = static_cast<std::uint8_t>(e.kind);
+  raw.detail = e.detail;
+  raw.frames = 0;
+  raw.reserved = 0;
+  std::uint64_t ips[kMaxStackDepth + 32];
+  const std::uint64_t* frames = ips;
+  if (capture && s->stack_frames > 0) {
+    // ips[0] is inside record_impl's caller chain in this library: skip
+    // record_impl, record_slow and what the caller asked for.
+    int skip = 2 + (skip_frames > 0 ? std::min(skip_frames, 30) : 0);
+    int n = unw_backtrace(reinterpret_cast<void**>(ips), s->stack_frames + skip);
+    if (n > skip) {
+      raw.frames = static_cast<std::uint16_t>(n - skip);
+      frames = ips + skip;
+    }
+  }
+  append(s, tb, raw, frames);
+}
+
+}  // namespace
+
+void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]) {
+  RawEvent raw{};
+  raw.kind = kRawRename;
+  raw.time_ns = monotonic_ns() - s->start_monotonic_ns;
+  raw.frames = kMaxNameBytes / 8;
+  std::uint64_t words[kMaxNameBytes / 8];
+  std::memcpy(words, name, sizeof words);
+  append(s, tb, raw, words);
+}
+
+// ---- sessions ---------------------------------------------------------------
+
+bool start_session(const RecorderOptions& options, bool fork_child) {
+  auto s = std::make_unique<Session>();
+  s->options = options;
+  s->path = expand_output_path(options.output, fork_child);
+  s->start_monotonic_ns = monotonic_ns();
+  s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;
+  s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
+  try {
+    s->writer = std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memtrail: %s\n", e.what());
+    return false;
+  }
+  if (s->stack_frames > 0) unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  s->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  Session* raw = s.release();
+  raw->writer_thread = std::thread([raw] { raw->writer_main(); });
+  g_session.store(raw, std::memory_order_release);
+  detail::g_tracing.store(true, std::memory_order_release);
+  return true;
+}
+
+void stop_session() {
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  s->request_flush(5000);  // final drain of the program's threads
+  {
+    // The hook's own events must be recorded: lift the caller's guard.
+    int saved = t_internal;
+    t_internal = 0;
+    run_exit_hook();
+    t_internal = saved;
+  }
+  detail::g_tracing.store(false, std::memory_order_release);
+  g_session.store(nullptr, std::memory_order_release);
+  s->exit_requested.store(true, std::memory_order_release);
+  s->wake();
+  if (s->writer_thread.joinable()) s->writer_thread.join();
+  // The Session is never freed: a thread still inside record_impl may hold it.
+  // Its blocks are returned to the system; its small bookkeeping stays.
+}
+
+}  // namespace runtime
+
+using runtime::g_session;
+using runtime::InternalGuard;
+using runtime::tables;
+
+namespace detail {
+
+void record_slow(Event event, int skip_frames) {
+  runtime::record_impl(event, skip_frames, true);
+  asm volatile("" ::: "memory");
+}
+
+void record_without_stack(Event event) {
+  // Exit-time events (reachability) are recorded from the exit hook, which
+  // runs inside stop() under the reentrancy guard: lift it for this call.
+  int saved = runtime::t_internal;
+  runtime::t_internal = 0;
+  runtime::record_impl(event, 0, false);
+  runtime::t_internal = saved;
+  asm volatile("" ::: "memory");
+}
+
+ScopedInternal::ScopedInternal() noexcept {
+  ++runtime::t_internal;
+}
+ScopedInternal::~ScopedInternal() {
+  --runtime::t_internal;
+}
+bool thread_is_internal() noexcept {
+  return runtime::t_internal > 0;
+}
+
+bool recorder_started() noexcept {
+  return g_session.load(std::memory_order_acquire) != nullptr;
+}
+
+void flush_all_threads() {
+  if (runtime::Session* s = g_session.load(std::memory_order_acquire)) s->request_flush(2000);
+}
+
+void notify_modules_changed() {
+  if (runtime::Session* s = g_session.load(std::memory_order_acquire))
+    s->modules_dirty.store(true, std::memory_order_release);
+}
+
+void set_track_live_heap(bool on) {
+  if (runtime::Session* s = g_session.load(std::memory_order_acquire))
+    s->track_live.store(on, std::memory_order_release);
+}
+
+std::vector<LiveBlock> live_blocks() {
+  std::vector<LiveBlock> out;
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return out;
+  InternalGuard guard;
+  std::lock_guard lock(s->live_mutex);
+  out.reserve(s->live.size());
+  for (const auto& [address, e] : s->live)
+    out.push_back(LiveBlock{address, e.size, e.stack, e.thread, e.time_ns});
+  return out;
+}
+
+std::uint64_t trace_time_ns() noexcept {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  return s ? s->now_ns() : 0;
+}
+
+void reset_heap_window(std::uint64_t since_ns) {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  InternalGuard guard;
+  std::lock_guard lock(s->live_mutex);
+  HeapWindow w;
+  w.since_ns = since_ns;
+  for (const auto& [address, e] : s->live) {
+    if (e.time_ns < since_ns) continue;
+    w.live_bytes += e.size;
+    w.live_blocks += 1;
+  }
+  w.peak_bytes = w.live_bytes;
+  s->window = w;
+}
+
+HeapWindow heap_window() {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return {};
+  InternalGuard guard;
+  std::lock_guard lock(s->live_mutex);
+  return s->window;
+}
+
+std::string trace_path() {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return {};
+  InternalGuard guard;
+  return s->path;
+}
+
+std::vector<ThreadRecord> thread_registry() {
+  std::vector<ThreadRecord> out;
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return out;
+  InternalGuard guard;
+  for (auto* tb = s->registry.load(std::memory_order_acquire); tb; tb = tb->next)
+    out.push_back(ThreadRecord{tb->id, tb->tid, tb->stack_low, tb->stack_high, tb->thread_pointer,
+                               tb->exited.load(std::memory_order_acquire)});
+  return out;
+}
+
+}  // namespace detail
+
+// ---- public API ----------------------------------------------------------------
+
+bool start(const RecorderOptions& options) {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  if (g_session.load(std::memory_order_acquire)) return true;
+  runtime::install_process_hooks();
+  return runtime::start_session(options, false);
+}
+
+bool start(const std::string& path) {
+  RecorderOptions o;
+  o.output = path;
+  return start(o);
+}
+
+void stop() {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  runtime::stop_session();
+}
+
+void flush() {
+  InternalGuard guard;
+  detail::flush_all_threads();
+}
+
+std::uint32_t register_pool(const PoolInfo& info) {
+  InternalGuard guard;
+  auto& t = tables();
+  std::lock_guard lock(t.mutex);
+  PoolInfo p = info;
+  p.id = static_cast<std::uint32_t>(t.pools.size() + 1);
+  t.pools.push_back(p);
+  return p.id;
+}
+
+std::uint32_t register_scope(std::string_view name, ScopeKind kind, std::uint32_t pool) {
+  InternalGuard guard;
+  auto& t = tables();
+  std::lock_guard lock(t.mutex);
+  ScopeInfo sc{static_cast<std::uint32_t>(t.scopes.size() + 1), std::string(name), kind, pool};
+  t.scopes.push_back(sc);
+  return sc.id;
+}
+
+std::uint32_t intern_string(std::string_view text) {
+  InternalGuard guard;
+  auto& t = tables();
+  std::lock_guard lock(t.mutex);
+  auto [it, inserted] = t.string_ids.try_emplace(std::string(text), 0);
+  if (inserted) {
+    t.strings.emplace_back(text);
+    it->second = static_cast<std::uint32_t>(t.strings.size());
+  }
+  return it->second;
+}
+
+void set_thread_name(std::string_view name) {
+  if (runtime::t_internal) return;
+  InternalGuard guard;
+  std::string os_name(name.substr(0, 15));
+  pthread_setname_np(pthread_self(), os_name.c_str());
+  runtime::copy_name(runtime::t_pending_name, name);
+  // A registered thread's rename travels in its own event stream, so the
+  // trace shows the name each event was recorded under.
+  runtime::ThreadBuffer* tb = runtime::t_buffer;
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (tb && s && tb->session == s) runtime::append_rename(s, tb, runtime::t_pending_name);
+}
+
+std::uint32_t heap_pool() {
+  static std::atomic<std::uint32_t> id{0};
+  std::uint32_t v = id.load(std::memory_order_acquire);
+  if (v) return v;
+  InternalGuard guard;
+  static std::mutex once;
+  std::lock_guard lock(once);
+  v = id.load(std::memory_order_relaxed);
+  if (!v) {
+    v = register_pool(PoolInfo{0, 0, "malloc", PoolKind::heap, MemorySpace::host, -1});
+    id.store(v, std::memory_order_release);
+  }
+  return v;
+}
+
+void record_mark(std::string_view text) {
+  if (!tracing() || runtime::t_internal) return;
+  Event e;
+  e.kind = EventKind::mark;
+  e.aux = intern_string(text);
+  runtime::record_impl(e, 0, true);  // skips record_impl and record_mark
+  asm volatile("" ::: "memory");
+}
+
 }  // namespace memtrail

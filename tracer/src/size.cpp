@@ -36,7 +36,8 @@ std::optional<std::uint64_t> parse_size(std::string_view text, std::string* erro
   std::string_view s = trim(text);
   std::size_t i = 0;
   bool seen_digit = false, seen_dot = false;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !seen_dot))) {
+  while (i < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !seen_dot))) {
     seen_dot |= s[i] == '.';
     seen_digit |= s[i] != '.';
     ++i;
@@ -48,7 +49,8 @@ std::optional<std::uint64_t> parse_size(std::string_view text, std::string* erro
   std::string number(s.substr(0, i));
   auto power = unit_power(trim(s.substr(i)));
   if (!power) {
-    fail(error, text, "unknown unit '" + std::string(trim(s.substr(i))) + "' (use B, KiB, MiB, GiB, TiB)");
+    fail(error, text,
+         "unknown unit '" + std::string(trim(s.substr(i))) + "' (use B, KiB, MiB, GiB, TiB)");
     return std::nullopt;
   }
   long double value = std::strtold(number.c_str(), nullptr);

@@ -1,0 +1,312 @@
+// The recorder through its public API: nothing lost or reordered across
+// threads, tables and thread names reach the file, live-block tracking,
+// the exit hook, samples and environment options.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/recorder.hpp"
+#include "memtrail/trace_file.hpp"
+#include "trace_collector.hpp"
+
+namespace memtrail {
+namespace {
+
+using test::Collected;
+
+RecorderOptions quiet_options(const std::string& path) {
+  RecorderOptions o;
+  o.output = path;
+  o.stacks = false;
+  o.sample_interval_ms = 0;
+  return o;
+}
+
+struct RecorderTest : ::testing::Test {
+  std::string path = test::temp_path("recorder.mtr");
+  void TearDown() override {
+    stop();
+    std::remove(path.c_str());
+  }
+};
+
+TEST_F(RecorderTest, EightThreadsTimesAMillionEventsNothingLostNothingReordered) {
+  constexpr int kThreads = 8;
+  constexpr std::uint64_t kPerThread = 1'000'000;
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::uint32_t pool = register_pool({0, 0, "test", PoolKind::other, MemorySpace::host, -1});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, pool] {
+      set_thread_name("worker-" + std::to_string(t));
+      for (std::uint64_t i = 0; i < kPerThread; ++i) {
+        Event e;
+        e.kind = EventKind::alloc;
+        e.pool = pool;
+        e.address = 0x10000 + (i % 512) * 64;
+        e.size = 64;
+        e.requested = 64;
+        e.aux = i;  // per-thread sequence number
+        record(e);
+      }
+    });
+  for (auto& th : threads) th.join();
+  stop();
+
+  struct Counter : TraceVisitor {
+    std::map<std::uint32_t, std::string> names;
+    std::map<std::string, std::uint64_t> next;  // by thread name
+    std::uint64_t out_of_order = 0, total = 0, threads_unknown = 0;
+    void on_thread(const ThreadInfo& t) override { names[t.id] = t.name; }
+    void on_event(const Event& e) override {
+      if (e.kind != EventKind::alloc) return;
+      ++total;
+      auto it = names.find(e.thread);
+      if (it == names.end()) {
+        ++threads_unknown;
+        return;
+      }
+      std::uint64_t& expect = next[it->second];
+      if (e.aux != expect) ++out_of_order;
+      expect = e.aux + 1;
+    }
+  } c;
+  TraceReader reader(path);
+  ReadResult r = reader.read(c);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(c.total, kThreads * kPerThread);
+  EXPECT_EQ(c.out_of_order, 0u);
+  EXPECT_EQ(c.threads_unknown, 0u);
+  ASSERT_EQ(c.next.size(), static_cast<std::size_t>(kThreads));
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(c.next["worker-" + std::to_string(t)], kPerThread);
+}
+
+TEST_F(RecorderTest, EveryRecordFunctionAndTableReachesTheFile) {
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::uint32_t pool =
+      register_pool({0, 0, "activations", PoolKind::caching, MemorySpace::device, 2});
+  std::uint32_t scope = register_scope("step", ScopeKind::iteration, pool);
+  int block;
+  record_segment(EventKind::segment_reserve, pool, 0x7f0000000000, 2 << 20);
+  record_scope_begin(scope, pool);
+  record_alloc(pool, &block, 512, 500);
+  record_reuse(pool, &block, 512, 512);
+  record_free(pool, &block, 512);
+  record_scope_end(scope, pool);
+  record_segment(EventKind::segment_release, pool, 0x7f0000000000, 2 << 20, SegmentDetail::map);
+  record_mark("checkpoint");
+  stop();
+
+  Collected c;
+  ReadResult r = test::read_trace(path, c);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(c.events.size(), 8u);
+  auto addr = reinterpret_cast<std::uintptr_t>(&block);
+  const std::vector<
+      std::tuple<EventKind, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>>
+      expected = {
+          {EventKind::segment_reserve, 0x7f0000000000, 2 << 20, 0, 0},
+          {EventKind::scope_begin, 0, 0, 0, scope},
+          {EventKind::alloc, addr, 512, 500, 0},
+          {EventKind::reuse, addr, 512, 512, 0},
+          {EventKind::free, addr, 512, 0, 0},
+          {EventKind::scope_end, 0, 0, 0, scope},
+          {EventKind::segment_release, 0x7f0000000000, 2 << 20, 0, 0},
+          {EventKind::mark, 0, 0, 0, intern_string("checkpoint")},
+      };
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const Event& e = c.events[i];
+    auto [kind, a, size, req, aux] = expected[i];
+    EXPECT_EQ(e.kind, kind) << i;
+    EXPECT_EQ(e.address, a) << i;
+    EXPECT_EQ(e.size, size) << i;
+    EXPECT_EQ(e.requested, req) << i;
+    EXPECT_EQ(e.aux, aux) << i;
+    EXPECT_EQ(e.pool, i == 7 ? 0u : pool) << i;
+    EXPECT_NE(e.thread, 0u) << i;
+    if (i > 0) {
+      EXPECT_GE(e.time_ns, c.events[i - 1].time_ns);
+    }
+  }
+  EXPECT_EQ(c.events[6].detail, static_cast<std::uint8_t>(SegmentDetail::map));
+  EXPECT_EQ(c.events[2].detail, static_cast<std::uint8_t>(AllocFn::pool));
+  bool found_pool = false, found_scope = false, found_string = false;
+  for (auto& p : c.pools)
+    found_pool |= p.id == pool && p.name == "activations" && p.kind == PoolKind::caching &&
+                  p.space == MemorySpace::device && p.device == 2;
+  for (auto& s : c.scopes) found_scope |= s.id == scope && s.name == "step" && s.pool == pool;
+  for (auto& [id, text] : c.strings) found_string |= text == "checkpoint";
+  EXPECT_TRUE(found_pool && found_scope && found_string);
+  // Modules: the test program and libmemtrail.so, with build ids.
+  bool found_lib = false;
+  for (auto& m : c.modules)
+    found_lib |= m.path.find("libmemtrail.so") != std::string::npos && !m.build_id.empty() &&
+                 m.start < m.end;
+  EXPECT_TRUE(found_lib);
+  EXPECT_EQ(c.header.pid, static_cast<std::uint32_t>(::getpid()));
+  EXPECT_NE(c.header.command_line.find("test_recorder"), std::string::npos);
+}
+
+TEST_F(RecorderTest, ThreadNamesAndRenamesAreRecorded) {
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::thread([] {
+    set_thread_name("loader");
+    record_mark("a");
+    set_thread_name("loader-renamed-to-a-longer-name");
+    record_mark("b");
+  }).join();
+  stop();
+  Collected c;
+  ASSERT_TRUE(test::read_trace(path, c).ok);
+  ASSERT_EQ(c.events.size(), 2u);
+  std::vector<std::string> names;
+  for (auto& t : c.threads)
+    if (t.id == c.events[0].thread) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"loader", "loader-renamed-to-a-longer-name"}));
+}
+
+TEST_F(RecorderTest, LiveHeapBlocksAndThreadRegistry) {
+  RecorderOptions o = quiet_options(path);
+  o.track_live_heap = true;
+  ASSERT_TRUE(start(o));
+  std::uint32_t heap = heap_pool();
+  for (std::uintptr_t i = 1; i <= 10; ++i)
+    record_alloc(heap, reinterpret_cast<void*>(i * 0x100), i * 8, i * 8, AllocFn::malloc);
+  for (std::uintptr_t i = 1; i <= 10; i += 2)
+    record_free(heap, reinterpret_cast<void*>(i * 0x100), 0, AllocFn::free);
+  record_alloc(heap + 1000, reinterpret_cast<void*>(0x5000), 8, 8);  // another pool: not tracked
+  std::thread([heap] { record_alloc(heap, reinterpret_cast<void*>(0x9000), 1, 1); }).join();
+  detail::flush_all_threads();
+  auto live = detail::live_blocks();
+  std::map<std::uint64_t, std::uint64_t> got;
+  for (auto& b : live) got[b.address] = b.size;
+  EXPECT_EQ(got,
+            (std::map<std::uint64_t, std::uint64_t>{
+                {0x200, 16}, {0x400, 32}, {0x600, 48}, {0x800, 64}, {0xa00, 80}, {0x9000, 1}}));
+  auto threads = detail::thread_registry();
+  ASSERT_EQ(threads.size(), 2u);
+  int exited = 0, alive = 0;
+  for (auto& t : threads) {
+    (t.exited ? exited : alive)++;
+    EXPECT_LT(t.stack_low, t.stack_high);
+    EXPECT_NE(t.thread_pointer, 0u);
+    if (!t.exited) {
+      int local;
+      auto here = reinterpret_cast<std::uintptr_t>(&local);
+      EXPECT_TRUE(here >= t.stack_low && here < t.stack_high);
+      EXPECT_EQ(t.thread_pointer, reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer()));
+    }
+  }
+  EXPECT_EQ(exited, 1);
+  EXPECT_EQ(alive, 1);
+}
+
+int g_hook_calls = 0;
+void exit_hook() {
+  ++g_hook_calls;
+  Event e;
+  e.kind = EventKind::reachability;
+  e.address = 0x1234;
+  e.size = 99;
+  e.detail = static_cast<std::uint8_t>(LeakClass::direct);
+  detail::record_without_stack(e);
+}
+
+TEST_F(RecorderTest, ExitHookRunsBeforeTheTraceIsFinished) {
+  ASSERT_TRUE(start(quiet_options(path)));
+  detail::set_exit_hook(exit_hook);
+  record_mark("before");
+  stop();
+  detail::set_exit_hook(nullptr);
+  EXPECT_EQ(g_hook_calls, 1);
+  Collected c;
+  ReadResult r = test::read_trace(path, c);
+  ASSERT_TRUE(r.ok && r.complete) << r.error;
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(c.events[1].kind, EventKind::reachability);
+  EXPECT_EQ(c.events[1].address, 0x1234u);
+  EXPECT_EQ(c.events[1].size, 99u);
+}
+
+TEST_F(RecorderTest, SamplesCarryRss) {
+  RecorderOptions o = quiet_options(path);
+  o.sample_interval_ms = 1;
+  ASSERT_TRUE(start(o));
+  detail::flush_all_threads();  // the writer samples on its first round
+  stop();
+  Collected c;
+  ASSERT_TRUE(test::read_trace(path, c).ok);
+  int samples = 0;
+  for (auto& e : c.events)
+    if (e.kind == EventKind::sample) {
+      ++samples;
+      EXPECT_GT(sample_rss(e), 1u << 20);
+      EXPECT_GT(sample_heap_reserved(e), 0u);
+    }
+  EXPECT_GE(samples, 1);
+}
+
+TEST_F(RecorderTest, InternalGuardDropsEvents) {
+  ASSERT_TRUE(start(quiet_options(path)));
+  {
+    detail::ScopedInternal guard;
+    EXPECT_TRUE(detail::thread_is_internal());
+    record_mark("dropped");
+  }
+  EXPECT_FALSE(detail::thread_is_internal());
+  record_mark("kept");
+  stop();
+  Collected c;
+  ASSERT_TRUE(test::read_trace(path, c).ok);
+  ASSERT_EQ(c.events.size(), 1u);
+}
+
+TEST_F(RecorderTest, StartFailsWithOneLineForAnUnwritablePath) {
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(start("/nonexistent-dir/x.mtr"));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("/nonexistent-dir/x.mtr"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
+  EXPECT_FALSE(tracing());
+}
+
+TEST(RecorderOptionsTest, FromEnvironmentReadsKnownAndWarnsAboutUnknown) {
+  setenv("MEMTRAIL_OUTPUT", "/tmp/x-%p.mtr", 1);
+  setenv("MEMTRAIL_STACKS", "0", 1);
+  setenv("MEMTRAIL_STACK_DEPTH", "12", 1);
+  setenv("MEMTRAIL_SAMPLE_MS", "0", 1);
+  setenv("MEMTRAIL_FLUSH_MS", "250", 1);
+  setenv("MEMTRAIL_TRACK_LIVE_HEAP", "1", 1);
+  setenv("MEMTRAIL_STAKCS", "1", 1);
+  testing::internal::CaptureStderr();
+  RecorderOptions o = RecorderOptions::from_environment();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(o.output, "/tmp/x-%p.mtr");
+  EXPECT_FALSE(o.stacks);
+  EXPECT_EQ(o.stack_depth, 12);
+  EXPECT_EQ(o.sample_interval_ms, 0u);
+  EXPECT_EQ(o.flush_interval_ms, 250u);
+  EXPECT_TRUE(o.track_live_heap);
+  EXPECT_EQ(err, "memtrail: unknown environment variable MEMTRAIL_STAKCS (ignored)\n");
+
+  detail::add_known_environment_variable("MEMTRAIL_STAKCS");
+  setenv("MEMTRAIL_STACK_DEPTH", "lots", 1);
+  testing::internal::CaptureStderr();
+  o = RecorderOptions::from_environment();
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(o.stack_depth, 64);
+  EXPECT_EQ(err, "memtrail: MEMTRAIL_STACK_DEPTH=lots is not a number in 0..256; using 64\n");
+  for (const char* n :
+       {"MEMTRAIL_OUTPUT", "MEMTRAIL_STACKS", "MEMTRAIL_STACK_DEPTH", "MEMTRAIL_SAMPLE_MS",
+        "MEMTRAIL_FLUSH_MS", "MEMTRAIL_TRACK_LIVE_HEAP", "MEMTRAIL_STAKCS"})
+    unsetenv(n);
+}
+
+}  // namespace
+}  // namespace memtrail

@@ -1,0 +1,111 @@
+// Stack capture: an event recorded from a known call chain carries a stack
+// whose innermost frames are that chain's functions, with the recorder's own
+// frames skipped; identical stacks share one trie node.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+
+#include "memtrail/recorder.hpp"
+#include "trace_collector.hpp"
+
+// Exported (ENABLE_EXPORTS) and not inlined, so dladdr names them.
+extern "C" __attribute__((noinline)) void memtrail_test_inner(int n) {
+  for (int i = 0; i < n; ++i)
+    memtrail::record_alloc(1, reinterpret_cast<void*>(0x1000 + i), 16, 16);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void memtrail_test_middle(int n) {
+  memtrail_test_inner(n);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void memtrail_test_outer(int n) {
+  memtrail_test_middle(n);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void memtrail_test_skipping(void) {
+  memtrail::record(memtrail::Event{.kind = memtrail::EventKind::mark}, /*skip_frames=*/1);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void memtrail_test_skip_caller(void) {
+  memtrail_test_skipping();
+  asm volatile("" ::: "memory");
+}
+
+namespace memtrail {
+namespace {
+
+std::string symbol_of(std::uint64_t ip) {
+  Dl_info info;
+  // ip is a return address; ip - 1 lies inside the calling instruction.
+  if (dladdr(reinterpret_cast<void*>(ip - 1), &info) && info.dli_sname) return info.dli_sname;
+  return "?";
+}
+
+std::string module_of(std::uint64_t ip) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(ip - 1), &info) && info.dli_fname) return info.dli_fname;
+  return "?";
+}
+
+TEST(Stacks, KnownCallChainIsCapturedAndRecorderFramesAreSkipped) {
+  std::string path = test::temp_path("stacks.mtr");
+  RecorderOptions o;
+  o.output = path;
+  o.stack_depth = 10;
+  o.sample_interval_ms = 0;
+  ASSERT_TRUE(start(o));
+  register_pool({0, 0, "p", PoolKind::other, MemorySpace::host, -1});
+  memtrail_test_outer(3);
+  stop();
+
+  test::Collected c;
+  ReadResult r = test::read_trace(path, c);
+  std::remove(path.c_str());
+  ASSERT_TRUE(r.ok) << r.error;
+  std::map<std::uint32_t, StackNode> nodes;
+  for (auto& n : c.stack_nodes) nodes[n.id] = n;
+  std::vector<const Event*> allocs;
+  for (auto& e : c.events)
+    if (e.kind == EventKind::alloc) allocs.push_back(&e);
+  ASSERT_EQ(allocs.size(), 3u);
+  // The same call site: one leaf shared by all three events.
+  EXPECT_NE(allocs[0]->stack, 0u);
+  EXPECT_EQ(allocs[0]->stack, allocs[1]->stack);
+  EXPECT_EQ(allocs[1]->stack, allocs[2]->stack);
+
+  std::vector<std::uint64_t> frames;
+  for (std::uint32_t id = allocs[0]->stack; id != 0; id = nodes.at(id).parent)
+    frames.push_back(nodes.at(id).ip);
+  ASSERT_GE(frames.size(), 4u);
+  EXPECT_LE(frames.size(), 10u);  // stack_depth
+  EXPECT_EQ(symbol_of(frames[0]), "memtrail_test_inner");
+  EXPECT_EQ(symbol_of(frames[1]), "memtrail_test_middle");
+  EXPECT_EQ(symbol_of(frames[2]), "memtrail_test_outer");
+  for (std::uint64_t ip : frames)
+    EXPECT_EQ(module_of(ip).find("libmemtrail"), std::string::npos) << symbol_of(ip);
+}
+
+TEST(Stacks, SkipFramesDropsCallerFrames) {
+  std::string path = test::temp_path("stacks-skip.mtr");
+  RecorderOptions o;
+  o.output = path;
+  o.sample_interval_ms = 0;
+  ASSERT_TRUE(start(o));
+  memtrail_test_skip_caller();
+  stop();
+  test::Collected c;
+  ReadResult r = test::read_trace(path, c);
+  std::remove(path.c_str());
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(c.events.size(), 1u);
+  std::map<std::uint32_t, StackNode> nodes;
+  for (auto& n : c.stack_nodes) nodes[n.id] = n;
+  ASSERT_NE(c.events[0].stack, 0u);
+  // memtrail_test_skipping itself is skipped: the innermost frame is its caller.
+  EXPECT_EQ(symbol_of(nodes.at(c.events[0].stack).ip), "memtrail_test_skip_caller");
+}
+
+}  // namespace
+}  // namespace memtrail

@@ -1,0 +1,114 @@
+// Memory for per-thread event buffers, taken with mmap so the recorder never
+// calls malloc on the hot path (it runs inside a malloc interposer).
+//
+// A Block is a fixed-size run of raw events that one program thread appends
+// to and the writer thread consumes. The owner publishes bytes with a release
+// store of `used`; when the block is full it links a fresh one via `next`
+// (after its final `used` store), so a reader that sees `next` knows `used`
+// is final. Blocks go back to a free list that program threads pop from under
+// a spin lock: the only synchronisation a program thread ever does.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace memtrail::runtime {
+
+class SpinLock {
+ public:
+  void lock() noexcept {
+    while (flag_.test_and_set(std::memory_order_acquire))
+      while (flag_.test(std::memory_order_relaxed)) __builtin_ia32_pause();
+  }
+  void unlock() noexcept { flag_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+struct Block {
+  static constexpr std::size_t kBytes = 128 * 1024;  // mapping size, header included
+
+  std::atomic<Block*> next{nullptr};
+  std::atomic<std::uint32_t> used{0};
+  Block* free_next = nullptr;
+
+  unsigned char* data() noexcept { return reinterpret_cast<unsigned char*>(this + 1); }
+  static constexpr std::uint32_t capacity() noexcept {
+    return static_cast<std::uint32_t>(kBytes - sizeof(Block));
+  }
+};
+
+class BlockPool {
+ public:
+  // Never returns nullptr unless the system is out of address space.
+  Block* get() noexcept {
+    lock_.lock();
+    Block* b = free_;
+    if (b) free_ = b->free_next;
+    lock_.unlock();
+    if (!b) {
+      void* p = ::mmap(nullptr, Block::kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+      if (p == MAP_FAILED) return nullptr;
+      mapped_.fetch_add(1, std::memory_order_relaxed);
+      return new (p) Block;
+    }
+    b->next.store(nullptr, std::memory_order_relaxed);
+    b->used.store(0, std::memory_order_relaxed);
+    return b;
+  }
+  void put(Block* b) noexcept {
+    lock_.lock();
+    b->free_next = free_;
+    free_ = b;
+    lock_.unlock();
+  }
+  std::uint64_t blocks_mapped() const { return mapped_.load(std::memory_order_relaxed); }
+
+  // fork(): held across it so the child's copy of the free list is consistent.
+  void lock() noexcept { lock_.lock(); }
+  void unlock() noexcept { lock_.unlock(); }
+
+ private:
+  SpinLock lock_;
+  Block* free_ = nullptr;
+  std::atomic<std::uint64_t> mapped_{0};
+};
+
+// Bump allocator over mmap'ed slabs for small objects that live until the
+// process ends (per-thread state). Thread-safe, malloc-free.
+class Arena {
+ public:
+  void* allocate(std::size_t bytes) noexcept {
+    bytes = (bytes + 63) & ~std::size_t{63};
+    lock_.lock();
+    if (left_ < bytes) {
+      std::size_t slab = bytes > kSlab ? bytes : kSlab;
+      void* p = ::mmap(nullptr, slab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) {
+        lock_.unlock();
+        return nullptr;
+      }
+      next_ = static_cast<unsigned char*>(p);
+      left_ = slab;
+    }
+    void* out = next_;
+    next_ += bytes;
+    left_ -= bytes;
+    lock_.unlock();
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kSlab = 256 * 1024;
+  SpinLock lock_;
+  unsigned char* next_ = nullptr;
+  std::size_t left_ = 0;
+};
+
+}  // namespace memtrail::runtime

@@ -1,0 +1,163 @@
+// Recorder runtime internals shared by recorder.cpp (hot path and API),
+// writer_thread.cpp (draining and encoding) and process_hooks.cpp (exit,
+// signals, fork). One Session is one trace file; a fork child abandons its
+// parent's Session (its writer thread did not survive the fork) and builds
+// its own, so nothing the parent's writer held is ever touched again.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "block_pool.hpp"
+#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/recorder.hpp"
+#include "memtrail/trace_file.hpp"
+#include "module_map.hpp"
+#include "stack_trie.hpp"
+
+namespace memtrail::runtime {
+
+inline constexpr int kMaxStackDepth = 256;
+inline constexpr int kMaxNameBytes = 64;
+
+// What a program thread appends to its block for one event, followed by
+// `frames` return addresses (innermost first).
+struct RawEvent {
+  std::uint64_t time_ns;
+  std::uint64_t address, size, requested, aux;
+  std::uint32_t pool, stack;
+  std::uint8_t kind, detail;
+  std::uint16_t frames;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(RawEvent) == 56);
+// RawEvent::kind of a thread rename; its 8 "frames" hold the new name.
+inline constexpr std::uint8_t kRawRename = 0xff;
+
+struct Session;
+
+// Per-thread state, in the Session's mmap arena; lives until the process ends.
+struct ThreadBuffer {
+  Session* session = nullptr;
+  std::uint32_t id = 0;
+  std::uint64_t tid = 0;
+  std::uintptr_t stack_low = 0, stack_high = 0, thread_pointer = 0;
+  ThreadBuffer* next = nullptr;  // registry list, immutable once published
+
+  // Owner side.
+  Block* write_block = nullptr;
+  std::uint32_t write_pos = 0;
+
+  // Set by the thread-exit key destructor after the thread's last event.
+  std::atomic<bool> exited{false};
+
+  // Name at registration; later renames are kRawRename events.
+  char name[kMaxNameBytes] = {};
+
+  // Writer side.
+  Block* read_block = nullptr;
+  std::uint32_t read_pos = 0;
+  bool announced = false;
+  bool retired = false;  // exited and fully drained: blocks recycled
+};
+
+// Side tables with process-lifetime ids (pools, scopes, strings). A fork
+// child keeps them; each Session emits the entries it has not emitted yet.
+struct Tables {
+  std::mutex mutex;
+  std::vector<PoolInfo> pools;       // id = index + 1
+  std::vector<ScopeInfo> scopes;     // id = index + 1
+  std::vector<std::string> strings;  // id = index + 1
+  std::unordered_map<std::string, std::uint32_t> string_ids;
+};
+Tables& tables();
+
+struct LiveEntry {
+  std::uint64_t size;
+  std::uint64_t time_ns;
+  std::uint32_t stack, thread;
+};
+
+struct Session {
+  RecorderOptions options;
+  std::string path;
+  std::uint64_t start_monotonic_ns = 0;
+  int stack_frames = 0;  // 0 = stacks off
+
+  BlockPool blocks;
+  Arena arena;
+  std::atomic<ThreadBuffer*> registry{nullptr};
+  std::atomic<std::uint32_t> next_thread_id{1};
+
+  // Writer thread and the requests it serves.
+  std::unique_ptr<TraceWriter> writer;
+  std::thread writer_thread;
+  int wake_fd = -1;  // eventfd: async-signal-safe way to wake the writer
+  std::atomic<std::uint64_t> flush_requested{0};
+  std::atomic<std::uint64_t> flush_done{0};
+  std::atomic<bool> exit_requested{false};
+  std::atomic<bool> modules_dirty{false};
+  std::atomic<bool> failed{false};
+  // Held by the writer while it works (not while it waits) and by fork's
+  // prepare handler, so a fork never snapshots the writer holding a libc lock
+  // (the loader lock of dl_iterate_phdr, stdio) that the child would need.
+  std::mutex work_mutex;
+
+  // Writer-only state.
+  StackTrie trie;
+  ModuleMap modules;
+  std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
+  std::vector<std::pair<std::uint32_t, std::size_t>> pending;    // (thread id, offset in scratch)
+  std::vector<std::uint64_t> scratch;                            // raw events + ips, 8-byte words
+  std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
+  std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
+
+  // Live heap blocks (track_live_heap), maintained by the writer.
+  std::atomic<bool> track_live{false};
+  std::mutex live_mutex;
+  std::unordered_map<std::uint64_t, LiveEntry> live;
+  detail::HeapWindow window;  // under live_mutex; see reset_heap_window()
+
+  std::uint64_t now_ns() const;
+  void wake();
+  // Asks the writer to drain and flush; waits up to `timeout_ms` for it.
+  void request_flush(int timeout_ms);
+  void writer_main();
+  void drain();
+  void emit_tables();
+  void emit_sample(std::uint64_t time_ns);
+};
+
+// The active session (nullptr when not tracing).
+extern std::atomic<Session*> g_session;
+
+// Per-thread: reentrancy depth (>0 drops events), and the thread's buffer.
+// __thread + initial-exec: no TLS wrapper calls and no __tls_get_addr (which
+// may malloc) inside a malloc interposer.
+extern __thread int t_internal __attribute__((tls_model("initial-exec")));
+extern __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec")));
+
+std::string expand_output_path(const std::string& pattern, bool is_fork_child);
+TraceHeader make_header(std::uint64_t start_monotonic_ns);
+
+// process_hooks.cpp
+void install_process_hooks();
+// Marks `tb` exited when its thread ends (pthread key destructor).
+void watch_thread_exit(ThreadBuffer* tb);
+void run_exit_hook();
+
+// recorder.cpp
+void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]);
+bool start_session(const RecorderOptions& options, bool fork_child);
+void stop_session();
+
+}  // namespace memtrail::runtime

@@ -1,0 +1,333 @@
+// The writer thread of a Session: every few milliseconds it consumes the
+// events each program thread has published, merges them by time, turns ip
+// arrays into stack-trie ids, keeps the live-heap map, adds `sample` events
+// and hands everything to the TraceWriter. It flushes a chunk every
+// flush_interval_ms, and at once when a flush is requested.
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime.hpp"
+
+namespace memtrail::runtime {
+
+namespace {
+
+constexpr std::uint64_t kMs = 1'000'000;
+constexpr int kDrainPeriodMs = 10;
+
+std::uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
+}
+
+std::uint64_t rss_bytes() {
+  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  unsigned long long size = 0, resident = 0;
+  if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string read_file(const char* path) {
+  std::string out;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::string expand_output_path(const std::string& pattern, bool is_fork_child) {
+  std::string out;
+  bool has_pid = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size()) {
+      char c = pattern[i + 1];
+      if (c == 'p') {
+        out += std::to_string(::getpid());
+        has_pid = true;
+        ++i;
+        continue;
+      }
+      if (c == 'h') {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        out += host;
+        ++i;
+        continue;
+      }
+    }
+    out += pattern[i];
+  }
+  if (is_fork_child && !has_pid) {
+    // The child must not overwrite its parent's file: name.<pid>.mtr
+    std::size_t slash = out.rfind('/');
+    std::size_t dot = out.rfind('.');
+    std::string suffix = "." + std::to_string(::getpid());
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash) && dot != 0)
+      out.insert(dot, suffix);
+    else
+      out += suffix;
+  }
+  return out;
+}
+
+TraceHeader make_header(std::uint64_t start_monotonic_ns) {
+  TraceHeader h;
+  h.pid = static_cast<std::uint32_t>(::getpid());
+  h.ppid = static_cast<std::uint32_t>(::getppid());
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  h.start_realtime_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
+  h.start_monotonic_ns = start_monotonic_ns;
+  h.clock_id = CLOCK_MONOTONIC;
+  std::string cmdline = read_file("/proc/self/cmdline");
+  while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+  h.command_line = cmdline;
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) h.executable.assign(exe, static_cast<std::size_t>(n));
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  h.hostname = host;
+  return h;
+}
+
+std::uint64_t Session::now_ns() const {
+  return monotonic_ns() - start_monotonic_ns;
+}
+
+void Session::wake() {
+  std::uint64_t one = 1;
+  if (wake_fd >= 0) [[maybe_unused]]
+    ssize_t n = ::write(wake_fd, &one, sizeof one);
+}
+
+void Session::request_flush(int timeout_ms) {
+  std::uint64_t ticket = flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (std::this_thread::get_id() == writer_thread.get_id()) return;  // cannot wait for itself
+  wake();
+  // Polling keeps this usable from a signal handler (no condition variable).
+  timespec nap{0, 200'000};
+  for (int waited_us = 0; waited_us < timeout_ms * 1000; waited_us += 200) {
+    if (flush_done.load(std::memory_order_acquire) >= ticket) return;
+    if (!writer_thread.joinable()) return;
+    ::nanosleep(&nap, nullptr);
+  }
+}
+
+void Session::emit_tables() {
+  auto& t = tables();
+  std::lock_guard lock(t.mutex);
+  for (; emitted_strings < t.strings.size(); ++emitted_strings)
+    writer->add_string(static_cast<std::uint32_t>(emitted_strings + 1), t.strings[emitted_strings]);
+  for (; emitted_pools < t.pools.size(); ++emitted_pools) writer->add_pool(t.pools[emitted_pools]);
+  for (; emitted_scopes < t.scopes.size(); ++emitted_scopes)
+    writer->add_scope(t.scopes[emitted_scopes]);
+  for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
+    if (tb->announced) continue;
+    tb->announced = true;
+    writer->add_thread(ThreadInfo{tb->id, tb->tid, tb->name});
+  }
+}
+
+void Session::emit_sample(std::uint64_t time_ns) {
+  struct mallinfo2 mi = ::mallinfo2();
+  Event e;
+  e.kind = EventKind::sample;
+  e.time_ns = time_ns;
+  e.address = rss_bytes();
+  e.size = mi.uordblks + mi.hblkhd;
+  e.requested = mi.arena + mi.hblkhd;
+  writer->add_event(e);
+}
+
+void Session::drain() {
+  pending.clear();
+  scratch.clear();
+  std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
+  constexpr std::size_t kHeaderWords = sizeof(RawEvent) / 8;
+  // 1. Copy every thread's published events out of its blocks.
+  for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
+    tids[tb->id] = tb->tid;
+    if (tb->retired) continue;
+    bool exited = tb->exited.load(std::memory_order_acquire);
+    for (;;) {
+      Block* b = tb->read_block;
+      Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
+      std::uint32_t used = b->used.load(std::memory_order_acquire);
+      while (tb->read_pos < used) {
+        const unsigned char* p = b->data() + tb->read_pos;
+        RawEvent raw;
+        std::memcpy(&raw, p, sizeof raw);
+        std::size_t words = kHeaderWords + raw.frames;
+        pending.emplace_back(tb->id, scratch.size());
+        scratch.resize(scratch.size() + words);
+        std::memcpy(scratch.data() + scratch.size() - words, p, words * 8);
+        tb->read_pos += static_cast<std::uint32_t>(words * 8);
+      }
+      if (!next) break;
+      tb->read_block = next;
+      tb->read_pos = 0;
+      blocks.put(b);
+    }
+    if (exited) {  // the thread can no longer write: give its last block back
+      blocks.put(tb->read_block);
+      tb->retired = true;
+    }
+  }
+  // 2. Tables first: everything registered before these events were published.
+  emit_tables();
+  if (modules_dirty.exchange(false, std::memory_order_acq_rel))
+    modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
+
+  // 3. Merge threads by time; each thread's own events are already in order.
+  auto time_of = [&](const std::pair<std::uint32_t, std::size_t>& p) { return scratch[p.second]; };
+  std::stable_sort(pending.begin(), pending.end(),
+                   [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
+
+  bool rescanned = false;
+  auto on_node = [&](const StackNode& n) {
+    if (!rescanned && !modules.contains(n.ip)) {
+      rescanned = true;
+      modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
+    }
+    writer->add_stack_node(n);
+  };
+  bool live_on = track_live.load(std::memory_order_acquire);
+  // The heap window (reset_heap_window) counts blocks allocated since a moment.
+  auto window_add = [&](const LiveEntry& b) {
+    if (b.time_ns < window.since_ns) return;
+    window.live_bytes += b.size;
+    window.live_blocks += 1;
+    if (window.live_bytes > window.peak_bytes) window.peak_bytes = window.live_bytes;
+  };
+  auto window_remove = [&](const LiveEntry& b) {
+    if (b.time_ns < window.since_ns) return;
+    window.live_bytes -= b.size;
+    window.live_blocks -= 1;
+  };
+  std::uint32_t heap = live_on ? memtrail::heap_pool() : 0;
+  std::unique_lock live_lock(live_mutex, std::defer_lock);
+  if (live_on) live_lock.lock();
+  for (const auto& [thread, offset] : pending) {
+    RawEvent raw;
+    std::memcpy(&raw, scratch.data() + offset, sizeof raw);
+    if (raw.kind == kRawRename) {
+      char name[kMaxNameBytes];
+      std::memcpy(name, scratch.data() + offset + kHeaderWords, sizeof name);
+      name[kMaxNameBytes - 1] = '\0';
+      writer->add_thread(ThreadInfo{thread, tids[thread], name});
+      continue;
+    }
+    Event e;
+    e.time_ns = raw.time_ns;
+    e.thread = thread;
+    e.pool = raw.pool;
+    e.kind = static_cast<EventKind>(raw.kind);
+    e.detail = raw.detail;
+    e.address = raw.address;
+    e.size = raw.size;
+    e.requested = raw.requested;
+    e.aux = raw.aux;
+    e.stack = raw.frames ? trie.intern(scratch.data() + offset + kHeaderWords, raw.frames, on_node)
+                         : raw.stack;
+    if (live_on && e.pool == heap) {
+      if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
+        auto [it, fresh] = live.try_emplace(e.address);
+        if (!fresh) window_remove(it->second);  // its free was lost
+        it->second = LiveEntry{e.size, e.time_ns, e.stack, e.thread};
+        window_add(it->second);
+      } else if (e.kind == EventKind::free) {
+        if (auto it = live.find(e.address); it != live.end()) {
+          window_remove(it->second);
+          live.erase(it);
+        }
+      }
+    }
+    writer->add_event(e);
+  }
+}
+
+void Session::writer_main() {
+  t_internal = 1;  // this thread is never traced
+  pthread_setname_np(pthread_self(), "memtrail-writer");
+  std::uint64_t now = now_ns();
+  next_flush_ns = now + options.flush_interval_ms * kMs;
+  next_sample_ns = options.sample_interval_ms ? now : UINT64_MAX;
+  try {
+    std::lock_guard work(work_mutex);
+    modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memtrail: %s\n", e.what());
+    failed.store(true);
+  }
+  for (;;) {
+    now = now_ns();
+    std::uint64_t wait_ns = kDrainPeriodMs * kMs;
+    for (std::uint64_t deadline : {next_flush_ns, next_sample_ns})
+      if (deadline > now)
+        wait_ns = std::min(wait_ns, deadline - now);
+      else
+        wait_ns = 0;
+    if (wait_ns > 0 &&
+        flush_requested.load(std::memory_order_acquire) ==
+            flush_done.load(std::memory_order_acquire) &&
+        !exit_requested.load(std::memory_order_acquire)) {
+      pollfd pfd{wake_fd, POLLIN, 0};
+      ::poll(&pfd, 1, static_cast<int>((wait_ns + kMs - 1) / kMs));
+      std::uint64_t drainer;
+      [[maybe_unused]] ssize_t n = ::read(wake_fd, &drainer, sizeof drainer);
+    }
+    std::lock_guard work(work_mutex);
+    std::uint64_t ticket = flush_requested.load(std::memory_order_acquire);
+    bool exiting = exit_requested.load(std::memory_order_acquire);
+    if (!failed.load(std::memory_order_relaxed)) {
+      try {
+        drain();
+        now = now_ns();
+        if (now >= next_sample_ns) {
+          emit_sample(now);
+          next_sample_ns = now + options.sample_interval_ms * kMs;
+        }
+        if (now >= next_flush_ns || ticket != flush_done.load(std::memory_order_relaxed) ||
+            exiting) {
+          writer->flush();
+          next_flush_ns = now + options.flush_interval_ms * kMs;
+        }
+        if (exiting) writer->finish();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
+        failed.store(true);
+        detail::g_tracing.store(false, std::memory_order_release);
+      }
+    }
+    flush_done.store(ticket, std::memory_order_release);
+    if (exiting) break;
+  }
+  writer.reset();  // closes the file
+  // wake_fd stays open: a late flush request from another thread may still
+  // write to it, and a closed (reused) descriptor would be worse than one fd.
+}
+
+}  // namespace memtrail::runtime

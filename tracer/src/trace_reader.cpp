@@ -483,11 +483,11 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
     try {
       bool more =
           m.decode_chunk(m.payload.data(), raw, static_cast<std::uint32_t>(count), visitor, r);
-      ++r.chunks;
-      if (!more) {
+      if (!more) {  // the visitor stopped reading inside this chunk
         r.ok = true;
         return r;
       }
+      ++r.chunks;
     } catch (const DecodeError& e) {
       r.error = m.path + ": " + e.what + at(chunk_offset);
       return r;

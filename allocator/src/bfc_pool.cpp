@@ -254,7 +254,9 @@ struct BfcPool::Impl {
     std::uint64_t bytes = std::min(curr_region_allocation_bytes, available);
     void* mem = upstream.allocate_segment(bytes, kMinAllocationSize, &last_failure);
     while (!mem) {
-      bytes = rounded_bytes(static_cast<std::uint64_t>(static_cast<double>(bytes) * 0.9));
+      // tsl multiplies by a float constant: same arithmetic, same sizes.
+      constexpr float kBackpedalFactor = 0.9f;
+      bytes = rounded_bytes(static_cast<std::uint64_t>(static_cast<float>(bytes) * kBackpedalFactor));
       if (bytes < rounded) return false;
       mem = upstream.allocate_segment(bytes, kMinAllocationSize, &last_failure);
     }

@@ -1,11 +1,238 @@
-// PLACEHOLDER: replaced by the work that implements 'memtrail check'.
-#include <cstdio>
+// memtrail check: the CI gate. Parses options and a policy file, runs the
+// analysis and prints the verdicts computed by memtrail/check.hpp.
+// Exit codes: 0 every limit held, 1 a limit was exceeded (or, with --run, the
+// program failed), 2 usage or input error.
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_args.hpp"
 #include "commands.hpp"
+#include "memtrail/check.hpp"
+#include "memtrail/size.hpp"
 
 namespace memtrail::cli {
-int cmd_check(int, char**) {
-  std::fprintf(stderr, "memtrail check: not implemented yet\n");
-  return 2;
+namespace {
+
+void print_usage() {
+  std::printf(
+      "usage: memtrail check TRACE [OPTIONS]\n"
+      "       memtrail check [OPTIONS] --run [--trace FILE] -- PROGRAM [ARGS...]\n"
+      "\n"
+      "Fails (exit 1) when a trace exceeds its memory limits; exit 2 on bad input.\n"
+      "With no limit and no baseline, any leak fails.\n"
+      "\n"
+      "limits:\n"
+      "  --max-leaked SIZE        leaked bytes (direct + indirect) allowed, e.g. 0, 4KiB\n"
+      "  --max-leaked-blocks N    leaked blocks allowed\n"
+      "  --max-peak SIZE          peak used bytes (process-wide, or per --pool)\n"
+      "  --max-reserved SIZE      peak reserved bytes of each pool\n"
+      "  --suppressions FILE      LeakSanitizer-style 'leak:PATTERN' lines (repeatable)\n"
+      "  --no-default-suppressions  keep the C/C++ runtime's one-time allocations\n"
+      "  --baseline FILE          fail on new leak sites, grown leaks, or peaks above it\n"
+      "  --tolerance PCT          allowed peak growth over the baseline (default 0)\n"
+      "  --write-baseline FILE    write this trace's leak sites and peaks as a baseline\n"
+      "  --policy FILE            JSON with limits and suppressions (flags override it)\n"
+      "  --junit FILE             write a JUnit XML report (one testcase per limit)\n"
+      "  --top N                  offending sites shown per failure (default 5)\n"
+      "  --run                    run PROGRAM under 'memtrail run' first, then check\n"
+      "  --trace FILE             with --run: keep the trace here (default: temporary)\n"
+      "\n"
+      "analysis:\n%s",
+      kAnalysisOptionsHelp);
 }
+
+struct Flags {
+  std::optional<std::uint64_t> max_leaked, max_leaked_blocks, max_peak, max_reserved;
+  std::optional<double> tolerance;
+  std::optional<std::size_t> top;
+  std::vector<std::string> suppression_files;
+  bool no_default_suppressions = false;
+  std::string baseline, write_baseline, junit, policy, trace, run_trace;
+  bool run = false;
+  std::vector<std::string> program;
+};
+
+bool size_value(Args& args, const char* name, std::optional<std::uint64_t>& out) {
+  std::string v;
+  if (!args.value(name, v)) return false;
+  if (args.failed()) return true;
+  std::string why;
+  if (auto n = parse_size(v, &why))
+    out = *n;
+  else
+    args.fail(std::string(name) + ": " + why);
+  return true;
+}
+
+// Runs `memtrail run` (this same binary) on the program; returns its exit
+// status, or -1 with a message when it could not be started.
+int run_program(const std::string& trace, const std::vector<std::string>& program) {
+  std::vector<std::string> argv_s = {"memtrail", "run", "--no-follow", "-o", trace, "--"};
+  argv_s.insert(argv_s.end(), program.begin(), program.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    execv("/proc/self/exe", argv.data());
+    std::fprintf(stderr, "memtrail check: cannot run memtrail run\n");
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+int cmd_check(int argc, char** argv) {
+  Args args("check", argc, argv);
+  Flags f;
+  AnalysisOptions options;
+  std::uint64_t top = 0;
+  std::string v;
+  while (!args.done()) {
+    if (args.flag("--help") || args.flag("-h")) {
+      print_usage();
+      return 0;
+    } else if (size_value(args, "--max-leaked", f.max_leaked) ||
+               size_value(args, "--max-peak", f.max_peak) ||
+               size_value(args, "--max-reserved", f.max_reserved)) {
+    } else if (args.number("--max-leaked-blocks", top)) {
+      f.max_leaked_blocks = top;
+    } else if (args.number("--top", top)) {
+      f.top = top;
+    } else if (args.value("--tolerance", v)) {
+      char* end = nullptr;
+      double pct = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(pct >= 0))
+        args.fail("--tolerance: '" + v + "' is not a percentage >= 0");
+      f.tolerance = pct;
+    } else if (args.value("--suppressions", v)) {
+      f.suppression_files.push_back(v);
+    } else if (args.flag("--no-default-suppressions")) {
+      f.no_default_suppressions = true;
+    } else if (args.value("--baseline", f.baseline) ||
+               args.value("--write-baseline", f.write_baseline) || args.value("--junit", f.junit) ||
+               args.value("--policy", f.policy) || args.value("--trace", f.run_trace)) {
+    } else if (args.flag("--run")) {
+      f.run = true;
+    } else if (args.flag("--")) {
+      while (!args.done()) f.program.push_back(args.take());
+    } else if (take_analysis_option(args, options)) {
+    } else if (args.is_option()) {
+      return args.unknown();
+    } else if (f.run) {
+      while (!args.done()) f.program.push_back(args.take());
+    } else if (f.trace.empty()) {
+      f.trace = args.take();
+    } else {
+      args.fail("more than one trace file ('" + f.trace + "' and '" + args.take() + "')");
+    }
+  }
+  if (!args.failed()) {
+    if (f.run && f.program.empty())
+      args.fail("--run needs a program after '--'");
+    else if (f.run && !f.trace.empty())
+      args.fail("give either a trace file or --run, not both");
+    else if (!f.run && f.trace.empty())
+      args.fail("missing the trace file");
+    else if (!f.run && !f.run_trace.empty())
+      args.fail("--trace only goes with --run");
+    else if (f.tolerance && f.baseline.empty() && f.policy.empty())
+      args.fail("--tolerance needs --baseline");
+  }
+  if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
+
+  // Policy first, then the flags on top of it.
+  CheckConfig config;
+  std::string error;
+  if (!f.policy.empty() && !load_policy(f.policy, config, &error)) {
+    std::fprintf(stderr, "memtrail check: %s\n", error.c_str());
+    return 2;
+  }
+  if (f.max_leaked) config.max_leaked_bytes = f.max_leaked;
+  if (f.max_leaked_blocks) config.max_leaked_blocks = f.max_leaked_blocks;
+  if (f.max_peak) config.max_peak_bytes = f.max_peak;
+  if (f.max_reserved) config.max_reserved_bytes = f.max_reserved;
+  if (f.tolerance) config.tolerance_percent = *f.tolerance;
+  if (f.top) config.top_sites = *f.top;
+  if (!f.baseline.empty()) config.baseline = f.baseline;
+  if (f.no_default_suppressions) config.default_suppressions = false;
+  config.suppression_files.insert(config.suppression_files.end(), f.suppression_files.begin(),
+                                  f.suppression_files.end());
+  if (!options.pools.empty()) config.pools = options.pools;  // --pool replaces the policy's
+  options.pools = config.pools;
+
+  SuppressionSet suppressions;
+  if (!build_suppressions(config, suppressions, &error)) {
+    std::fprintf(stderr, "memtrail check: %s\n", error.c_str());
+    return 2;
+  }
+  Baseline baseline;
+  if (!config.baseline.empty() && !load_baseline(config.baseline, baseline, &error)) {
+    std::fprintf(stderr, "memtrail check: %s\n", error.c_str());
+    return 2;
+  }
+
+  auto started = std::chrono::steady_clock::now();
+  std::string trace = f.trace;
+  bool remove_trace = false;
+  if (f.run) {
+    trace = f.run_trace;
+    if (trace.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      trace = std::string(tmp && *tmp ? tmp : "/tmp") + "/memtrail-check-" +
+              std::to_string(getpid()) + ".mtr";
+      remove_trace = true;
+    }
+    int status = run_program(trace, f.program);
+    if (status != 0) {
+      std::fprintf(stderr, "memtrail check: '%s' exited with status %d\n", f.program[0].c_str(),
+                   status);
+      if (remove_trace) unlink(trace.c_str());
+      return status == 2 || status == 127 ? 2 : 1;
+    }
+  }
+
+  Analysis a = analyze(trace, options);
+  if (remove_trace) unlink(trace.c_str());
+  if (int rc = report_input_status("check", a); rc != 0) return rc;
+
+  CheckResult result =
+      run_check(a, config, suppressions, config.baseline.empty() ? nullptr : &baseline);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (!f.write_baseline.empty()) {
+    std::ofstream out(f.write_baseline, std::ios::binary | std::ios::trunc);
+    out << baseline_to_json(make_baseline(a, suppressions)).dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "memtrail check: cannot write baseline '%s'\n",
+                   f.write_baseline.c_str());
+      return 2;
+    }
+  }
+  if (!f.junit.empty()) {
+    std::ofstream out(f.junit, std::ios::binary | std::ios::trunc);
+    out << to_junit_xml(result, "memtrail check " + (f.run ? f.program[0] : trace), seconds);
+    if (!out) {
+      std::fprintf(stderr, "memtrail check: cannot write JUnit report '%s'\n", f.junit.c_str());
+      return 2;
+    }
+  }
+  std::fputs(format_check_text(result, suppressions).c_str(), result.passed() ? stdout : stderr);
+  return result.passed() ? 0 : 1;
+}
+
 }  // namespace memtrail::cli

@@ -1,0 +1,293 @@
+// The verdicts of `memtrail check`: each configured limit becomes one
+// CheckItem that says the limit, the measured value and, when it failed,
+// the sites responsible with their symbolized stacks.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
+#include "memtrail/check.hpp"
+#include "memtrail/size.hpp"
+
+namespace memtrail {
+
+namespace {
+
+// "6885 bytes (6.72 KiB)": exact for tests and scripts, readable for people.
+std::string bytes_text(std::uint64_t n) {
+  std::string s = std::to_string(n) + (n == 1 ? " byte" : " bytes");
+  if (n >= 1024) s += " (" + format_size(n) + ")";
+  return s;
+}
+
+std::string blocks_text(std::uint64_t n) {
+  return std::to_string(n) + (n == 1 ? " block" : " blocks");
+}
+
+const char* kind_name(LeakClass k) {
+  switch (k) {
+    case LeakClass::indirect:
+      return "Indirect";
+    case LeakClass::reachable:
+      return "Reachable";
+    default:
+      return "Direct";
+  }
+}
+
+struct UnsuppressedLeak {
+  const LeakSite* leak;
+  const Site* site;
+};
+
+double limit_with_tolerance(std::uint64_t base, double tolerance_percent) {
+  return static_cast<double>(base) * (1.0 + tolerance_percent / 100.0);
+}
+
+}  // namespace
+
+std::string describe_site(const std::vector<Frame>& frames, std::size_t max_frames,
+                          const std::string& indent) {
+  std::string out;
+  std::size_t i = 0;
+  for (const Frame& f : frames) {
+    if (i == max_frames) {
+      out += indent + "... " + std::to_string(frames.size() - i) + " more frames\n";
+      break;
+    }
+    out += indent + "#" + std::to_string(i++) + " " + f.describe() + "\n";
+  }
+  if (frames.empty()) out += indent + "(no stack recorded)\n";
+  return out;
+}
+
+bool CheckResult::passed() const {
+  return failures() == 0;
+}
+
+std::size_t CheckResult::failures() const {
+  return static_cast<std::size_t>(
+      std::count_if(items.begin(), items.end(), [](const CheckItem& i) { return !i.passed; }));
+}
+
+CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionSet& suppressions,
+                      const Baseline* baseline) {
+  CheckResult r;
+  for (auto& rule : suppressions.rules) rule.sites = rule.blocks = rule.bytes = 0;
+
+  // Leaks after suppressions, largest first (a.leaks.sites is sorted).
+  std::vector<UnsuppressedLeak> leaks;
+  for (const LeakSite& ls : a.leaks.sites) {
+    if (ls.kind == LeakClass::reachable) continue;
+    const Site& site = a.sites[ls.site];
+    int rule = suppressions.match(site.frames);
+    if (rule >= 0) {
+      Suppression& s = suppressions.rules[static_cast<std::size_t>(rule)];
+      s.sites += 1;
+      s.blocks += ls.blocks;
+      s.bytes += ls.bytes;
+      r.suppressed_bytes += ls.bytes;
+      r.suppressed_blocks += ls.blocks;
+      continue;
+    }
+    r.leaked_bytes += ls.bytes;
+    r.leaked_blocks += ls.blocks;
+    leaks.push_back({&ls, &site});
+  }
+  r.peak_used_bytes = a.summary.peak_used_bytes;
+
+  auto leak_details = [&](auto&& keep) {
+    std::string d;
+    std::size_t shown = 0;
+    for (const auto& l : leaks) {
+      if (!keep(l)) continue;
+      if (shown++ == config.top_sites) {
+        d += "  ... more leak sites (raise --top to see them)\n";
+        break;
+      }
+      d += "  " + std::string(kind_name(l.leak->kind)) + " leak of " + bytes_text(l.leak->bytes) +
+           " in " + blocks_text(l.leak->blocks) + " allocated from:\n";
+      d += describe_site(l.site->frames, config.frames_per_site, "    ");
+    }
+    return d;
+  };
+  auto all_leaks = [](const UnsuppressedLeak&) { return true; };
+  std::string suppressed_note = r.suppressed_bytes
+                                    ? "; " + bytes_text(r.suppressed_bytes) + " in " +
+                                          blocks_text(r.suppressed_blocks) + " suppressed"
+                                    : "";
+
+  // With nothing configured, any leak fails (LeakSanitizer's default).
+  bool nothing_configured = !config.max_leaked_bytes && !config.max_leaked_blocks &&
+                            !config.max_peak_bytes && !config.max_reserved_bytes && !baseline;
+  std::optional<std::uint64_t> max_leaked = config.max_leaked_bytes;
+  if (nothing_configured) max_leaked = 0;
+
+  if (max_leaked) {
+    CheckItem item;
+    item.name = "leaked-bytes";
+    item.passed = r.leaked_bytes <= *max_leaked;
+    item.summary = "leaked " + bytes_text(r.leaked_bytes) + " in " + blocks_text(r.leaked_blocks) +
+                   "; limit " + bytes_text(*max_leaked) + suppressed_note;
+    if (!item.passed) item.details = leak_details(all_leaks);
+    r.items.push_back(std::move(item));
+  }
+  if (config.max_leaked_blocks) {
+    CheckItem item;
+    item.name = "leaked-blocks";
+    item.passed = r.leaked_blocks <= *config.max_leaked_blocks;
+    item.summary = "leaked " + blocks_text(r.leaked_blocks) + " (" + bytes_text(r.leaked_bytes) +
+                   "); limit " + blocks_text(*config.max_leaked_blocks) + suppressed_note;
+    if (!item.passed) item.details = leak_details(all_leaks);
+    r.items.push_back(std::move(item));
+  }
+
+  // Sites with the most bytes live at the peak, optionally of one pool.
+  auto peak_details = [&](std::optional<std::uint32_t> pool) {
+    std::string d;
+    std::size_t shown = 0;
+    for (std::uint32_t i : top_sites(a, SiteOrder::peak, 0)) {
+      const Site& s = a.sites[i];
+      if (pool && s.pool != *pool) continue;
+      if (shown++ == config.top_sites) break;
+      d += "  " + bytes_text(s.peak_bytes) + " live at the peak, allocated from:\n";
+      d += describe_site(s.frames, config.frames_per_site, "    ");
+    }
+    return d;
+  };
+
+  if (config.max_peak_bytes) {
+    if (config.pools.empty()) {
+      CheckItem item;
+      item.name = "peak-used";
+      item.passed = a.summary.peak_used_bytes <= *config.max_peak_bytes;
+      item.summary = "peak used " + bytes_text(a.summary.peak_used_bytes) + "; limit " +
+                     bytes_text(*config.max_peak_bytes);
+      if (!item.passed) item.details = peak_details(std::nullopt);
+      r.items.push_back(std::move(item));
+    } else {
+      for (const std::string& name : config.pools) {
+        const PoolStats* p = a.pool_by_name(name);
+        CheckItem item;
+        item.name = "peak-used[" + name + "]";
+        std::uint64_t peak = p ? p->peak_used_bytes : 0;
+        item.passed = peak <= *config.max_peak_bytes;
+        item.summary = "pool '" + name + "' peak used " + bytes_text(peak) + "; limit " +
+                       bytes_text(*config.max_peak_bytes) + (p ? "" : " (pool not in the trace)");
+        if (!item.passed) item.details = peak_details(p->info.id);
+        r.items.push_back(std::move(item));
+      }
+    }
+  }
+  if (config.max_reserved_bytes) {
+    for (const PoolStats& p : a.pools) {
+      if (!config.pools.empty() &&
+          std::find(config.pools.begin(), config.pools.end(), p.info.name) == config.pools.end())
+        continue;
+      CheckItem item;
+      item.name = "peak-reserved[" + p.info.name + "]";
+      item.passed = p.peak_reserved_bytes <= *config.max_reserved_bytes;
+      item.summary = "pool '" + p.info.name + "' peak reserved " +
+                     bytes_text(p.peak_reserved_bytes) + "; limit " +
+                     bytes_text(*config.max_reserved_bytes);
+      if (!item.passed)
+        item.details = "  reserved is held by " + std::to_string(p.segment_reserves) +
+                       " segment reserves; peak used was " + bytes_text(p.peak_used_bytes) + "\n";
+      r.items.push_back(std::move(item));
+    }
+  }
+
+  if (baseline) {
+    // New leak sites always fail; known ones may not grow.
+    std::map<std::string, const BaselineSite*> known;
+    for (const auto& s : baseline->leaks) known[s.key] = &s;
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> now;  // key -> bytes, blocks
+    std::map<std::string, std::vector<const UnsuppressedLeak*>> by_key;
+    for (const auto& l : leaks) {
+      std::string key = site_key(l.site->frames);
+      now[key].first += l.leak->bytes;
+      now[key].second += l.leak->blocks;
+      by_key[key].push_back(&l);
+    }
+    CheckItem item;
+    item.name = "baseline-leak-sites";
+    std::size_t new_sites = 0, grown = 0;
+    std::string d;
+    for (const auto& [key, v] : now) {
+      auto it = known.find(key);
+      bool is_new = it == known.end();
+      if (!is_new && v.first <= it->second->bytes) continue;
+      (is_new ? new_sites : grown) += 1;
+      d += is_new ? "  New leak site: " + bytes_text(v.first) + " in " + blocks_text(v.second) +
+                        ", allocated from:\n"
+                  : "  Leak grew from " + bytes_text(it->second->bytes) + " to " +
+                        bytes_text(v.first) + ", allocated from:\n";
+      d += describe_site(by_key[key].front()->site->frames, config.frames_per_site, "    ");
+    }
+    item.passed = new_sites == 0 && grown == 0;
+    item.summary = std::to_string(now.size()) + " leak sites, " + std::to_string(new_sites) +
+                   " new and " + std::to_string(grown) + " grown since the baseline (" +
+                   std::to_string(baseline->leaks.size()) + " sites)";
+    item.details = d;
+    r.items.push_back(std::move(item));
+
+    auto peak_item = [&](const std::string& name, const std::string& what, std::uint64_t measured,
+                         std::uint64_t base) {
+      CheckItem i;
+      i.name = name;
+      double limit = limit_with_tolerance(base, config.tolerance_percent);
+      i.passed = static_cast<double>(measured) <= limit;
+      char tol[32];
+      std::snprintf(tol, sizeof tol, "%g%%", config.tolerance_percent);
+      i.summary = what + " " + bytes_text(measured) + "; baseline " + bytes_text(base) + " + " +
+                  tol + " tolerance";
+      r.items.push_back(std::move(i));
+      return r.items.size() - 1;
+    };
+    if (config.pools.empty()) {
+      std::size_t i = peak_item("baseline-peak-used", "peak used", a.summary.peak_used_bytes,
+                                baseline->peak_used_bytes);
+      if (!r.items[i].passed) r.items[i].details = peak_details(std::nullopt);
+    }
+    for (const auto& bp : baseline->pools) {
+      const PoolStats* p = a.pool_by_name(bp.name);
+      if (!p) continue;
+      if (!config.pools.empty() &&
+          std::find(config.pools.begin(), config.pools.end(), bp.name) == config.pools.end())
+        continue;
+      std::size_t i =
+          peak_item("baseline-peak-used[" + bp.name + "]", "pool '" + bp.name + "' peak used",
+                    p->peak_used_bytes, bp.peak_used_bytes);
+      if (!r.items[i].passed) r.items[i].details = peak_details(p->info.id);
+      peak_item("baseline-peak-reserved[" + bp.name + "]", "pool '" + bp.name + "' peak reserved",
+                p->peak_reserved_bytes, bp.peak_reserved_bytes);
+    }
+  }
+  return r;
+}
+
+std::string format_check_text(const CheckResult& r, const SuppressionSet& suppressions) {
+  std::string out;
+  for (const CheckItem& item : r.items) {
+    out += (item.passed ? "PASS " : "FAIL ") + item.name + ": " + item.summary + "\n";
+    if (!item.passed) out += item.details;
+  }
+  bool any_used = false;
+  for (const auto& s : suppressions.rules) any_used |= s.sites > 0;
+  if (any_used) {
+    out += "Suppressions used:\n  count      bytes template\n";
+    for (const auto& s : suppressions.rules) {
+      if (s.sites == 0) continue;
+      char line[64];
+      std::snprintf(line, sizeof line, "  %5" PRIu64 " %10" PRIu64 " ", s.sites, s.bytes);
+      out += line + ("leak:" + s.pattern) + " (" + s.origin + ")\n";
+    }
+  }
+  std::size_t failed = r.failures();
+  out += failed ? "memtrail check: FAILED, " + std::to_string(failed) + " of " +
+                      std::to_string(r.items.size()) + " limits exceeded\n"
+                : "memtrail check: passed, " + std::to_string(r.items.size()) + " limits checked\n";
+  return out;
+}
+
+}  // namespace memtrail

@@ -235,6 +235,9 @@ int cmd_run(int argc, char** argv) {
   setenv("MEMTRAIL_STACK_DEPTH", std::to_string(options.depth).c_str(), 1);
   setenv("MEMTRAIL_SAMPLE_MS", std::to_string(options.sample_ms).c_str(), 1);
   setenv("MEMTRAIL_FOLLOW", options.follow ? "1" : "0", 1);
+  // The preload library starts the recorder itself, with live-heap tracking
+  // and its pools registered first; libmemtrail.so must not start earlier.
+  setenv("MEMTRAIL_AUTOSTART", "0", 1);
 
   std::fflush(nullptr);
   pid_t child = fork();

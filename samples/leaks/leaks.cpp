@@ -90,6 +90,10 @@ NOINLINE void leak_in_threads() {
 
 // --- reachable at exit ---------------------------------------------------
 
+}  // namespace
+
+// External linkage, and laundered after the stores: the compiler must not
+// drop these allocations as dead stores.
 struct Table {
   void* rows[4];
 };
@@ -98,11 +102,16 @@ char* g_interior;            // points 40 bytes into a 100-byte block (interior)
 thread_local void* t_cache;  // main thread's static TLS: a 96-byte block
 std::FILE* g_devnull;        // an open stream: its FILE and buffer stay reachable
 
+namespace {
+
 NOINLINE void make_reachable() {
   g_table = static_cast<Table*>(std::malloc(sizeof(Table)));
   for (auto& row : g_table->rows) row = std::malloc(64);
   g_interior = static_cast<char*>(std::malloc(100)) + 40;
   t_cache = std::malloc(96);
+  keep(&g_table);
+  keep(&g_interior);
+  keep(&t_cache);
 }
 
 // A thread still running at exit, holding a 777-byte block on its stack.

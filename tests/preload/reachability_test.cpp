@@ -150,3 +150,35 @@ TEST(Reachability, SubtractRanges) {
 
 }  // namespace
 }  // namespace memtrail::preload
+
+namespace memtrail::preload {
+namespace {
+
+// glibc's chunk layout: the word before a block holds its chunk size; the
+// next chunk's header sits 8 bytes before the end of the usable size.
+TEST(Reachability, GlibcNextChunkHeaderIsNotAnInteriorPointer) {
+  // 24 requested bytes: a 32-byte chunk whose last usable 8 bytes are the
+  // next chunk's prev_size field, i.e. offset 16 is the next chunk's header.
+  void* p = std::malloc(24);
+  SelfMemoryReader reader;
+  ASSERT_EQ(glibc_next_header_offset(reinterpret_cast<std::uint64_t>(p), reader), 16u);
+  HeapBlock block{.address = reinterpret_cast<std::uint64_t>(p), .size = 24};
+  void* header_pointer[1] = {static_cast<char*>(p) + 16};
+  void* interior_pointer[1] = {static_cast<char*>(p) + 8};
+  MemoryRange header_root[] = {{reinterpret_cast<std::uintptr_t>(header_pointer),
+                                reinterpret_cast<std::uintptr_t>(header_pointer + 1)}};
+  MemoryRange interior_root[] = {{reinterpret_cast<std::uintptr_t>(interior_pointer),
+                                  reinterpret_cast<std::uintptr_t>(interior_pointer + 1)}};
+  ClassifyOptions glibc{.glibc_chunks = true};
+  EXPECT_EQ(classify_blocks(std::span(&block, 1), header_root, reader, glibc)[0],
+            LeakClass::direct);
+  EXPECT_EQ(classify_blocks(std::span(&block, 1), header_root, reader)[0], LeakClass::reachable);
+  EXPECT_EQ(classify_blocks(std::span(&block, 1), interior_root, reader, glibc)[0],
+            LeakClass::reachable);
+  std::free(p);
+  // An unmapped "block" (a stale entry) reads as unknown, never faults.
+  EXPECT_EQ(glibc_next_header_offset(8, reader), ~0ull);
+}
+
+}  // namespace
+}  // namespace memtrail::preload

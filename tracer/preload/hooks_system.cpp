@@ -145,6 +145,13 @@ extern "C" {
     slot.store(fn, std::memory_order_release);
   }
   memtrail::detail::notify_modules_changed();
+  if (which == 1 && memtrail::tracing()) {
+    // Drain now, while the library is still mapped: events whose stacks
+    // point into it make the writer record it in the module table, which it
+    // could no longer do after the unmap.
+    memtrail::detail::ScopedInternal internal;
+    memtrail::detail::flush_all_threads();
+  }
   return fn;
 }
 

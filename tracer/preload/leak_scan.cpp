@@ -18,7 +18,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <sys/syscall.h>
@@ -160,17 +159,14 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     HeapBlock& b = blocks[i];
     b.address = live[i].address;
     b.size = live[i].size;
-    // glibc lends a chunk's last 8 usable bytes to the next chunk's header;
-    // a pointer to that header (the malloc state has them) is not ours.
-    if (b.size >= 8) {
-      std::size_t usable = malloc_usable_size(reinterpret_cast<void*>(b.address));
-      if (usable >= 8 && usable - 8 < b.size) b.excluded_offset = usable - 8;
-    }
     b.force_reachable = linker_block_contains(b.address);
   }
 
   SelfMemoryReader reader;
-  std::vector<LeakClass> classes = classify_blocks(blocks, roots, reader);
+  // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
+  // pointer to that header (glibc's bins and `top` hold them) is not ours.
+  std::vector<LeakClass> classes =
+      classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = true});
   for (std::size_t i = 0; i < live.size(); ++i) {
     Event e;
     e.kind = EventKind::reachability;

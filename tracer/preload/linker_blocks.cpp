@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <cstring>
+#include <sys/auxv.h>
+
+#include <algorithm>
 
 namespace memtrail::preload {
 
@@ -53,17 +55,12 @@ int find_linker(dl_phdr_info* info, std::size_t, void* data) {
 }  // namespace
 
 void init_linker_range() {
-  // _dl_find_object (glibc 2.35+) or _r_debug live in ld.so itself.
-  void* inside = dlsym(RTLD_DEFAULT, "_dl_find_object");
-  if (inside == nullptr) inside = dlsym(RTLD_DEFAULT, "_r_debug");
-  Dl_info dl;
-  if (inside == nullptr || dladdr(inside, &dl) == 0 || dl.dli_fname == nullptr) return;
-  // The symbol may be a copy in libc (_r_debug is in ld.so for glibc); only
-  // accept it if its module really is the dynamic linker.
-  if (std::strstr(dl.dli_fname, "ld-linux") == nullptr &&
-      std::strstr(dl.dli_fname, "/ld-") == nullptr && std::strstr(dl.dli_fname, "ld.so") == nullptr)
-    return;
-  dl_iterate_phdr(find_linker, inside);
+  // AT_BASE is where the kernel mapped the program interpreter, ld.so. It is
+  // 0 when ld.so was run as a command ("ld.so ./prog"); then ld.so is the
+  // module holding _r_debug.
+  auto base = static_cast<std::uintptr_t>(getauxval(AT_BASE));
+  if (base == 0) base = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, "_r_debug"));
+  if (base != 0) dl_iterate_phdr(find_linker, reinterpret_cast<void*>(base));
 }
 
 void linker_block_insert(const void* block) {

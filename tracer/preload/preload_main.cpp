@@ -83,6 +83,7 @@ void remove_self_from_ld_preload() {
   if (detail::recorder_started()) return;  // the recorder started itself (MEMTRAIL_AUTOSTART)
   RecorderOptions options = RecorderOptions::from_environment();
   options.track_live_heap = true;
+  options.follow_forks = follow;
   start(options);
 }
 

@@ -22,7 +22,8 @@ enum State : std::uint8_t { unreached, reachable, direct, indirect };
 // points into.
 class BlockIndex {
  public:
-  explicit BlockIndex(std::span<const HeapBlock> blocks) : blocks_(blocks) {
+  BlockIndex(std::span<const HeapBlock> blocks, MemoryReader& reader, bool glibc_chunks)
+      : blocks_(blocks), reader_(reader), glibc_chunks_(glibc_chunks) {
     order_.resize(blocks.size());
     std::iota(order_.begin(), order_.end(), 0u);
     std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -47,6 +48,10 @@ class BlockIndex {
     std::uint64_t offset = value - b.address;
     // A zero-byte block still has an address that a pointer can hold.
     if (offset >= std::max<std::uint64_t>(b.size, 1) || offset == b.excluded_offset) return -1;
+    // Only a word in the block's last 16 bytes can be the next chunk's header.
+    if (glibc_chunks_ && offset >= 8 && offset + 16 > b.size &&
+        offset == glibc_next_header_offset(b.address, reader_))
+      return -1;
     return static_cast<long>(order_[pos]);
   }
 
@@ -54,6 +59,8 @@ class BlockIndex {
 
  private:
   std::span<const HeapBlock> blocks_;
+  MemoryReader& reader_;
+  bool glibc_chunks_;
   std::vector<std::uint32_t> order_;
   std::vector<std::uint64_t> starts_;
   std::uint64_t low_ = 0;
@@ -114,9 +121,21 @@ std::size_t SelfMemoryReader::read(std::uintptr_t address, void* out, std::size_
   return done;
 }
 
+std::uint64_t glibc_next_header_offset(std::uint64_t address, MemoryReader& reader) {
+  // glibc: the size field is the word before the block; bit 1 = mmapped
+  // chunk (no next chunk; usable = size - 16), else usable = size - 8.
+  std::uint64_t field = 0;
+  if (reader.read(static_cast<std::uintptr_t>(address - 8), &field, 8) != 8) return ~0ull;
+  std::uint64_t chunk = field & ~std::uint64_t{7};
+  if (chunk < 32) return ~0ull;
+  std::uint64_t usable = chunk - ((field & 2) ? 16 : 8);
+  return usable - 8;
+}
+
 std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
-                                       std::span<const MemoryRange> roots, MemoryReader& reader) {
-  BlockIndex index(blocks);
+                                       std::span<const MemoryRange> roots, MemoryReader& reader,
+                                       ClassifyOptions options) {
+  BlockIndex index(blocks, reader, options.glibc_chunks);
   std::vector<State> state(blocks.size(), unreached);
   std::vector<std::uint32_t> work;
   std::vector<std::uint64_t> buffer;

@@ -65,8 +65,21 @@ class SelfMemoryReader final : public MemoryReader {
 // Classifies `blocks` (any order, non-overlapping) given the root ranges
 // (roots may overlap blocks or each other). Returns one class per block, in
 // the order of `blocks`.
+struct ClassifyOptions {
+  // The blocks are glibc malloc chunks: a pointer into a block's last bytes
+  // that equals the next chunk's header address (where glibc's bins and
+  // `top` point) does not count. The header is read through the reader only
+  // for such candidates, so a stale block can never fault the scan.
+  bool glibc_chunks = false;
+};
+
 std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
-                                       std::span<const MemoryRange> roots, MemoryReader& reader);
+                                       std::span<const MemoryRange> roots, MemoryReader& reader,
+                                       ClassifyOptions options = {});
+
+// The offset of the next chunk's header inside a glibc chunk at `address`
+// (its usable size - 8), read from the chunk's size field; ~0 if unreadable.
+std::uint64_t glibc_next_header_offset(std::uint64_t address, MemoryReader& reader);
 
 // Subtracts `holes` from `ranges` (both any order); returns what is left.
 std::vector<MemoryRange> subtract_ranges(std::span<const MemoryRange> ranges,

@@ -163,11 +163,24 @@ void Session::emit_sample(std::uint64_t time_ns) {
 }
 
 void Session::drain() {
-  pending.clear();
-  scratch.clear();
+  // Threads are read one after another, so without a cut a free read from
+  // thread B could reach the file before the alloc of the same block by
+  // thread A (published before the free, but after A's buffer was read, or
+  // by a thread registered after the registry was read). The cut fixes that:
+  // only events stamped before `cut` are written now. A free stamped before
+  // the cut happened after its alloc was published, so before this drain
+  // started reading, so the alloc is in this drain too. Later events wait in
+  // carry_* for the next drain; the exit drain takes everything.
+  const std::uint64_t cut =
+      exit_requested.load(std::memory_order_acquire) ? UINT64_MAX : now_ns();
+  pending.swap(carry_pending);
+  scratch.swap(carry_scratch);
+  carry_pending.clear();
+  carry_scratch.clear();
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
   constexpr std::size_t kHeaderWords = sizeof(RawEvent) / 8;
   // 1. Copy every thread's published events out of its blocks.
+  runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one thread's run
   for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
     tids[tb->id] = tb->tid;
     if (tb->retired) continue;
@@ -191,6 +204,7 @@ void Session::drain() {
       tb->read_pos = 0;
       blocks.put(b);
     }
+    if (pending.size() > runs.back()) runs.push_back(pending.size());
     if (exited) {  // the thread can no longer write: give its last block back
       blocks.put(tb->read_block);
       tb->retired = true;
@@ -201,10 +215,23 @@ void Session::drain() {
   if (modules_dirty.exchange(false, std::memory_order_acq_rel))
     modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
 
-  // 3. Merge threads by time; each thread's own events are already in order.
-  auto time_of = [&](const std::pair<std::uint32_t, std::size_t>& p) { return scratch[p.second]; };
-  std::stable_sort(pending.begin(), pending.end(),
-                   [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
+  // 3. Merge threads by time. Each thread's run is already in time order, so
+  // merging runs pairwise is O(n log threads) and free for one thread.
+  auto by_time = [&](const std::pair<std::uint32_t, std::size_t>& a,
+                     const std::pair<std::uint32_t, std::size_t>& b) {
+    return scratch[a.second] < scratch[b.second];
+  };
+  while (runs.size() > 2) {
+    std::vector<std::size_t> merged{0};
+    for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
+      std::size_t end = i + 2 < runs.size() ? runs[i + 2] : runs[i + 1];
+      if (i + 2 < runs.size())
+        std::inplace_merge(pending.begin() + runs[i], pending.begin() + runs[i + 1],
+                           pending.begin() + end, by_time);
+      merged.push_back(end);
+    }
+    runs.swap(merged);
+  }
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {

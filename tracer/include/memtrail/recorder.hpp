@@ -33,6 +33,9 @@ struct RecorderOptions {
   // Pools whose live blocks the writer tracks, so live_blocks() can answer
   // (the preload tracer sets this for the heap).
   bool track_live_heap = false;
+  // A fork child starts its own trace ("%p" in the name). false: the child
+  // runs untraced (`memtrail run --no-follow`; the preload tracer sets it).
+  bool follow_forks = true;
 
   // Fills the options from MEMTRAIL_* environment variables:
   // MEMTRAIL_OUTPUT, MEMTRAIL_STACKS (0/1), MEMTRAIL_STACK_DEPTH,

@@ -1,0 +1,418 @@
+// End-to-end tests of `memtrail run`: real programs under the real preload
+// library, traces read back with the real TraceReader.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "memtrail/trace_file.hpp"
+
+extern char** environ;
+
+namespace {
+
+struct Output {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_fd(int fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  return text;
+}
+
+// Runs argv (PATH search) in `dir` with stdin from /dev/null; collects stdout
+// and stderr (stderr through a file so a full pipe cannot deadlock us).
+Output run(const std::vector<std::string>& args, const std::string& dir = "") {
+  int out_pipe[2];
+  EXPECT_EQ(pipe(out_pipe), 0);
+  char err_path[] = "/tmp/memtrail-run-test-err-XXXXXX";
+  int err_fd = mkstemp(err_path);
+  unlink(err_path);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!dir.empty() && chdir(dir.c_str()) != 0) _exit(126);
+    int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_fd, 2);
+    close(out_pipe[0]);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  Output result;
+  result.out = read_fd(out_pipe[0]);
+  close(out_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  lseek(err_fd, 0, SEEK_SET);
+  result.err = read_fd(err_fd);
+  close(err_fd);
+  return result;
+}
+
+bool installed(const std::string& program) {
+  return run({"sh", "-c", "command -v " + program + " >/dev/null"}).exit_code == 0;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char path[] = "/tmp/memtrail-run-test-XXXXXX";
+    path_ = mkdtemp(path);
+  }
+  ~TempDir() { run({"rm", "-rf", path_}); }
+  const std::string& path() const { return path_; }
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    if (DIR* d = opendir(path_.c_str())) {
+      while (dirent* e = readdir(d))
+        if (e->d_name[0] != '.') names.push_back(e->d_name);
+      closedir(d);
+    }
+    return names;
+  }
+
+ private:
+  std::string path_;
+};
+
+// What a trace says, computed straight from its events.
+struct LeakCount {
+  std::uint64_t blocks = 0;
+  std::uint64_t bytes = 0;
+};
+struct TraceSummary : memtrail::TraceVisitor {
+  memtrail::ReadResult result;
+  memtrail::TraceHeader header;
+  std::uint64_t allocs = 0, frees = 0, segments = 0, samples = 0, temporaries = 0;
+  std::map<memtrail::LeakClass, LeakCount> leaks;
+  std::multiset<std::uint64_t> reachable_sizes, leaked_sizes;
+  std::map<std::uint32_t, std::uint64_t> last_alloc_by_thread;  // temporaries (heaptrack's rule)
+  std::set<std::uint32_t> threads_with_events;
+  std::set<std::string> modules;
+
+  void on_header(const memtrail::TraceHeader& h) override { header = h; }
+  void on_module(const memtrail::ModuleInfo& m) override { modules.insert(m.path); }
+  void on_event(const memtrail::Event& e) override {
+    using K = memtrail::EventKind;
+    if (e.kind == K::alloc) {
+      ++allocs;
+      last_alloc_by_thread[e.thread] = e.address;
+      threads_with_events.insert(e.thread);
+    } else if (e.kind == K::free) {
+      ++frees;
+      auto it = last_alloc_by_thread.find(e.thread);
+      if (it != last_alloc_by_thread.end() && it->second == e.address) ++temporaries;
+      if (it != last_alloc_by_thread.end()) it->second = 0;
+    } else if (e.kind == K::segment_reserve) {
+      ++segments;
+    } else if (e.kind == K::sample) {
+      ++samples;
+    } else if (e.kind == K::reachability) {
+      auto cls = static_cast<memtrail::LeakClass>(e.detail);
+      leaks[cls].blocks++;
+      leaks[cls].bytes += e.size;
+      (cls == memtrail::LeakClass::reachable ? reachable_sizes : leaked_sizes).insert(e.size);
+    }
+  }
+};
+
+TraceSummary read_trace(const std::string& path) {
+  TraceSummary summary;
+  memtrail::TraceReader reader(path);
+  summary.result = reader.read(summary);
+  return summary;
+}
+
+const std::string kMemtrail = MEMTRAIL_BIN;
+
+// ---- command line ----------------------------------------------------------
+
+TEST(MemtrailRun, ExitCodeOfTheProgramPropagates) {
+  TempDir dir;
+  EXPECT_EQ(run({kMemtrail, "run", "--", "sh", "-c", "exit 3"}, dir.path()).exit_code, 3);
+  EXPECT_EQ(run({kMemtrail, "run", "--", "sh", "-c", "exit 0"}, dir.path()).exit_code, 0);
+  // Death by signal: 128 + signal number, like a shell.
+  EXPECT_EQ(run({kMemtrail, "run", "sh", "-c", "kill -TERM $$"}, dir.path()).exit_code,
+            128 + SIGTERM);
+}
+
+TEST(MemtrailRun, BadUsageExitsTwoWithOneLine) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"run"},
+                                             {"run", "--bogus", "true"},
+                                             {"run", "--depth", "0", "true"},
+                                             {"run", "--depth", "x", "true"},
+                                             {"run", "--sample-ms", "-5", "true"},
+                                             {"run", "-o"},
+                                             {"run", "--", "/nonexistent/program"},
+                                             {"run", "no-such-program-memtrail"}}) {
+    std::vector<std::string> argv{kMemtrail};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Output o = run(argv);
+    EXPECT_EQ(o.exit_code, 2) << args.back();
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_EQ(o.err.rfind("memtrail run: ", 0), 0u) << o.err;
+  }
+}
+
+TEST(MemtrailRun, SaysWhereTheTraceWentWithPidExpanded) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "t.%p.mtr", "--", "true"}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto files = dir.files();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(o.err, "memtrail: trace written to " + files[0] + "\n");
+  EXPECT_NE(files[0].find_first_of("0123456789"), std::string::npos);
+  TraceSummary t = read_trace(dir.path() + "/" + files[0]);
+  EXPECT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_EQ("t." + std::to_string(t.header.pid) + ".mtr", files[0]);
+}
+
+TEST(MemtrailRun, DefaultOutputNameIsProgramAndPid) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "true"}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto files = dir.files();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].rfind("memtrail.true.", 0), 0u) << files[0];
+}
+
+// ---- exact leak classification -----------------------------------------------
+
+TEST(MemtrailRun, LeaksSampleIsClassifiedExactly) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "leaks.mtr", "--", LEAKS_BIN}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "leaks: done\n");
+  TraceSummary t = read_trace(dir.path() + "/leaks.mtr");
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  ASSERT_TRUE(t.result.complete);
+  using memtrail::LeakClass;
+  // samples/leaks/README.md: 13 direct blocks (8,797 B), 9 indirect (288 B).
+  EXPECT_EQ(t.leaks[LeakClass::direct].blocks, 13u);
+  EXPECT_EQ(t.leaks[LeakClass::direct].bytes, 8797u);
+  EXPECT_EQ(t.leaks[LeakClass::indirect].blocks, 9u);
+  EXPECT_EQ(t.leaks[LeakClass::indirect].bytes, 288u);
+  EXPECT_EQ(t.leaks[LeakClass::unknown].blocks, 0u);
+  EXPECT_EQ(t.leaked_sizes,
+            (std::multiset<std::uint64_t>{100, 200, 300, 640, 5000, 256, 200, 21,  32,  32,  32,
+                                          32,  32,  32,  32,  32,   32,  32,  512, 512, 512, 512}));
+  // Reachable through globals, an interior pointer, static TLS and a parked
+  // thread's stack; stdio's FILE and buffers and glibc's TLS blocks too.
+  EXPECT_EQ(t.reachable_sizes.count(777), 1u);
+  EXPECT_EQ(t.reachable_sizes.count(96), 1u);
+  EXPECT_EQ(t.reachable_sizes.count(100), 1u);
+  EXPECT_EQ(t.reachable_sizes.count(64), 4u);
+  EXPECT_EQ(t.reachable_sizes.count(32), 1u);
+  EXPECT_EQ(t.reachable_sizes.count(472), 1u);   // the FILE of /dev/null
+  EXPECT_GE(t.reachable_sizes.count(4096), 2u);  // /dev/null's and stdout's buffers
+  EXPECT_EQ(t.temporaries, 27u);                 // 25 malloc/free pairs + 2 realloc moves
+}
+
+TEST(MemtrailRun, DlopenedLibraryLeakIsFound) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "d.mtr", "--", DLOPEN_BIN}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "dlopen_host: plugin returned 41\n");
+  TraceSummary t = read_trace(dir.path() + "/d.mtr");
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1u);
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 4242u);
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::indirect].blocks, 0u);
+  bool plugin_in_module_table = false;
+  for (const auto& m : t.modules)
+    plugin_in_module_table |= m.find("libdlopen_plugin.so") != std::string::npos;
+  EXPECT_TRUE(plugin_in_module_table);
+}
+
+TEST(MemtrailRun, HundredsOfThreadsFreeingAcrossThreads) {
+  TempDir dir;
+  Output plain = run({THREADS_BIN, "300", "200"});
+  Output o = run({kMemtrail, "run", "-o", "t.mtr", "--", THREADS_BIN, "300", "200"}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, plain.out);
+  TraceSummary t = read_trace(dir.path() + "/t.mtr");
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_GE(t.allocs, 300u * 200u);
+  EXPECT_GE(t.frees, 300u * 200u);
+  EXPECT_GE(t.threads_with_events.size(), 300u);
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 0u);
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::indirect].blocks, 0u);
+}
+
+TEST(MemtrailRun, ChurnSampleCountsAndLeaks) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "c.mtr", "--", CHURN_BIN, "20000"}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  TraceSummary t = read_trace(dir.path() + "/c.mtr");
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 357u);
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 570752u);
+  // Every second pair is freed at once: 10,000 temporaries.
+  EXPECT_EQ(t.temporaries, 10000u);
+  EXPECT_GT(t.samples, 0u);
+}
+
+// ---- crash safety ------------------------------------------------------------------
+
+TEST(MemtrailRun, SigkillLeavesAReadableTrace) {
+  TempDir dir;
+  pid_t runner = fork();
+  if (runner == 0) {
+    if (chdir(dir.path().c_str()) != 0) _exit(126);
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    execl(kMemtrail.c_str(), kMemtrail.c_str(), "run", "-o", "k.%p.mtr", "--", CHURN_BIN,
+          "2000000000", nullptr);
+    _exit(127);
+  }
+  // Wait (no fixed sleep) until the traced program has flushed some chunks.
+  std::string trace;
+  for (int i = 0; i < 6000 && trace.empty(); ++i) {
+    for (const auto& f : dir.files()) {
+      struct stat st;
+      if (stat((dir.path() + "/" + f).c_str(), &st) == 0 && st.st_size > 64 * 1024) trace = f;
+    }
+    if (trace.empty()) usleep(10000);
+  }
+  ASSERT_FALSE(trace.empty()) << "no trace grew past 64 KiB";
+  pid_t traced = std::stoi(trace.substr(2));
+  ASSERT_EQ(kill(traced, SIGKILL), 0);
+  int status = 0;
+  waitpid(runner, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+  TraceSummary t = read_trace(dir.path() + "/" + trace);
+  EXPECT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_FALSE(t.result.complete);
+  EXPECT_GT(t.allocs, 1000u);
+}
+
+// ---- real programs, unchanged ---------------------------------------------------
+
+// Runs `args` plainly and under memtrail; stdout and exit code must match and
+// every trace written must read.
+void expect_unchanged(const std::vector<std::string>& args, std::size_t min_traces = 1,
+                      const std::string& workdir = "") {
+  if (!installed(args[0])) GTEST_SKIP() << args[0] << " is not installed";
+  TempDir traces;
+  Output plain = run(args, workdir);
+  std::vector<std::string> traced_args{kMemtrail, "run", "-o", traces.path() + "/t.%p.mtr", "--"};
+  traced_args.insert(traced_args.end(), args.begin(), args.end());
+  Output traced = run(traced_args, workdir);
+  EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.err;
+  EXPECT_EQ(traced.out, plain.out);
+  auto files = traces.files();
+  EXPECT_GE(files.size(), min_traces);
+  for (const auto& f : files) {
+    TraceSummary t = read_trace(traces.path() + "/" + f);
+    EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
+    EXPECT_TRUE(t.result.complete) << f;
+  }
+}
+
+TEST(RealPrograms, Python) {
+  expect_unchanged({"python3", "-c", "import json; print(json.dumps({'a': [1, 2, 3]}))"});
+}
+TEST(RealPrograms, Node) {
+  expect_unchanged({"node", "-e", "console.log([1,2,3].map(x => x * 2).join(','))"});
+}
+TEST(RealPrograms, GitVersion) {
+  expect_unchanged({"git", "--version"});
+}
+TEST(RealPrograms, GitInit) {
+  TempDir repo;
+  expect_unchanged({"git", "init", "-q", repo.path() + "/r"});
+}
+TEST(RealPrograms, Sqlite) {
+  expect_unchanged({"sqlite3", ":memory:",
+                    "create table t(x); insert into t values (1),(2),(3); select sum(x) from t;"});
+}
+TEST(RealPrograms, CmakeVersion) {
+  expect_unchanged({"cmake", "--version"});
+}
+TEST(RealPrograms, ThreadsSample) {
+  expect_unchanged({THREADS_BIN, "200", "100"});
+}
+TEST(RealPrograms, DlopenSample) {
+  expect_unchanged({DLOPEN_BIN});
+}
+
+// g++ forks and execs cpp/cc1plus, as, collect2 and ld: every one is traced.
+TEST(RealPrograms, GxxCompileTracesEveryChild) {
+  if (!installed("g++")) GTEST_SKIP() << "g++ is not installed";
+  TempDir work;
+  {
+    FILE* f = fopen((work.path() + "/hello.cpp").c_str(), "w");
+    fputs("#include <cstdio>\nint main() { std::puts(\"hello\"); }\n", f);
+    fclose(f);
+  }
+  TempDir traces;
+  Output o = run({kMemtrail, "run", "-o", traces.path() + "/t.%p.mtr", "--", "g++", "-O1", "-o",
+                  "hello", "hello.cpp"},
+                 work.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(run({work.path() + "/hello"}).out, "hello\n");
+  std::set<std::string> executables;
+  for (const auto& f : traces.files()) {
+    TraceSummary t = read_trace(traces.path() + "/" + f);
+    EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
+    EXPECT_TRUE(t.result.complete) << f;
+    // argv[0] as the driver ran it ("as", "/usr/bin/ld"), not the real file
+    // name (x86_64-linux-gnu-as).
+    std::string argv0 = t.header.command_line.substr(0, t.header.command_line.find(' '));
+    executables.insert(argv0.substr(argv0.rfind('/') + 1));
+  }
+  // The driver and the compiler proper, assembler and linker it runs.
+  EXPECT_TRUE(executables.count("cc1plus")) << traces.files().size() << " traces";
+  EXPECT_TRUE(executables.count("as"));
+  EXPECT_TRUE(executables.count("collect2"));
+  EXPECT_TRUE(executables.count("ld"));
+  EXPECT_GE(traces.files().size(), 5u);
+}
+
+// A forked subshell and an exec'd child: both traced by default, neither
+// with --no-follow.
+TEST(MemtrailRun, NoFollowTracesOnlyTheProgramItself) {
+  const std::string script = "(echo forked); /bin/echo execd; echo done";
+  TempDir plain_dir, followed, not_followed;
+  Output plain = run({"sh", "-c", script}, plain_dir.path());
+  Output o = run({kMemtrail, "run", "--no-follow", "-o", "t.%p.mtr", "--", "sh", "-c", script},
+                 not_followed.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, plain.out);
+  EXPECT_EQ(not_followed.files().size(), 1u);
+  o = run({kMemtrail, "run", "-o", "t.%p.mtr", "--", "sh", "-c", script}, followed.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, plain.out);
+  EXPECT_EQ(followed.files().size(), 3u);
+  for (const auto& f : followed.files()) {
+    TraceSummary t = read_trace(followed.path() + "/" + f);
+    EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
+    EXPECT_TRUE(t.result.complete) << f;
+  }
+}
+
+}  // namespace

@@ -101,4 +101,26 @@ class ByteSource {
   const char* end_ = nullptr;
 };
 
+// A "split" varint: its first LEB128 byte goes to one stream and its
+// continuation bytes to another. Low bytes are noisy, high bytes repetitive;
+// apart, each compresses better than the two interleaved.
+inline void split_varint(ByteSink first, ByteSink rest, std::uint64_t v) {
+  if (v < 0x80) {
+    first.u8(static_cast<std::uint8_t>(v));
+    return;
+  }
+  first.u8(static_cast<std::uint8_t>(v | 0x80));
+  rest.varint(v >> 7);
+}
+inline bool split_varint(ByteSource& first, ByteSource& rest, std::uint64_t& v) {
+  std::uint8_t b;
+  if (!first.u8(b)) return false;
+  v = b & 0x7f;
+  if (!(b & 0x80)) return true;
+  std::uint64_t high;
+  if (!rest.varint(high) || high > (UINT64_MAX >> 7)) return false;
+  v |= high << 7;
+  return true;
+}
+
 }  // namespace memtrail::format

@@ -22,9 +22,22 @@ inline constexpr std::uint8_t kChunkData = 1;
 inline constexpr std::uint8_t kChunkEnd = 2;
 inline constexpr std::uint32_t kMaxRawChunk = 64u << 20;
 inline constexpr std::size_t kTargetRawChunk = 1u << 20;
+// Level 6 saves ~3% on the churn workload for ~30% more writer CPU.
+inline constexpr int kZstdLevel = 3;
 
-// The five byte streams of a data chunk, in payload order.
-enum Stream : int { kOps = 0, kTime = 1, kAddr = 2, kSize = 3, kMisc = 4, kStreamCount = 5 };
+// The byte streams of a data chunk, in payload order. *High streams hold the
+// continuation bytes of split varints whose first byte is in the stream before.
+enum Stream : int {
+  kOps = 0,
+  kTime = 1,
+  kAddr = 2,
+  kSize = 3,
+  kMisc = 4,
+  kTimeHigh = 5,
+  kAddrHigh = 6,
+  kSizeHigh = 7,
+  kStreamCount = 8
+};
 
 // OPS stream items. Bit 7 set: a table record, tag in bits 0..6.
 inline constexpr std::uint8_t kRecordBit = 0x80;
@@ -39,7 +52,10 @@ enum RecordTag : std::uint8_t {
 };
 // Bit 7 clear: an event; kind in bits 0..4, flags:
 inline constexpr std::uint8_t kOpKindMask = 0x1f;
-inline constexpr std::uint8_t kOpAddrRef = 0x20;   // address = an earlier alloc of this chunk
+// Address by reference: for a free, to an earlier alloc of this chunk (ADDR
+// holds the distance back in alloc ordinals); for an alloc/reuse, to a block
+// the same thread freed recently (ADDR holds its rank in RecentFrees).
+inline constexpr std::uint8_t kOpAddrRef = 0x20;
 inline constexpr std::uint8_t kOpTimeBack = 0x40;  // time delta is negative
 
 // Field mask byte following each event op.
@@ -54,6 +70,31 @@ inline constexpr std::uint8_t kMaskAddr = 0x80;
 enum SizeMode : std::uint8_t { kSizeZero = 0, kSizeCached = 1, kSizeExplicit = 2, kSizeOfRef = 3 };
 
 inline constexpr int kSizeSlots = 32;
+inline constexpr int kRecentFrees = 64;
+
+// The addresses a thread freed most recently, newest first. Allocators hand
+// recently freed blocks out again (glibc's tcache is a per-thread LIFO), so an
+// alloc's address is often one of these: a rank costs a byte, a delta three.
+struct RecentFrees {
+  std::array<std::uint64_t, kRecentFrees> address{};
+  int count = 0;
+
+  int find(std::uint64_t a) const {
+    for (int i = 0; i < count; ++i)
+      if (address[i] == a) return i;
+    return -1;
+  }
+  void take(int rank) {  // the block is live again
+    for (int i = rank; i + 1 < count; ++i) address[i] = address[i + 1];
+    --count;
+  }
+  void push(std::uint64_t a) {
+    int n = count < kRecentFrees ? count : kRecentFrees - 1;
+    for (int i = n; i > 0; --i) address[i] = address[i - 1];
+    address[0] = a;
+    count = n + 1;
+  }
+};
 
 // Prediction state of one thread within one chunk. Reset at every chunk.
 struct ThreadCodecState {
@@ -65,6 +106,7 @@ struct ThreadCodecState {
   std::array<std::uint64_t, kSizeSlots> slot_size{};
   std::array<std::uint64_t, kSizeSlots> slot_address{};
   int next_slot = 0;
+  RecentFrees recent_frees;
 
   int find_size(std::uint64_t size) const {
     for (int i = 0; i < kSizeSlots; ++i)

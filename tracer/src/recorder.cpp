@@ -225,6 +225,11 @@ void record_slow(Event event, int skip_frames) {
   asm volatile("" ::: "memory");
 }
 
+void record_no_stack(Event event) {
+  runtime::record_impl(event, 0, false);
+  asm volatile("" ::: "memory");
+}
+
 void record_without_stack(Event event) {
   // Exit-time events (reachability) are recorded from the exit hook, which
   // runs inside stop() under the reentrancy guard: lift it for this call.

@@ -116,9 +116,9 @@ struct Session {
   StackTrie trie;
   ModuleMap modules;
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
-  std::vector<std::pair<std::uint32_t, std::size_t>> pending;    // (thread id, offset in scratch)
-  std::vector<std::size_t> runs;  // per-thread run boundaries in `pending`
-  std::vector<std::uint64_t> scratch;                            // raw events + ips, 8-byte words
+  std::vector<std::pair<std::uint32_t, std::size_t>> pending;  // (thread id, offset in scratch)
+  std::vector<std::size_t> runs;       // per-thread run boundaries in `pending`
+  std::vector<std::uint64_t> scratch;  // raw events + ips, 8-byte words
   // Events stamped after a drain's cut, held for the next drain (see drain()).
   std::vector<std::pair<std::uint32_t, std::size_t>> carry_pending;
   std::vector<std::uint64_t> carry_scratch;

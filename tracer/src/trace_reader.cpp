@@ -275,7 +275,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
     ThreadCodecState& st = states[current_thread];
 
     std::uint64_t dt;
-    need(s[kTime].varint(dt), "event time");
+    need(split_varint(s[kTime], s[kTimeHigh], dt), "event time");
     e.time_ns = (op & kOpTimeBack) ? st.last_time - dt : st.last_time + dt;
 
     e.pool = st.last_pool;
@@ -288,12 +288,21 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
 
     std::uint64_t ref_size = 0;
     bool has_ref = op & kOpAddrRef;
+    bool is_free = e.kind == EventKind::free;
     if (has_ref) {
       std::uint64_t d;
       need(s[kAddr].varint(d), "event address reference");
-      if ((mask & kMaskAddr) || d == 0 || d > ordinals.size())
-        throw DecodeError{"address reference " + std::to_string(d) + " out of range"};
-      std::tie(e.address, ref_size) = ordinals[ordinals.size() - d];
+      if (mask & kMaskAddr) throw DecodeError{"event with two addresses"};
+      if (is_free) {
+        if (d == 0 || d > ordinals.size())
+          throw DecodeError{"address reference " + std::to_string(d) + " out of range"};
+        std::tie(e.address, ref_size) = ordinals[ordinals.size() - d];
+      } else {
+        if (!is_alloc_kind(e.kind) || d >= static_cast<std::uint64_t>(st.recent_frees.count))
+          throw DecodeError{"recent-free reference " + std::to_string(d) + " out of range"};
+        e.address = st.recent_frees.address[d];
+        st.recent_frees.take(static_cast<int>(d));
+      }
     }
     int slot = -1;
     switch (static_cast<SizeMode>((mask >> kMaskSizeShift) & 3)) {
@@ -307,11 +316,12 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
         break;
       }
       case kSizeExplicit:
-        need(s[kSize].varint(e.size), "event size");
+        need(split_varint(s[kSize], s[kSizeHigh], e.size), "event size");
         slot = st.insert_size(e.size);
         break;
       case kSizeOfRef:
-        if (!has_ref) throw DecodeError{"size refers to a block without an address reference"};
+        if (!has_ref || !is_free)
+          throw DecodeError{"size refers to a block without an address reference"};
         e.size = ref_size;
         break;
     }
@@ -322,8 +332,9 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
       e.requested = e.size - static_cast<std::uint64_t>(diff);
     }
     if (!has_ref && (mask & kMaskAddr)) {
-      std::int64_t delta;
-      need(s[kAddr].svarint(delta), "event address");
+      std::uint64_t zz;
+      need(split_varint(s[kAddr], s[kAddrHigh], zz), "event address");
+      std::int64_t delta = unzigzag(zz);
       std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
       e.address = predicted + static_cast<std::uint64_t>(delta);
     }
@@ -334,6 +345,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
     st.last_detail[kind_index] = e.detail;
     st.last_address = e.address;
     if (slot >= 0) st.slot_address[slot] = e.address;
+    if (is_free && e.address != 0) st.recent_frees.push(e.address);
     if (is_alloc_kind(e.kind)) ordinals.emplace_back(e.address, e.size);
 
     defined(pools, e.pool, "pool");

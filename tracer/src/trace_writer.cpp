@@ -132,7 +132,7 @@ struct TraceWriter::Impl {
     for (auto& s : streams) payload += s;
     compressed.resize(ZSTD_compressBound(payload.size()));
     std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
-                                      payload.size(), 3);
+                                      payload.size(), kZstdLevel);
     if (ZSTD_isError(n))
       throw std::runtime_error(path + ": zstd compression failed: " + ZSTD_getErrorName(n));
     compressed.resize(n);
@@ -187,6 +187,13 @@ struct TraceWriter::Impl {
         live.erase(it);
         op |= kOpAddrRef;
       }
+    } else if (alloc && e.address != 0) {
+      int rank = st.recent_frees.find(e.address);
+      if (rank >= 0) {
+        ref_distance = static_cast<std::uint64_t>(rank);
+        st.recent_frees.take(rank);
+        op |= kOpAddrRef;
+      }
     }
 
     // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
@@ -194,7 +201,7 @@ struct TraceWriter::Impl {
     int slot = -1;
     if (e.size == 0) {
       size_mode = kSizeZero;
-    } else if ((op & kOpAddrRef) && e.size == ref_size) {
+    } else if (e.kind == EventKind::free && (op & kOpAddrRef) && e.size == ref_size) {
       size_mode = kSizeOfRef;
     } else if ((slot = st.find_size(e.size)) >= 0) {
       size_mode = kSizeCached;
@@ -212,14 +219,14 @@ struct TraceWriter::Impl {
     ByteSink ops = sink(kOps), misc = sink(kMisc), sizes = sink(kSize), addr = sink(kAddr);
     ops.u8(op);
     ops.u8(mask);
-    sink(kTime).varint(dt);
+    split_varint(sink(kTime), sink(kTimeHigh), dt);
     if (mask & kMaskPool) misc.varint(e.pool);
     if (mask & kMaskStack) misc.varint(e.stack);
     if (mask & kMaskDetail) misc.u8(e.detail);
     if (mask & kMaskAux) misc.varint(e.aux);
     if (size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(slot));
     if (size_mode == kSizeExplicit) {
-      sizes.varint(e.size);
+      split_varint(sizes, sink(kSizeHigh), e.size);
       slot = st.insert_size(e.size);
     }
     if (mask & kMaskRequested) sizes.svarint(static_cast<std::int64_t>(e.size - e.requested));
@@ -227,7 +234,7 @@ struct TraceWriter::Impl {
       addr.varint(ref_distance);
     } else if (mask & kMaskAddr) {
       std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
-      addr.svarint(static_cast<std::int64_t>(e.address - predicted));
+      split_varint(addr, sink(kAddrHigh), zigzag(static_cast<std::int64_t>(e.address - predicted)));
     }
 
     st.last_pool = e.pool;
@@ -235,6 +242,7 @@ struct TraceWriter::Impl {
     st.last_detail[kind_index] = e.detail;
     st.last_address = e.address;
     if (slot >= 0) st.slot_address[slot] = e.address;
+    if (e.kind == EventKind::free && e.address != 0) st.recent_frees.push(e.address);
     if (alloc) {
       if (e.address != 0) live[{e.pool, e.address}] = {ordinals, e.size};
       ++ordinals;

@@ -171,8 +171,7 @@ void Session::drain() {
   // the cut happened after its alloc was published, so before this drain
   // started reading, so the alloc is in this drain too. Later events wait in
   // carry_* for the next drain; the exit drain takes everything.
-  const std::uint64_t cut =
-      exit_requested.load(std::memory_order_acquire) ? UINT64_MAX : now_ns();
+  const std::uint64_t cut = exit_requested.load(std::memory_order_acquire) ? UINT64_MAX : now_ns();
   pending.swap(carry_pending);
   scratch.swap(carry_scratch);
   carry_pending.clear();

@@ -256,7 +256,8 @@ struct BfcPool::Impl {
     while (!mem) {
       // tsl multiplies by a float constant: same arithmetic, same sizes.
       constexpr float kBackpedalFactor = 0.9f;
-      bytes = rounded_bytes(static_cast<std::uint64_t>(static_cast<float>(bytes) * kBackpedalFactor));
+      bytes =
+          rounded_bytes(static_cast<std::uint64_t>(static_cast<float>(bytes) * kBackpedalFactor));
       if (bytes < rounded) return false;
       mem = upstream.allocate_segment(bytes, kMinAllocationSize, &last_failure);
     }

@@ -41,7 +41,8 @@ class Reader {
     return t_[i_++];
   }
   void expect(const std::string& key, const char* token) {
-    std::string got = next(key, token);
+    const std::string quoted = std::string("'") + token + "'";
+    std::string got = next(key, quoted.c_str());
     if (got != token) throw ConfigError(key + ": expected '" + token + "' but found '" + got + "'");
   }
 

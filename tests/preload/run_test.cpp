@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "memtrail/trace_file.hpp"
 
 extern char** environ;
@@ -229,6 +231,36 @@ TEST(MemtrailRun, LeaksSampleIsClassifiedExactly) {
   EXPECT_EQ(t.reachable_sizes.count(472), 1u);   // the FILE of /dev/null
   EXPECT_GE(t.reachable_sizes.count(4096), 2u);  // /dev/null's and stdout's buffers
   EXPECT_EQ(t.temporaries, 27u);                 // 25 malloc/free pairs + 2 realloc moves
+}
+
+// The same numbers through the user's path: `memtrail report --json`.
+TEST(MemtrailRun, LeaksSampleReportJson) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "leaks.mtr", "--", LEAKS_BIN}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  Output report = run({kMemtrail, "report", "--json", dir.path() + "/leaks.mtr"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  auto json = nlohmann::json::parse(report.out);
+  const auto& leaks = json.at("leaks");
+  EXPECT_EQ(leaks.at("direct_blocks"), 13);
+  EXPECT_EQ(leaks.at("direct_bytes"), 8797);
+  EXPECT_EQ(leaks.at("indirect_blocks"), 9);
+  EXPECT_EQ(leaks.at("indirect_bytes"), 288);
+  // Own reachable blocks (8) + the /dev/null FILE and buffer + stdout's
+  // buffer + glibc's thread DTVs, none of them counted as leaks.
+  EXPECT_GE(leaks.at("reachable_blocks").get<int>(), 11);
+  EXPECT_EQ(json.at("summary").at("leaked_blocks"), 22);
+  EXPECT_EQ(json.at("summary").at("leaked_bytes"), 9085);
+  EXPECT_EQ(json.at("summary").at("temporary_allocations"), 27);
+  // Sites start at the program's frame, not in the tracer or libc: the
+  // realloc chain's last block is charged to the function that made it.
+  bool realloc_site = false;
+  for (const auto& site : leaks.at("sites")) {
+    if (site.at("bytes") == 5000 && !site.at("stack").empty())
+      realloc_site =
+          site.at("stack")[0].value("function", "").find("leak_realloc_chain") != std::string::npos;
+  }
+  EXPECT_TRUE(realloc_site);
 }
 
 TEST(MemtrailRun, DlopenedLibraryLeakIsFound) {

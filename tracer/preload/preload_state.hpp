@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 
 namespace memtrail::preload {
@@ -41,7 +42,8 @@ extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
   e.address = reinterpret_cast<std::uintptr_t>(block);
   e.size = size;
   e.detail = static_cast<std::uint8_t>(fn);
-  detail::record_slow(e, 1);
+  // No stack: the alloc's stack already identifies the block.
+  detail::record_no_stack(e);
 }
 
 // The process id the current trace belongs to; updated in the fork child.

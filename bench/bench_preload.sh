@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Preload tracer overhead, side by side with heaptrack, on samples/churn.
+#
+#   bench/bench_preload.sh BUILD_DIR [RUNS=5] [PAIRS=2000000]
+#
+# Runs, interleaved so machine noise hits every mode alike: churn plain,
+# under `memtrail run` (stacks on, and --no-stacks), and under `heaptrack`.
+# Reports the median wall time and max RSS of each mode (GNU time: %e, %M;
+# %M is the largest process of the tree, which for heaptrack is its
+# interpreter), the ratio to plain, and the tracing machinery's resident
+# memory = median max RSS minus plain's. Prints a Markdown table.
+set -euo pipefail
+
+build=$(cd "${1:?usage: bench_preload.sh BUILD_DIR [RUNS] [PAIRS]}" && pwd)
+runs=${2:-5}
+pairs=${3:-2000000}
+churn="$build/bin/churn"
+memtrail="$build/bin/memtrail"
+for tool in "$churn" "$memtrail" /usr/bin/time; do
+  [[ -x $tool ]] || { echo "bench_preload.sh: $tool is missing" >&2; exit 2; }
+done
+have_heaptrack=1
+command -v heaptrack > /dev/null || have_heaptrack=0
+
+work=$(mktemp -d /tmp/memtrail-bench-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+export churn memtrail work pairs
+modes=(plain memtrail memtrail_nostacks)
+((have_heaptrack)) && modes+=(heaptrack)
+
+run_mode() {
+  case $1 in
+    plain) "$churn" "$pairs" ;;
+    memtrail) "$memtrail" run -o "$work/m.mtr" -- "$churn" "$pairs" ;;
+    memtrail_nostacks) "$memtrail" run --no-stacks -o "$work/n.mtr" -- "$churn" "$pairs" ;;
+    heaptrack) heaptrack -o "$work/ht" "$churn" "$pairs" ;;
+  esac
+}
+
+for ((i = 0; i < runs; i++)); do
+  for mode in "${modes[@]}"; do
+    rm -f "$work"/m.mtr "$work"/n.mtr "$work"/ht.*
+    /usr/bin/time -o "$work/time.txt" -f "%e %M" bash -c "$(declare -f run_mode); run_mode $mode" \
+      > "$work/out.txt" 2> /dev/null
+    read -r wall rss < "$work/time.txt"
+    echo "$wall" >> "$work/$mode.wall"
+    echo "$rss" >> "$work/$mode.rss"
+    if [[ $mode == memtrail ]]; then stat -c %s "$work/m.mtr" >> "$work/$mode.bytes"; fi
+    if [[ $mode == heaptrack ]]; then stat -c %s "$work"/ht.* 2> /dev/null | head -1 >> "$work/$mode.bytes" || true; fi
+  done
+done
+
+median() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+plain_wall=$(median "$work/plain.wall")
+plain_rss=$(median "$work/plain.rss")
+echo "churn $pairs pairs, $runs runs per mode, interleaved; $(nproc) CPUs; $(date -u +%Y-%m-%d)"
+echo
+echo "| mode | wall median (s) | vs plain | max RSS median (MB) | machinery RSS (MB) | trace bytes |"
+echo "|---|---|---|---|---|---|"
+for mode in "${modes[@]}"; do
+  wall=$(median "$work/$mode.wall")
+  rss=$(median "$work/$mode.rss")
+  bytes="-"
+  [[ -s $work/$mode.bytes ]] && bytes=$(median "$work/$mode.bytes")
+  awk -v m="$mode" -v w="$wall" -v pw="$plain_wall" -v r="$rss" -v pr="$plain_rss" -v b="$bytes" \
+    'BEGIN { printf "| %s | %.2f | %.1fx | %.1f | %.1f | %s |\n", m, w, w / pw, r / 1024, (r - pr) / 1024, b }'
+done

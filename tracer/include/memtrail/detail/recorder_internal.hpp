@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -69,6 +70,28 @@ void set_track_live_heap(bool on);
 // The heap pool's live blocks as of the last drain (call flush_all_threads()
 // first for an up-to-date answer). Empty when tracking is off.
 std::vector<LiveBlock> live_blocks();
+
+// ---- heap window (per-test limits: memtrail/gtest.hpp) ---------------------
+
+// Heap blocks allocated at or after `since_ns` (trace time): the bytes of
+// those still live and the most that were live at once. Maintained by the
+// writer with the live-block map (needs track_live_heap), in event-time order
+// within each drain, so a single-threaded window is exact.
+struct HeapWindow {
+  std::uint64_t since_ns = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t live_blocks = 0;
+  std::uint64_t peak_bytes = 0;
+};
+// Now, in trace time (ns since the trace started); 0 when not tracing.
+std::uint64_t trace_time_ns() noexcept;
+// Restarts the window at `since_ns`: blocks already live and allocated at or
+// after it are counted at once. Call flush_all_threads() first.
+void reset_heap_window(std::uint64_t since_ns);
+// The window as of the last drain (flush_all_threads() first).
+HeapWindow heap_window();
+// The file the active session writes ("%p" expanded); empty when not tracing.
+std::string trace_path();
 
 // ---- threads ----------------------------------------------------------------
 

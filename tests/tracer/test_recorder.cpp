@@ -87,6 +87,66 @@ TEST_F(RecorderTest, EightThreadsTimesAMillionEventsNothingLostNothingReordered)
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(c.next["worker-" + std::to_string(t)], kPerThread);
 }
 
+// Thread A allocates, thread B frees what A handed over. However the writer
+// interleaves its drains, the file must show every alloc before its free.
+TEST_F(RecorderTest, AFreeNeverPrecedesItsAllocAcrossThreads) {
+  constexpr std::uint64_t kBlocks = 200'000;
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::uint32_t pool = register_pool({0, 0, "handoff", PoolKind::other, MemorySpace::host, -1});
+  constexpr std::size_t kRing = 1024;
+  std::vector<std::atomic<std::uint64_t>> ring(kRing);
+  std::atomic<std::uint64_t> head{0}, tail{0};
+  std::atomic<bool> consumer_registered{false};
+  // The producer registers last, so the writer reads its buffer first: the
+  // order in which a free could overtake its alloc without the drain cut.
+  std::thread producer([&] {
+    while (!consumer_registered.load()) std::this_thread::yield();
+    for (std::uint64_t i = 1; i <= kBlocks; ++i) {
+      while (head.load(std::memory_order_acquire) - tail.load(std::memory_order_acquire) >= kRing)
+        std::this_thread::yield();
+      record_alloc(pool, reinterpret_cast<void*>(i * 16), 16, 16);
+      ring[head.load(std::memory_order_relaxed) % kRing].store(i, std::memory_order_relaxed);
+      head.fetch_add(1, std::memory_order_release);
+    }
+  });
+  std::thread consumer([&] {
+    record_mark("consumer");
+    consumer_registered.store(true);
+    for (std::uint64_t n = 0; n < kBlocks; ++n) {
+      while (tail.load(std::memory_order_relaxed) == head.load(std::memory_order_acquire))
+        std::this_thread::yield();
+      std::uint64_t i =
+          ring[tail.load(std::memory_order_relaxed) % kRing].load(std::memory_order_relaxed);
+      tail.fetch_add(1, std::memory_order_release);
+      record_free(pool, reinterpret_cast<void*>(i * 16));
+    }
+  });
+  producer.join();
+  consumer.join();
+  stop();
+
+  struct Order : TraceVisitor {
+    std::set<std::uint64_t> live;
+    std::uint64_t allocs = 0, frees = 0, early_frees = 0;
+    void on_event(const Event& e) override {
+      if (e.kind == EventKind::alloc) {
+        ++allocs;
+        live.insert(e.address);
+      } else if (e.kind == EventKind::free) {
+        ++frees;
+        if (!live.erase(e.address)) ++early_frees;
+      }
+    }
+  } order;
+  TraceReader reader(path);
+  ReadResult r = reader.read(order);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(order.allocs, kBlocks);
+  EXPECT_EQ(order.frees, kBlocks);
+  EXPECT_EQ(order.early_frees, 0u);
+  EXPECT_TRUE(order.live.empty());
+}
+
 TEST_F(RecorderTest, EveryRecordFunctionAndTableReachesTheFile) {
   ASSERT_TRUE(start(quiet_options(path)));
   std::uint32_t pool =

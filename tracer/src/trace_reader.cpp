@@ -484,6 +484,12 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
       r.ok = true;
       return r;
     }
+    // The frame must declare exactly R bytes before R bytes are allocated.
+    if (ZSTD_getFrameContentSize(m.stored.data(), stored) != raw) {
+      r.error = m.path + ": undecodable chunk (zstd frame does not declare " +
+                std::to_string(raw) + " bytes)" + at(chunk_offset);
+      return r;
+    }
     m.payload.resize(raw);
     std::size_t n = ZSTD_decompressDCtx(m.dctx, m.payload.data(), raw, m.stored.data(), stored);
     if (ZSTD_isError(n) || n != raw) {

@@ -179,7 +179,8 @@ void Session::drain() {
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
   constexpr std::size_t kHeaderWords = sizeof(RawEvent) / 8;
   // 1. Copy every thread's published events out of its blocks.
-  runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one thread's run
+  runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one time-ordered run
+  if (!pending.empty()) runs.push_back(pending.size());  // the carry: already merged
   for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
     tids[tb->id] = tb->tid;
     if (tb->retired) continue;
@@ -231,6 +232,20 @@ void Session::drain() {
     }
     runs.swap(merged);
   }
+
+  // Events at or after the cut wait for the next drain (see above).
+  std::size_t keep = pending.size();
+  while (keep > 0 && scratch[pending[keep - 1].second] >= cut) --keep;
+  for (std::size_t i = keep; i < pending.size(); ++i) {
+    std::size_t offset = pending[i].second;
+    RawEvent raw;
+    std::memcpy(&raw, scratch.data() + offset, sizeof raw);
+    std::size_t words = kHeaderWords + raw.frames;
+    carry_pending.emplace_back(pending[i].first, carry_scratch.size());
+    carry_scratch.insert(carry_scratch.end(), scratch.begin() + offset,
+                         scratch.begin() + offset + words);
+  }
+  pending.resize(keep);
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {

@@ -1,12 +1,116 @@
-// Trace input of replays. Placeholder until the .mtr reader (TraceReader)
-// is implemented in memtrail_format.
+// Trace input of replays: one pool's alloc/free sequence from a .mtr file.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
 #include "memtrail/alloc/replay.hpp"
+#include "memtrail/trace_file.hpp"
 
 namespace memtrail::alloc {
+namespace {
 
-ReplayScript ReplayScript::from_trace(const std::string& path, const std::string&) {
-  throw ReplayError(path +
-                    ": replaying .mtr traces needs the trace reader, which is not built yet");
+class PoolSequence final : public TraceVisitor {
+ public:
+  PoolSequence(std::string pool, ReplayScript& script) : pool_(std::move(pool)), script_(script) {}
+
+  void on_pool(const PoolInfo& info) override {
+    seen_.insert(info.name);
+    if (info.name == pool_)
+      ids_.insert(info.id);
+    else
+      ids_.erase(info.id);  // a record may rename an id
+  }
+
+  void on_event(const Event& e) override {
+    if (!ids_.count(e.pool)) return;
+    switch (e.kind) {
+      case EventKind::alloc:
+      case EventKind::reuse: {
+        ++events_;
+        if (auto it = live_.find(e.address); it != live_.end()) emit_free(it);  // missed free
+        ReplayOp op;
+        op.kind = ReplayOp::Kind::malloc;
+        op.line = static_cast<std::uint32_t>(events_);
+        op.size = e.requested ? e.requested : e.size;
+        op.slot = take_slot();
+        live_.emplace(e.address, op.slot);
+        script_.ops.push_back(op);
+        break;
+      }
+      case EventKind::free: {
+        ++events_;
+        if (auto it = live_.find(e.address); it != live_.end())
+          emit_free(it);
+        else
+          ++skipped_frees_;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  std::uint64_t skipped_frees() const { return skipped_frees_; }
+  bool found() const { return seen_.count(pool_) > 0; }
+  std::string pool_list() const {
+    std::string out;
+    for (const std::string& name : seen_) out += (out.empty() ? "'" : ", '") + name + "'";
+    return out.empty() ? "none" : out;
+  }
+
+ private:
+  void emit_free(std::unordered_map<std::uint64_t, std::uint32_t>::iterator it) {
+    ReplayOp op;
+    op.kind = ReplayOp::Kind::free;
+    op.line = static_cast<std::uint32_t>(events_);
+    op.slot = it->second;
+    script_.ops.push_back(op);
+    free_slots_.push_back(it->second);
+    live_.erase(it);
+  }
+
+  // Slots are recycled so a long trace needs only as many names as it has
+  // live blocks at once.
+  std::uint32_t take_slot() {
+    if (!free_slots_.empty()) {
+      std::uint32_t s = free_slots_.back();
+      free_slots_.pop_back();
+      return s;
+    }
+    script_.names.push_back("b" + std::to_string(script_.names.size()));
+    return static_cast<std::uint32_t>(script_.names.size() - 1);
+  }
+
+  std::string pool_;
+  ReplayScript& script_;
+  std::set<std::uint32_t> ids_;
+  std::set<std::string> seen_;
+  std::unordered_map<std::uint64_t, std::uint32_t> live_;
+  std::vector<std::uint32_t> free_slots_;
+  std::uint64_t events_ = 0, skipped_frees_ = 0;
+};
+
+}  // namespace
+
+ReplayScript ReplayScript::from_trace(const std::string& path, const std::string& pool) {
+  TraceReader reader(path);
+  if (!reader.header_error().empty()) throw ReplayError(reader.header_error());
+  ReplayScript script;
+  script.source = path;
+  PoolSequence sequence(pool, script);
+  ReadResult result = reader.read(sequence);
+  if (!result.ok) throw ReplayError(result.error);
+  if (!sequence.found())
+    throw ReplayError(path + ": no pool named '" + pool + "' (pools: " + sequence.pool_list() +
+                      ")");
+  std::string warning = result.warning;
+  if (sequence.skipped_frees()) {
+    if (!warning.empty()) warning += "; ";
+    warning += std::to_string(sequence.skipped_frees()) +
+               " frees of blocks allocated before the trace started were skipped";
+  }
+  script.warning = warning;
+  return script;
 }
 
 }  // namespace memtrail::alloc

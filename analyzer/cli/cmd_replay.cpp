@@ -64,8 +64,8 @@ bool looks_like_trace(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char head[4] = {};
   in.read(head, sizeof head);
-  // Replay scripts are text; a trace starts with its binary magic "MTR".
-  return in.gcount() == 4 && std::memcmp(head, "MTR", 3) == 0;
+  // Replay scripts are text; a trace starts with its magic "\x89MTRACE\n".
+  return in.gcount() == 4 && std::memcmp(head, "\x89MTR", 4) == 0;
 }
 
 }  // namespace
@@ -130,6 +130,8 @@ int cmd_replay(int argc, char** argv) {
     return usage_error(e.what());
   }
 
+  if (!script.warning.empty())
+    std::fprintf(stderr, "memtrail replay: warning: %s\n", script.warning.c_str());
   PrintingSink sink(json);
   alloc::ReplayResult r;
   try {

@@ -43,14 +43,17 @@ struct ReplayScript {
   std::string source;  // file name, for messages
   std::vector<ReplayOp> ops;
   std::vector<std::string> names;  // slot -> name
+  std::string warning;             // one line, e.g. a trace cut short; empty if none
 
   // Throws ReplayError "SOURCE:LINE: what is wrong".
   static ReplayScript parse(std::istream& in, const std::string& source);
   static ReplayScript parse_file(const std::string& path);
-  // The alloc/reuse/free events of the pool named `pool` in a .mtr trace, in
-  // order, as a script (one stream). Frees of blocks allocated before the
-  // trace started are skipped. Throws ReplayError for an unreadable trace or
-  // an unknown pool.
+  // The alloc/reuse/free events of the pool(s) named `pool` in a .mtr trace,
+  // in file order, as a script (one stream; sizes are the requested bytes).
+  // Frees of blocks the trace never saw allocated are skipped; an alloc at a
+  // still-live address frees the old block first. Throws ReplayError for an
+  // unreadable trace or an unknown pool. `line` of each op is its event's
+  // index in the pool's sequence.
   static ReplayScript from_trace(const std::string& path, const std::string& pool);
 };
 

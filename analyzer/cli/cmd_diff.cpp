@@ -1,11 +1,62 @@
-// PLACEHOLDER: replaced by the work that implements 'memtrail diff'.
+// memtrail diff A B: what changed between two traces, per site and per pool.
 #include <cstdio>
+#include <iostream>
 
+#include "cli_args.hpp"
 #include "commands.hpp"
+#include "memtrail/diff.hpp"
 
 namespace memtrail::cli {
-int cmd_diff(int, char**) {
-  std::fprintf(stderr, "memtrail diff: not implemented yet\n");
-  return 2;
+
+namespace {
+
+const char* const kUsage =
+    "usage: memtrail diff A.mtr B.mtr [--json] [--top N] [options]\n"
+    "\n"
+    "Per-site (matched by symbolized stack) and per-pool deltas of leaks,\n"
+    "peak and calls from A to B, largest impact first. The options apply to\n"
+    "both traces.\n"
+    "\n"
+    "  --json              machine-readable diff (schema memtrail.diff/1)\n"
+    "  --top N             sites listed (default 10; 0 = all)\n";
+
+}  // namespace
+
+int cmd_diff(int argc, char** argv) {
+  Args args("diff", argc, argv);
+  AnalysisOptions options;
+  bool json = false;
+  std::uint64_t top = 10;
+  std::vector<std::string> files;
+  while (!args.done()) {
+    if (args.flag("--help") || args.flag("-h")) {
+      std::printf("%s%s", kUsage, kAnalysisOptionsHelp);
+      return 0;
+    }
+    if (args.flag("--json"))
+      json = true;
+    else if (args.number("--top", top)) {
+    } else if (take_analysis_option(args, options)) {
+    } else if (args.is_option())
+      return args.unknown();
+    else
+      files.push_back(args.take());
+  }
+  if (!args.failed() && files.size() != 2)
+    args.fail("expected two trace files A and B, got " + std::to_string(files.size()));
+  if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
+
+  Analysis a = analyze(files[0], options);
+  if (int rc = report_input_status("diff", a)) return rc;
+  Analysis b = analyze(files[1], options);
+  if (int rc = report_input_status("diff", b)) return rc;
+  DiffResult d = diff_analyses(a, b);
+  if (json)
+    std::cout << to_diff_json(d, top).dump(2) << "\n";
+  else
+    std::cout << "memtrail diff: A = " << files[0] << ", B = " << files[1] << "\n\n"
+              << diff_text(d, top == 0 ? static_cast<std::size_t>(-1) : top);
+  return 0;
 }
+
 }  // namespace memtrail::cli

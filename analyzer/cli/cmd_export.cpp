@@ -1,11 +1,102 @@
-// PLACEHOLDER: replaced by the work that implements 'memtrail export'.
+// memtrail export FILE --format json|chrome|folded|sqlite|pprof [-o OUT]
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 
+#include "cli_args.hpp"
 #include "commands.hpp"
+#include "memtrail/export.hpp"
 
 namespace memtrail::cli {
-int cmd_export(int, char**) {
-  std::fprintf(stderr, "memtrail export: not implemented yet\n");
-  return 2;
+
+namespace {
+
+const char* const kUsage =
+    "usage: memtrail export FILE --format FORMAT [-o OUT] [--cost COST] [options]\n"
+    "\n"
+    "formats:\n"
+    "  json     the full analysis (report schema with every site, timelines)\n"
+    "  chrome   Trace Event JSON for ui.perfetto.dev: per-pool used/reserved\n"
+    "           counters, process rss/heap, large-block slices, marks\n"
+    "  folded   folded stacks for flamegraph.pl / speedscope\n"
+    "  sqlite   an SQLite database (needs -o): pools, sites, frames, events...\n"
+    "  pprof    gzip-compressed profile.proto (needs -o): alloc_objects,\n"
+    "           alloc_space, inuse_objects, inuse_space\n"
+    "\n"
+    "  -o, --output OUT    output file (default stdout for json/chrome/folded)\n"
+    "  --cost COST         folded weight: allocations, bytes, leaked, peak,\n"
+    "                      temporary (default bytes)\n";
+
+}  // namespace
+
+int cmd_export(int argc, char** argv) {
+  Args args("export", argc, argv);
+  AnalysisOptions options;
+  std::string format, output, cost_name = "bytes";
+  std::vector<std::string> files;
+  while (!args.done()) {
+    if (args.flag("--help") || args.flag("-h")) {
+      std::printf("%s%s", kUsage, kAnalysisOptionsHelp);
+      return 0;
+    }
+    if (args.value("--format", format) || args.value("-f", format)) {
+    } else if (args.value("-o", output) || args.value("--output", output)) {
+    } else if (args.value("--cost", cost_name)) {
+    } else if (take_analysis_option(args, options)) {
+    } else if (args.is_option())
+      return args.unknown();
+    else
+      files.push_back(args.take());
+  }
+  FoldedCost cost = FoldedCost::bytes;
+  if (!args.failed() && files.size() != 1)
+    args.fail(files.empty() ? "missing trace FILE"
+                            : "expected one trace FILE, got " + std::to_string(files.size()));
+  if (!args.failed() && format.empty())
+    args.fail("missing --format (json, chrome, folded, sqlite or pprof)");
+  if (!args.failed() && format != "json" && format != "chrome" && format != "folded" &&
+      format != "sqlite" && format != "pprof")
+    args.fail("unknown format '" + format + "' (use json, chrome, folded, sqlite or pprof)");
+  if (!args.failed() && !parse_folded_cost(cost_name, cost))
+    args.fail("unknown --cost '" + cost_name +
+              "' (use allocations, bytes, leaked, peak or temporary)");
+  if (!args.failed() && (format == "sqlite" || format == "pprof") &&
+      (output.empty() || output == "-"))
+    args.fail("--format " + format + " needs -o FILE");
+  if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
+
+  Analysis a = analyze(files[0], options);
+  if (int rc = report_input_status("export", a)) return rc;
+
+  std::string error;
+  if (format == "sqlite") {
+    error = write_sqlite(a, output);
+  } else if (format == "pprof") {
+    error = write_pprof(a, output);
+  } else {
+    std::ofstream file;
+    if (!output.empty() && output != "-") {
+      file.open(output, std::ios::binary | std::ios::trunc);
+      if (!file) {
+        std::fprintf(stderr, "memtrail export: %s: cannot create\n", output.c_str());
+        return 2;
+      }
+    }
+    std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : std::cout;
+    if (format == "json")
+      out << to_full_json(a).dump() << "\n";
+    else if (format == "chrome")
+      out << to_chrome_trace(a).dump() << "\n";
+    else
+      write_folded(a, cost, out);
+    out.flush();
+    if (!out) error = (output.empty() ? std::string("stdout") : output) + ": write failed";
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "memtrail export: %s\n", error.c_str());
+    return 2;
+  }
+  return 0;
 }
+
 }  // namespace memtrail::cli

@@ -1,0 +1,182 @@
+#include "cli_args.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace memtrail::cli {
+
+Args::Args(std::string command, int argc, char** argv) : command_(std::move(command)) {
+  for (int i = 1; i < argc; ++i) args_.emplace_back(argv[i]);
+}
+
+bool Args::is_option() const {
+  if (pos_ >= args_.size()) return false;
+  const std::string& a = args_[pos_];
+  return a.size() > 1 && a[0] == '-';
+}
+
+std::string Args::take() {
+  return pos_ < args_.size() ? args_[pos_++] : std::string();
+}
+
+bool Args::flag(std::string_view name) {
+  if (done() || args_[pos_] != name) return false;
+  ++pos_;
+  return true;
+}
+
+bool Args::value(std::string_view name, std::string& out) {
+  if (done()) return false;
+  const std::string& a = args_[pos_];
+  if (a == name) {
+    if (pos_ + 1 >= args_.size()) {
+      fail(std::string(name) + " needs a value");
+      ++pos_;
+      return true;
+    }
+    out = args_[pos_ + 1];
+    pos_ += 2;
+    return true;
+  }
+  if (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '=') {
+    out = a.substr(name.size() + 1);
+    ++pos_;
+    return true;
+  }
+  return false;
+}
+
+bool Args::number(std::string_view name, std::uint64_t& out) {
+  std::string text;
+  if (!value(name, text)) return false;
+  if (failed()) return true;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE)
+    fail(std::string(name) + ": '" + text + "' is not a non-negative integer");
+  else
+    out = v;
+  return true;
+}
+
+int Args::unknown() {
+  fail("unknown option '" + args_[pos_] + "'");
+  return usage_error();
+}
+
+void Args::fail(std::string message) {
+  if (error_.empty()) error_ = std::move(message);
+}
+
+int Args::usage_error() const {
+  std::fprintf(stderr, "memtrail %s: %s (try 'memtrail %s --help')\n", command_.c_str(),
+               error_.c_str(), command_.c_str());
+  return 2;
+}
+
+std::optional<std::uint64_t> parse_duration_ns(std::string_view text, std::string* error) {
+  auto fail = [&](const char* why) -> std::optional<std::uint64_t> {
+    if (error) *error = "'" + std::string(text) + "': " + why;
+    return std::nullopt;
+  };
+  std::string s(text);
+  if (s.empty()) return fail("empty time");
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || errno == ERANGE || !std::isfinite(v)) return fail("not a time");
+  if (v < 0) return fail("negative time");
+  std::string unit(end);
+  double scale;
+  if (unit.empty() || unit == "ns")
+    scale = 1;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else
+    return fail("unknown unit (use ns, us, ms or s)");
+  double ns = v * scale;
+  if (ns >= 1.8e19) return fail("too large");
+  return static_cast<std::uint64_t>(std::llround(ns));
+}
+
+const char* const kAnalysisOptionsHelp =
+    "  --from TIME         start of the time range (ns, or with ns/us/ms/s suffix)\n"
+    "  --to TIME           end of the time range (inclusive)\n"
+    "  --from-mark NAME    range starts at the first mark NAME\n"
+    "  --to-mark NAME      range ends at the first mark NAME after its start\n"
+    "  --pool NAME         analyze only this pool (repeatable)\n"
+    "  --no-symbols        show module+offset instead of resolving symbols\n"
+    "  --partial           analyze a cut or damaged trace up to the damage\n";
+
+bool take_analysis_option(Args& args, AnalysisOptions& o) {
+  std::string v;
+  auto time = [&](std::uint64_t& out, const char* name) {
+    std::string why;
+    if (args.failed()) return;
+    if (auto ns = parse_duration_ns(v, &why))
+      out = *ns;
+    else
+      args.fail(std::string(name) + " " + why);
+  };
+  if (args.value("--from", v)) {
+    time(o.from_ns, "--from");
+    return true;
+  }
+  if (args.value("--to", v)) {
+    time(o.to_ns, "--to");
+    return true;
+  }
+  if (args.value("--from-mark", v)) {
+    o.from_mark = v;
+    return true;
+  }
+  if (args.value("--to-mark", v)) {
+    o.to_mark = v;
+    return true;
+  }
+  if (args.value("--pool", v)) {
+    o.pools.push_back(v);
+    return true;
+  }
+  if (args.flag("--no-symbols")) {
+    o.symbolize = false;
+    return true;
+  }
+  if (args.flag("--partial")) {
+    o.allow_partial = true;
+    return true;
+  }
+  return false;
+}
+
+bool check_analysis_options(Args& args, const AnalysisOptions& o) {
+  if (o.to_ns != kTimeMax && o.from_ns > o.to_ns)
+    args.fail("--from (" + std::to_string(o.from_ns) + " ns) is after --to (" +
+              std::to_string(o.to_ns) + " ns)");
+  if (!o.from_mark.empty() && o.from_ns != 0)
+    args.fail("--from and --from-mark exclude each other");
+  if (!o.to_mark.empty() && o.to_ns != kTimeMax) args.fail("--to and --to-mark exclude each other");
+  return !args.failed();
+}
+
+int report_input_status(const std::string& command, const Analysis& a) {
+  if (!a.error.empty()) {
+    std::string hint;
+    if (a.read.dropped_bytes > 0 || (!a.read.ok && a.read.chunks > 0))
+      hint = " (--partial analyzes what was read)";
+    std::fprintf(stderr, "memtrail %s: %s%s\n", command.c_str(), a.error.c_str(), hint.c_str());
+    return 2;
+  }
+  if (!a.warning.empty())
+    std::fprintf(stderr, "memtrail %s: warning: %s\n", command.c_str(), a.warning.c_str());
+  return 0;
+}
+
+}  // namespace memtrail::cli

@@ -1,0 +1,78 @@
+// Option parsing shared by the analyzer subcommands (report, diff, export,
+// check...): an argv cursor, durations, and the time-range/pool options that
+// every command accepts.
+//
+//   Args args("report", argc, argv);
+//   while (!args.done()) {
+//     if (args.flag("--json")) json = true;
+//     else if (take_analysis_option(args, options)) {}
+//     else if (args.is_option()) return args.unknown();
+//     else files.push_back(args.take());
+//   }
+//   if (args.failed()) return args.usage_error();
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memtrail/analysis.hpp"
+
+namespace memtrail::cli {
+
+class Args {
+ public:
+  // argv[0] is the subcommand name (as main() passes it).
+  Args(std::string command, int argc, char** argv);
+
+  bool done() const { return failed() || pos_ >= args_.size(); }
+  bool failed() const { return !error_.empty(); }
+  const std::string& command() const { return command_; }
+
+  // True if the current argument starts with '-' (and is not "-" itself).
+  bool is_option() const;
+  std::string take();  // the current argument, consumed
+
+  // `--name` alone: consumed, returns true.
+  bool flag(std::string_view name);
+  // `--name VALUE` or `--name=VALUE`: consumed into `out`. A missing value
+  // records an error ("--top needs a value").
+  bool value(std::string_view name, std::string& out);
+  // Like value(), then parsed as a non-negative integer.
+  bool number(std::string_view name, std::uint64_t& out);
+
+  // Records an error for the current argument: "unknown option '--x'".
+  int unknown();
+  void fail(std::string message);
+  // Prints "memtrail CMD: ERROR (try 'memtrail CMD --help')" and returns 2.
+  int usage_error() const;
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string command_;
+  std::vector<std::string> args_;
+  std::size_t pos_ = 0;
+  std::string error_;
+};
+
+// "1500" (ns), "250ns", "10us", "1.5ms", "2s". nullopt + one-line error on
+// anything else.
+std::optional<std::uint64_t> parse_duration_ns(std::string_view text, std::string* error);
+
+// Consumes one of the options every analyzer command takes:
+//   --from TIME  --to TIME  --from-mark NAME  --to-mark NAME  --pool NAME
+//   --no-symbols  --partial
+bool take_analysis_option(Args& args, AnalysisOptions& options);
+// Help text for the options above, for each command's --help.
+extern const char* const kAnalysisOptionsHelp;
+
+// Validates options that depend on each other (--from after --to...).
+bool check_analysis_options(Args& args, const AnalysisOptions& options);
+
+// Prints the analysis' input error (exit 2) or warning (stderr, continue).
+// Returns 0 when the analysis is usable, 2 otherwise.
+int report_input_status(const std::string& command, const Analysis& a);
+
+}  // namespace memtrail::cli

@@ -1,0 +1,27 @@
+// Human-readable report of an Analysis: the text `memtrail report` prints.
+// Sections: summary, leaks (by class, sites with symbolized stacks), top
+// sites, pools, scopes, histograms.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memtrail/analysis.hpp"
+
+namespace memtrail {
+
+struct TextReportOptions {
+  std::size_t top = 10;          // sites per list
+  std::size_t stack_depth = 12;  // frames printed per stack
+};
+
+std::string report_text(const Analysis& a, const TextReportOptions& options = {});
+
+// "12 ns", "3.40 us", "1.25 ms", "2.000 s".
+std::string format_duration(std::uint64_t ns);
+// One stack, one frame per line, each line prefixed by `indent`.
+std::string format_stack(const std::vector<Frame>& frames, std::size_t depth,
+                         const std::string& indent);
+
+}  // namespace memtrail

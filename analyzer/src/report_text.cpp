@@ -1,0 +1,184 @@
+#include "memtrail/report_text.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "memtrail/size.hpp"
+
+namespace memtrail {
+
+namespace {
+
+std::string fmt(const char* f, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, f, args...);
+  return buf;
+}
+
+std::string count(std::uint64_t n) {
+  return std::to_string(n);
+}
+
+std::string site_title(const Analysis& a, const Site& s) {
+  std::string where =
+      s.frames.empty() ? std::string("(no stack recorded)") : s.frames.front().describe();
+  const PoolStats* p = a.pool(s.pool);
+  if (p && a.pools.size() > 1) where += "  [" + p->info.name + "]";
+  return where;
+}
+
+void histogram_section(std::string& out, const char* title, const Histogram& h, bool sizes) {
+  std::uint64_t total = 0, max = 0;
+  for (auto c : h.counts) {
+    total += c;
+    max = std::max(max, c);
+  }
+  if (total == 0) return;
+  out += fmt("\n%s\n", title);
+  for (std::size_t i = 0; i < h.counts.size(); ++i) {
+    if (!h.counts[i]) continue;
+    std::string low =
+        sizes ? format_size(Histogram::bucket_low(i)) : format_duration(Histogram::bucket_low(i));
+    int bar =
+        static_cast<int>(40.0 * static_cast<double>(h.counts[i]) / static_cast<double>(max) + 0.5);
+    out += fmt("  >= %-12s %12" PRIu64 "  %s\n", low.c_str(), h.counts[i],
+               std::string(bar, '#').c_str());
+  }
+}
+
+}  // namespace
+
+std::string format_duration(std::uint64_t ns) {
+  if (ns < 1000) return fmt("%" PRIu64 " ns", ns);
+  if (ns < 1000000) return fmt("%.2f us", ns / 1e3);
+  if (ns < 1000000000) return fmt("%.2f ms", ns / 1e6);
+  return fmt("%.3f s", ns / 1e9);
+}
+
+std::string format_stack(const std::vector<Frame>& frames, std::size_t depth,
+                         const std::string& indent) {
+  std::string out;
+  for (std::size_t i = 0; i < frames.size() && i < depth; ++i)
+    out += indent + frames[i].describe() + "\n";
+  if (frames.size() > depth) out += indent + fmt("... %zu more frames\n", frames.size() - depth);
+  if (frames.empty()) out += indent + "(no stack recorded)\n";
+  return out;
+}
+
+std::string report_text(const Analysis& a, const TextReportOptions& o) {
+  std::string out;
+  const Summary& s = a.summary;
+  out += fmt("memtrail report: %s\n", a.path.c_str());
+  if (!a.header.command_line.empty())
+    out += fmt("command: %s (pid %u)\n", a.header.command_line.c_str(), a.header.pid);
+  const AnalysisOptions& opt = a.options;
+  if (opt.from_ns != 0 || opt.to_ns != kTimeMax || !opt.from_mark.empty() || !opt.to_mark.empty())
+    out += fmt("range: %s .. %s\n", format_duration(a.range_from_ns).c_str(),
+               a.range_to_ns == kTimeMax ? "end" : format_duration(a.range_to_ns).c_str());
+
+  out += "\nSUMMARY\n";
+  out += fmt("  duration               %s\n", format_duration(s.duration_ns).c_str());
+  out += fmt("  events                 %s\n", count(s.events).c_str());
+  out += fmt("  allocations            %s (%s)\n", count(s.allocations).c_str(),
+             format_size(s.bytes_allocated).c_str());
+  out += fmt("  frees                  %s\n", count(s.frees).c_str());
+  out += fmt("  temporary allocations  %s\n", count(s.temporary_allocations).c_str());
+  out += fmt("  peak used              %s at %s\n", format_size(s.peak_used_bytes).c_str(),
+             format_duration(s.peak_time_ns).c_str());
+  out += fmt("  leaked                 %s in %s blocks\n", format_size(s.leaked_bytes).c_str(),
+             count(s.leaked_blocks).c_str());
+  if (s.samples)
+    out += fmt("  peak RSS               %s (%s samples)\n", format_size(s.peak_rss_bytes).c_str(),
+               count(s.samples).c_str());
+  if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
+    out += fmt("  unmatched frees        %s (late-matched %s, lost frees %s)\n",
+               count(s.unmatched_frees).c_str(), count(s.late_matched_frees).c_str(),
+               count(s.replaced_blocks).c_str());
+
+  const Leaks& l = a.leaks;
+  out += "\nLEAKS";
+  out += l.classified ? " (classified at exit by reachability)\n"
+                      : " (no reachability data: every block live at the end counts as direct)\n";
+  out += fmt("  direct     %12s in %s blocks\n", format_size(l.direct_bytes).c_str(),
+             count(l.direct_blocks).c_str());
+  out += fmt("  indirect   %12s in %s blocks\n", format_size(l.indirect_bytes).c_str(),
+             count(l.indirect_blocks).c_str());
+  out += fmt("  reachable  %12s in %s blocks (not leaks)\n", format_size(l.reachable_bytes).c_str(),
+             count(l.reachable_blocks).c_str());
+  std::size_t shown = 0;
+  for (const LeakSite& ls : l.sites) {
+    if (ls.kind == LeakClass::reachable) continue;
+    if (shown++ >= o.top) break;
+    const Site& site = a.sites[ls.site];
+    out += fmt("\n  %s leak: %s in %s blocks%s\n", std::string(to_string(ls.kind)).c_str(),
+               format_size(ls.bytes).c_str(), count(ls.blocks).c_str(),
+               a.pools.size() > 1 && a.pool(site.pool)
+                   ? (" [" + a.pool(site.pool)->info.name + "]").c_str()
+                   : "");
+    out += format_stack(site.frames, o.stack_depth, "    ");
+  }
+
+  struct List {
+    const char* title;
+    SiteOrder order;
+  };
+  for (List list : {List{"TOP SITES BY PEAK CONTRIBUTION", SiteOrder::peak},
+                    List{"TOP SITES BY ALLOCATIONS", SiteOrder::calls},
+                    List{"TOP SITES BY BYTES ALLOCATED", SiteOrder::bytes},
+                    List{"TOP SITES BY TEMPORARY ALLOCATIONS", SiteOrder::temporaries}}) {
+    auto idx = top_sites(a, list.order, o.top);
+    if (idx.empty()) continue;
+    out += fmt("\n%s\n", list.title);
+    for (std::uint32_t i : idx) {
+      const Site& site = a.sites[i];
+      out += fmt("  %10s calls %12s allocated %12s at peak %10s temporary  %s\n",
+                 count(site.calls).c_str(), format_size(site.bytes_allocated).c_str(),
+                 format_size(site.peak_bytes).c_str(), count(site.temporaries).c_str(),
+                 site_title(a, site).c_str());
+    }
+  }
+
+  if (!a.pools.empty()) {
+    out += "\nPOOLS\n";
+    out +=
+        fmt("  %-16s %-9s %-7s %12s %12s %12s %12s %10s %7s %8s\n", "name", "kind", "space",
+            "peak used", "peak resvd", "final used", "final resvd", "allocs", "reuse", "segments");
+    for (const PoolStats& p : a.pools) {
+      out += fmt(
+          "  %-16s %-9s %-7s %12s %12s %12s %12s %10s %6.1f%% %8s\n", p.info.name.c_str(),
+          std::string(to_string(p.info.kind)).c_str(), std::string(to_string(p.info.space)).c_str(),
+          format_size(p.peak_used_bytes).c_str(), format_size(p.peak_reserved_bytes).c_str(),
+          format_size(p.final_used_bytes).c_str(), format_size(p.final_reserved_bytes).c_str(),
+          count(p.allocations).c_str(), 100.0 * p.reuse_ratio, count(p.segment_reserves).c_str());
+      if (p.has_segments && p.allocations + p.live_blocks > 0) {
+        const Fragmentation& f = p.final_fragmentation;
+        out +=
+            fmt("    fragmentation at end: %s free (%s inside partly used segments), largest free "
+                "block %s, "
+                "external %.1f%%\n",
+                format_size(f.free_bytes).c_str(), format_size(f.free_in_partial_segments).c_str(),
+                format_size(f.largest_free_block).c_str(), 100.0 * f.external);
+      }
+    }
+  }
+
+  if (!a.scopes.empty()) {
+    out += "\nSCOPES\n";
+    out += fmt("  %-24s %-9s %10s %14s %16s %14s\n", "name", "kind", "entries", "bytes escaped",
+               "growth/entry", "live at end");
+    for (const ScopeStats& sc : a.scopes)
+      out += fmt("  %-24s %-9s %10s %14s %14.1f B %14s\n", sc.info.name.c_str(),
+                 std::string(to_string(sc.info.kind)).c_str(), count(sc.entries).c_str(),
+                 format_size(sc.bytes_escaped).c_str(), sc.growth_per_entry_bytes,
+                 format_size(sc.live_bytes_at_end).c_str());
+  }
+
+  histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
+  histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
+
+  for (const auto& w : a.symbol_warnings) out += "\nnote: " + w;
+  if (!a.symbol_warnings.empty()) out += "\n";
+  return out;
+}
+
+}  // namespace memtrail

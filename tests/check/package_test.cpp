@@ -1,0 +1,68 @@
+// find_package(memtrail) from the build tree: configures, builds and runs
+// samples/ci-example with CMake/CTest, and checks that exactly its four
+// deliberately failing tests fail, each with the message that says why.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+Result sh(const std::string& command) {
+  Result r;
+  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Package, CiExampleFailsExactlyItsDeliberateFailures) {
+  std::string build = std::string(EXAMPLE_BUILD_DIR);
+  std::filesystem::remove_all(build);
+  Result configure = sh("\"" CMAKE_COMMAND "\" -S " EXAMPLE_SOURCE_DIR " -B " + build +
+                        " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -Dmemtrail_DIR=" MEMTRAIL_DIR);
+  ASSERT_EQ(configure.rc, 0) << configure.out;
+  Result compile = sh("\"" CMAKE_COMMAND "\" --build " + build + " -j2");
+  ASSERT_EQ(compile.rc, 0) << compile.out;
+
+  Result ctest = sh("\"" CTEST_COMMAND "\" --test-dir " + build + " --output-on-failure");
+  EXPECT_NE(ctest.rc, 0);
+  const std::string& out = ctest.out;
+  EXPECT_TRUE(has(out, "50% tests passed, 4 tests failed out of 8")) << out;
+  for (const char* failing :
+       {"leak_limit_fails", "peak_limit_fails", "Cache.LimitMemoryFails", "Cache.LimitLeaksFails"})
+    EXPECT_TRUE(has(out, std::string(" - ") + failing + " (Failed)")) << failing << "\n" << out;
+  for (const char* passing : {"leak_limit_passes", "peak_limit_passes", "Cache.LimitMemoryPasses",
+                              "Cache.LimitLeaksPasses"})
+    EXPECT_FALSE(has(out, std::string(" - ") + passing + " (Failed)")) << passing;
+
+  EXPECT_TRUE(has(out,
+                  "FAIL leaked-bytes: leaked 4096 bytes (4.00 KiB) in 1 block; limit 1024 "
+                  "bytes (1.00 KiB)"))
+      << out;
+  EXPECT_TRUE(has(out, "allocate_report(unsigned long) at ")) << out;
+  EXPECT_TRUE(has(out, "FAIL peak-used: peak used 3000")) << out;
+  EXPECT_TRUE(has(out, "limit 2097152 bytes (2.00 MiB)")) << out;
+  EXPECT_TRUE(has(out, "Test was limited to 1.00 MiB (1048576 bytes) but allocated ")) << out;
+  EXPECT_TRUE(has(out, "Test was allowed to leak 1.00 KiB (1024 bytes) per location")) << out;
+  EXPECT_TRUE(has(out, "8.00 KiB (8192 bytes) in 1 block allocated from:")) << out;
+  EXPECT_TRUE(has(out, "remember_forever(unsigned long)")) << out;
+  // memtrail_add_test keeps a JUnit report per test.
+  EXPECT_TRUE(std::filesystem::exists(build + "/leak_limit_fails.junit.xml"));
+}
+
+}  // namespace

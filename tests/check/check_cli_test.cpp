@@ -84,6 +84,11 @@ TEST_F(CheckCli, PeakLimitNamesTheMeasuredPeakAndItsSite) {
   EXPECT_NE(r.out.find("1000000 bytes (976.56 KiB) live at the peak"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("hold("), std::string::npos) << r.out;
   EXPECT_EQ(check(path("peak.mtr") + " --max-leaked 100 --max-peak 2MiB").rc, 0);
+  // Per pool: one verdict per named pool.
+  Result pool = check(path("peak.mtr") + " --max-leaked 100 --pool malloc --max-peak 500KiB");
+  EXPECT_EQ(pool.rc, 1);
+  EXPECT_NE(pool.out.find("FAIL peak-used[malloc]: pool 'malloc' peak used"), std::string::npos)
+      << pool.out;
 }
 
 TEST_F(CheckCli, SuppressionsMakeItPassAndAreCounted) {
@@ -183,6 +188,9 @@ TEST_F(CheckCli, BadInputIsExit2WithOneLine) {
   EXPECT_EQ(size.rc, 2);
   EXPECT_NE(size.out.find("--max-leaked"), std::string::npos) << size.out;
   EXPECT_EQ(check(path("leaks.mtr") + " --frobnicate").rc, 2);
+  Result pool = check(path("leaks.mtr") + " --pool mallocc --max-peak 1MiB");
+  EXPECT_EQ(pool.rc, 2);
+  EXPECT_NE(pool.out.find("pool 'mallocc' is not in the trace"), std::string::npos) << pool.out;
   EXPECT_EQ(check("").rc, 2);
   EXPECT_EQ(check(path("leaks.mtr") + " --tolerance 5").rc, 2);
 }

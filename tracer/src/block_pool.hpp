@@ -62,6 +62,21 @@ class BlockPool {
     b->used.store(0, std::memory_order_relaxed);
     return b;
   }
+  // Like get(), but maps no new block once `max_mapped` are mapped: the
+  // caller waits for the writer to give blocks back instead (backpressure).
+  Block* get_bounded(std::uint64_t max_mapped) noexcept {
+    lock_.lock();
+    Block* b = free_;
+    if (b) free_ = b->free_next;
+    lock_.unlock();
+    if (!b) {
+      if (mapped_.load(std::memory_order_relaxed) >= max_mapped) return nullptr;
+      return get();
+    }
+    b->next.store(nullptr, std::memory_order_relaxed);
+    b->used.store(0, std::memory_order_relaxed);
+    return b;
+  }
   void put(Block* b) noexcept {
     lock_.lock();
     b->free_next = free_;

@@ -98,12 +98,31 @@ ThreadBuffer* register_thread(Session* s) {
   return tb;
 }
 
+// Backpressure: when the writer is this far behind (32 blocks of 128 KiB
+// = 4 MiB of unconsumed events), a program thread waits for it rather than
+// mapping more memory, which bounds the tracer's footprint (heaptrack gets
+// the same from its pipe). The wait is bounded (~200 ms), so a thread that
+// holds a lock the writer needs (the loader lock, inside dlopen) can never
+// deadlock with it: it then maps a block anyway.
+constexpr std::uint64_t kBacklogBlocks = 32;
+
+Block* next_block(Session* s) {
+  Block* b = s->blocks.get_bounded(kBacklogBlocks);
+  timespec nap{0, 50'000};
+  for (int waited = 0; !b && waited < 4000; ++waited) {
+    s->wake();
+    ::nanosleep(&nap, nullptr);
+    b = s->blocks.get_bounded(kBacklogBlocks);
+  }
+  return b ? b : s->blocks.get();
+}
+
 // Appends one event to the calling thread's block chain.
 void append(Session* s, ThreadBuffer* tb, const RawEvent& raw, const std::uint64_t* ips) {
   std::uint32_t need = static_cast<std::uint32_t>(sizeof(RawEvent) + raw.frames * 8u);
   Block* b = tb->write_block;
   if (tb->write_pos + need > Block::capacity()) {
-    Block* fresh = s->blocks.get();
+    Block* fresh = next_block(s);
     if (!fresh) return;  // out of address space: drop rather than crash
     b->next.store(fresh, std::memory_order_release);  // after b's final `used` store
     tb->write_block = b = fresh;

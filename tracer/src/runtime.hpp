@@ -122,6 +122,7 @@ struct Session {
   // Events stamped after a drain's cut, held for the next drain (see drain()).
   std::vector<std::pair<std::uint32_t, std::size_t>> carry_pending;
   std::vector<std::uint64_t> carry_scratch;
+  std::vector<Block*> consumed;  // read by this drain, given back at its end
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
 

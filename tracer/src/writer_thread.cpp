@@ -202,11 +202,11 @@ void Session::drain() {
       if (!next) break;
       tb->read_block = next;
       tb->read_pos = 0;
-      blocks.put(b);
+      consumed.push_back(b);
     }
     if (pending.size() > runs.back()) runs.push_back(pending.size());
     if (exited) {  // the thread can no longer write: give its last block back
-      blocks.put(tb->read_block);
+      consumed.push_back(tb->read_block);
       tb->retired = true;
     }
   }
@@ -308,6 +308,11 @@ void Session::drain() {
     }
     writer->add_event(e);
   }
+  // Blocks go back only now, after their events were encoded: while the
+  // writer is behind, program threads then hit the backlog bound in
+  // next_block() and wait, instead of the backlog moving into `scratch`.
+  for (Block* b : consumed) blocks.put(b);
+  consumed.clear();
 }
 
 void Session::writer_main() {

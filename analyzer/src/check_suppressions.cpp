@@ -126,7 +126,9 @@ const std::vector<std::string>& default_suppression_patterns() {
   // main() and hide the program's own leaks.
   static const std::vector<std::string> patterns = {
       // libstdc++: the emergency exception-handling pool (one block at start-up).
-      "(anonymous namespace)::pool::pool",
+      // (by file: the pool's constructor is a static function without a
+      // unique name, and a user's `pool::pool` must not match)
+      "eh_alloc.cc",
       "__cxa_get_globals",
       // The dynamic loader: link maps, dependency lists, TLS blocks and DTVs.
       "^_dl_map_object",

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
+#include <memory_resource>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 
 #include "memtrail/recorder.hpp"
 #include "memtrail/size.hpp"
+#include "node_cache.hpp"
 
 namespace memtrail::alloc {
 namespace {
@@ -139,9 +141,14 @@ struct BfcPool::Impl {
   mutable std::mutex mutex;
   std::vector<Chunk> chunks;
   std::vector<ChunkHandle> free_handles;
-  std::vector<std::set<ChunkHandle, BySizeThenAddress>> bins;
-  std::unordered_map<std::uint64_t, ChunkHandle> in_use;  // ptr -> chunk
-  std::map<std::uint64_t, Region> regions;                // base -> region
+  detail::NodeCache nodes;  // set/map nodes without system allocator calls
+  std::vector<std::set<ChunkHandle, BySizeThenAddress, detail::NodeAllocator<ChunkHandle>>> bins;
+  std::unordered_map<std::uint64_t, ChunkHandle, std::hash<std::uint64_t>, std::equal_to<>,
+                     detail::NodeAllocator<std::pair<const std::uint64_t, ChunkHandle>>>
+      in_use{16, std::hash<std::uint64_t>{}, std::equal_to<>{},
+             detail::NodeAllocator<std::pair<const std::uint64_t, ChunkHandle>>(
+                 &nodes)};                  // ptr -> chunk
+  std::map<std::uint64_t, Region> regions;  // base -> region
   std::uint64_t memory_limit = 0;
   std::uint64_t curr_region_allocation_bytes = 0;
   std::uint64_t total_region_allocated_bytes = 0;
@@ -149,7 +156,8 @@ struct BfcPool::Impl {
   UpstreamFailure last_failure;
 
   Impl(BfcPool& s, Upstream& up, BfcOptions o) : self(s), upstream(up), options(o) {
-    for (int b = 0; b < kNumBins; ++b) bins.emplace_back(BySizeThenAddress{&chunks});
+    for (int b = 0; b < kNumBins; ++b)
+      bins.emplace_back(BySizeThenAddress{&chunks}, detail::NodeAllocator<ChunkHandle>(&nodes));
     if (options.memory_limit) {
       memory_limit = options.memory_limit;
     } else {

@@ -17,6 +17,7 @@
 
 #include "memtrail/alloc/errors.hpp"
 #include "memtrail/recorder.hpp"
+#include "node_cache.hpp"
 
 namespace memtrail::alloc {
 namespace {
@@ -61,9 +62,14 @@ struct ByAddress {
   }
 };
 
+// The sets' nodes are recycled: a cached malloc/free pair then costs no call
+// into the system allocator.
 struct BlockPool {
-  std::set<Block*, BySize> blocks;
-  std::set<Block*, ByAddress> unmapped;
+  explicit BlockPool(detail::NodeCache* nodes)
+      : blocks(BySize{}, detail::NodeAllocator<Block*>(nodes)),
+        unmapped(ByAddress{}, detail::NodeAllocator<Block*>(nodes)) {}
+  std::set<Block*, BySize, detail::NodeAllocator<Block*>> blocks;
+  std::set<Block*, ByAddress, detail::NodeAllocator<Block*>> unmapped;
   bool is_small = false;
   std::uint64_t get_free_blocks_call_count = 0;
 
@@ -107,8 +113,12 @@ struct CachingPool::Impl {
   Upstream& upstream;
   CachingConfig config;
   mutable std::recursive_mutex mutex;
-  BlockPool large, small;
-  std::unordered_map<std::uint64_t, Block*> allocated_blocks;
+  detail::NodeCache nodes;
+  BlockPool large{&nodes}, small{&nodes};
+  std::unordered_map<std::uint64_t, Block*, std::hash<std::uint64_t>, std::equal_to<>,
+                     detail::NodeAllocator<std::pair<const std::uint64_t, Block*>>>
+      allocated_blocks{16, std::hash<std::uint64_t>{}, std::equal_to<>{},
+                       detail::NodeAllocator<std::pair<const std::uint64_t, Block*>>(&nodes)};
   DeviceStats stats;
   std::uint64_t total_allocated_memory = 0;
   bool set_fraction = false;
@@ -170,7 +180,10 @@ struct CachingPool::Impl {
     if (!spare.empty()) {
       b = spare.back();
       spare.pop_back();
+      std::vector<StreamId> uses = std::move(b->stream_uses);  // keep its capacity
+      uses.clear();
       *b = Block{};
+      b->stream_uses = std::move(uses);
     } else {
       b = new Block;
     }
@@ -182,8 +195,9 @@ struct CachingPool::Impl {
   }
   void delete_block(Block* b) { spare.push_back(b); }
 
+  // Every stat is kept for "all" and for the block's pool, as in c10.
   template <typename F>
-  void for_types(const BlockPool& pool, F f) {
+  [[gnu::always_inline]] void for_types(const BlockPool& pool, F&& f) {
     f(stats_index(kAggregate));
     f(stats_index(pool.is_small ? kSmallPool : kLargePool));
   }
@@ -306,10 +320,11 @@ struct CachingPool::Impl {
     total_allocated_memory += size;
     p.block = new_block(addr, size, p.stream, p.pool);
     p.block->segment = addr;
-    for_types(*p.pool, [&](int t) {
-      stats.segment[t].increase(1);
-      stats.reserved_bytes[t].increase(static_cast<std::int64_t>(size));
-    });
+    for_types(
+        *p.pool, [&](int t) __attribute__((always_inline)) {
+          stats.segment[t].increase(1);
+          stats.reserved_bytes[t].increase(static_cast<std::int64_t>(size));
+        });
     if (size >= config.max_split_size) stats.oversize_segments.increase(1);
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), addr, size);
@@ -334,31 +349,35 @@ struct CachingPool::Impl {
       remaining->size -= size;
       pool->insert_into_blocks(remaining);
       if (already_split && !block->expandable) {
-        for_types(*pool, [&](int t) {
-          stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-        });
+        for_types(
+            *pool, [&](int t) __attribute__((always_inline)) {
+              stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+            });
       } else if (!block->expandable) {
-        for_types(*pool, [&](int t) {
-          stats.inactive_split_bytes[t].increase(static_cast<std::int64_t>(remaining->size));
-          stats.inactive_split[t].increase(1);
-        });
+        for_types(
+            *pool, [&](int t) __attribute__((always_inline)) {
+              stats.inactive_split_bytes[t].increase(static_cast<std::int64_t>(remaining->size));
+              stats.inactive_split[t].increase(1);
+            });
       }
     } else if (already_split && !block->expandable) {
-      for_types(*pool, [&](int t) {
-        stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-        stats.inactive_split[t].decrease(1);
-      });
+      for_types(
+          *pool, [&](int t) __attribute__((always_inline)) {
+            stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+            stats.inactive_split[t].decrease(1);
+          });
     }
     block->allocated = true;
     block->requested = orig_size;
     allocated_blocks.emplace(block->addr, block);
-    for_types(*pool, [&](int t) {
-      stats.allocation[t].increase(1);
-      stats.allocated_bytes[t].increase(static_cast<std::int64_t>(block->size));
-      stats.active[t].increase(1);
-      stats.active_bytes[t].increase(static_cast<std::int64_t>(block->size));
-      stats.requested_bytes[t].increase(static_cast<std::int64_t>(orig_size));
-    });
+    for_types(
+        *pool, [&](int t) __attribute__((always_inline)) {
+          stats.allocation[t].increase(1);
+          stats.allocated_bytes[t].increase(static_cast<std::int64_t>(block->size));
+          stats.active[t].increase(1);
+          stats.active_bytes[t].increase(static_cast<std::int64_t>(block->size));
+          stats.requested_bytes[t].increase(static_cast<std::int64_t>(orig_size));
+        });
     if (block->size >= config.max_split_size) stats.oversize_allocations.increase(1);
     return block;
   }
@@ -411,10 +430,11 @@ struct CachingPool::Impl {
     Block* block = it->second;
     allocated_blocks.erase(it);
     block->allocated = false;
-    for_types(*block->pool, [&](int t) {
-      stats.allocation[t].decrease(1);
-      stats.allocated_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-    });
+    for_types(
+        *block->pool, [&](int t) __attribute__((always_inline)) {
+          stats.allocation[t].decrease(1);
+          stats.allocated_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+        });
     record_free(self.pool_id(), ptr, block->size);
     if (block->size >= config.max_split_size) stats.oversize_allocations.decrease(1);
     if (!block->stream_uses.empty())
@@ -446,18 +466,19 @@ struct CachingPool::Impl {
       net_blocks += 1;
       net_bytes += static_cast<std::int64_t>(block->size);
     }
-    for_types(pool, [&](int t) {
-      // Expandable segments are left out of inactive_split, as in c10.
-      if (!block->expandable) {
-        if (net_blocks > 0) stats.inactive_split[t].increase(net_blocks);
-        if (net_blocks < 0) stats.inactive_split[t].decrease(-net_blocks);
-        if (net_bytes > 0) stats.inactive_split_bytes[t].increase(net_bytes);
-        if (net_bytes < 0) stats.inactive_split_bytes[t].decrease(-net_bytes);
-      }
-      stats.active[t].decrease(1);
-      stats.active_bytes[t].decrease(static_cast<std::int64_t>(original_size));
-      stats.requested_bytes[t].decrease(static_cast<std::int64_t>(requested));
-    });
+    for_types(
+        pool, [&](int t) __attribute__((always_inline)) {
+          // Expandable segments are left out of inactive_split, as in c10.
+          if (!block->expandable) {
+            if (net_blocks > 0) stats.inactive_split[t].increase(net_blocks);
+            if (net_blocks < 0) stats.inactive_split[t].decrease(-net_blocks);
+            if (net_bytes > 0) stats.inactive_split_bytes[t].increase(net_bytes);
+            if (net_bytes < 0) stats.inactive_split_bytes[t].decrease(-net_bytes);
+          }
+          stats.active[t].decrease(1);
+          stats.active_bytes[t].decrease(static_cast<std::int64_t>(original_size));
+          stats.requested_bytes[t].decrease(static_cast<std::int64_t>(requested));
+        });
   }
 
   std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
@@ -542,10 +563,11 @@ struct CachingPool::Impl {
   void release_block(Block* block) {
     stats.num_device_free++;
     total_allocated_memory -= block->size;
-    for_types(*block->pool, [&](int t) {
-      stats.segment[t].decrease(1);
-      stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-    });
+    for_types(
+        *block->pool, [&](int t) __attribute__((always_inline)) {
+          stats.segment[t].decrease(1);
+          stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(block->size));
+        });
     if (block->size >= config.max_split_size) stats.oversize_segments.decrease(1);
     block->pool->blocks.erase(block);
     record_segment(EventKind::segment_release, self.pool_id(), block->addr, block->size);
@@ -719,8 +741,10 @@ struct CachingPool::Impl {
     try_merge_blocks(to_map, to_map->next, pool);
     pool.insert_into_blocks(to_map);
     total_allocated_memory += mapped;
-    for_types(pool,
-              [&](int t) { stats.reserved_bytes[t].increase(static_cast<std::int64_t>(mapped)); });
+    for_types(
+        pool, [&](int t) __attribute__((always_inline)) {
+          stats.reserved_bytes[t].increase(static_cast<std::int64_t>(mapped));
+        });
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), to_map->addr, mapped,
                    SegmentDetail::map);
@@ -787,9 +811,10 @@ struct CachingPool::Impl {
     try_merge_blocks(block, block->next, pool);
     pool.unmapped.insert(block);
     total_allocated_memory -= unmapped;
-    for_types(pool, [&](int t) {
-      stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(unmapped));
-    });
+    for_types(
+        pool, [&](int t) __attribute__((always_inline)) {
+          stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(unmapped));
+        });
     stats.num_device_free++;
     record_segment(EventKind::segment_release, self.pool_id(), first, unmapped, SegmentDetail::map);
   }

@@ -30,11 +30,12 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(Package, CiExampleFailsExactlyItsDeliberateFailures) {
-  std::string build = std::string(EXAMPLE_BUILD_DIR);
+// Configures, builds and tests samples/ci-example against `memtrail_dir`.
+void expect_ci_example_works(const std::string& memtrail_dir, const std::string& build) {
   std::filesystem::remove_all(build);
-  Result configure = sh("\"" CMAKE_COMMAND "\" -S " EXAMPLE_SOURCE_DIR " -B " + build +
-                        " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -Dmemtrail_DIR=" MEMTRAIL_DIR);
+  Result configure =
+      sh("\"" CMAKE_COMMAND "\" -S " EXAMPLE_SOURCE_DIR " -B " + build +
+         " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -Dmemtrail_DIR=" + memtrail_dir);
   ASSERT_EQ(configure.rc, 0) << configure.out;
   Result compile = sh("\"" CMAKE_COMMAND "\" --build " + build + " -j2");
   ASSERT_EQ(compile.rc, 0) << compile.out;
@@ -63,6 +64,20 @@ TEST(Package, CiExampleFailsExactlyItsDeliberateFailures) {
   EXPECT_TRUE(has(out, "remember_forever(unsigned long)")) << out;
   // memtrail_add_test keeps a JUnit report per test.
   EXPECT_TRUE(std::filesystem::exists(build + "/leak_limit_fails.junit.xml"));
+}
+
+TEST(Package, CiExampleFromTheBuildTree) {
+  expect_ci_example_works(MEMTRAIL_DIR, EXAMPLE_BUILD_DIR "/build-tree");
+}
+
+TEST(Package, CiExampleFromTheInstallTree) {
+  std::string prefix = EXAMPLE_BUILD_DIR "/prefix";
+  std::filesystem::remove_all(prefix);
+  Result install = sh("\"" CMAKE_COMMAND "\" --install " MEMTRAIL_DIR " --prefix " + prefix);
+  ASSERT_EQ(install.rc, 0) << install.out;
+  expect_ci_example_works(prefix + "/lib/cmake/memtrail", EXAMPLE_BUILD_DIR "/install-tree");
+  // The installed CLI finds its preload library relative to itself.
+  EXPECT_TRUE(std::filesystem::exists(prefix + "/bin/memtrail"));
 }
 
 }  // namespace

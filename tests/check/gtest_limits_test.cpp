@@ -32,12 +32,19 @@ bool has(const std::string& text, const std::string& part) {
 // In-process (no MEMTRAIL_OUTPUT) and under `memtrail run`.
 class GtestLimits : public ::testing::TestWithParam<bool> {
  protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("memtrail-gtest-limits-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   Result limits(const std::string& args) {
     std::string prefix = "env -u MEMTRAIL_OUTPUT ";
     if (GetParam()) prefix = std::string(MEMTRAIL_BIN) + " run -o " + dir() + "/run-%p.mtr -- ";
     return sh(prefix + GTEST_LIMITS_BIN " " + args);
   }
-  static std::string dir() { return std::filesystem::temp_directory_path().string(); }
+  std::string dir() const { return dir_.string(); }
+  std::filesystem::path dir_;
 };
 
 TEST_P(GtestLimits, PassingLimitsPass) {
@@ -63,8 +70,7 @@ TEST_P(GtestLimits, PeakOfBlocksLiveTogetherFails) {
 }
 
 TEST_P(GtestLimits, PerSiteLeakFailsAndLandsInGtestXml) {
-  std::string xml = dir() + "/memtrail-gtest-limits-" + std::to_string(getpid()) +
-                    (GetParam() ? "-run" : "") + ".xml";
+  std::string xml = dir() + "/gtest.xml";
   Result r = limits("--gtest_filter=Limits.LeaksPerSiteFails --gtest_output=xml:" + xml);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_TRUE(has(r.out,
@@ -79,7 +85,6 @@ TEST_P(GtestLimits, PerSiteLeakFailsAndLandsInGtestXml) {
          "f = r.find('.//testcase/failure')\n"
          "print(r.get('tests'), r.get('failures'), 'per location' in f.get('message'))\" " +
          xml);
-  std::filesystem::remove(xml);
   EXPECT_EQ(py.out, "1 1 True\n");
 }
 

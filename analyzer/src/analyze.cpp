@@ -4,6 +4,7 @@
 
 #include "engine.hpp"
 #include "memtrail/analysis.hpp"
+#include "pipelined_read.hpp"
 
 namespace memtrail {
 
@@ -120,7 +121,8 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   a.options = options;
   TraceReader reader(path);
   detail::Engine engine(options, progress);
-  ReadResult r = reader.read(engine);
+  ReadResult r =
+      reader.header_error().empty() ? detail::read_pipelined(reader, engine) : reader.read(engine);
   apply_read_status(a, reader, r, options.allow_partial);
   if (!reader.header_error().empty()) return a;
   engine.finish(a);

@@ -24,6 +24,15 @@ class Decimator {
   // opened a new bucket (callers sample costly metrics once per bucket).
   bool record(std::uint64_t t, const std::uint64_t* values) {
     std::uint64_t idx = t >> shift_;
+    if (idx <= last_ && !data_.empty()) {
+      // Fast path: same bucket (or a late event folded into it).
+      std::uint64_t* b = &data_[data_.size() - channels_];
+      for (std::size_t c = 0; c < channels_; ++c) {
+        current_[c] = values[c];
+        if (values[c] > b[c]) b[c] = values[c];
+      }
+      return false;
+    }
     bool opened = false;
     if (data_.empty()) {
       open_until(idx);

@@ -14,11 +14,7 @@ constexpr std::uint32_t kMaxScopes = 1u << 20;
 constexpr std::uint32_t kMaxStackIndex = 1u << 24;
 constexpr std::size_t kMaxOrphans = 1u << 16;
 
-void add_to(Histogram& h, std::uint64_t value) {
-  if (h.counts.empty()) {
-    h.counts.assign(64, 0);
-    h.sums.assign(64, 0);
-  }
+inline void add_to(Histogram& h, std::uint64_t value) {
   std::size_t b = value < 2 ? 0 : 63 - static_cast<std::size_t>(__builtin_clzll(value));
   ++h.counts[b];
   h.sums[b] += value;
@@ -100,7 +96,7 @@ void Engine::on_scope(const ScopeInfo& s) {
   scopes_[id].out.info = s;
 }
 
-PoolState& Engine::pool_state(std::uint32_t id) {
+PoolState& Engine::grow_pools(std::uint32_t id) {
   id = std::min(id, kMaxPools - 1);
   if (id >= pools_.size()) {
     std::size_t old = pools_.size();
@@ -117,7 +113,7 @@ PoolState& Engine::pool_state(std::uint32_t id) {
   return pools_[id];
 }
 
-ThreadState& Engine::thread_state(std::uint32_t id) {
+ThreadState& Engine::grow_threads(std::uint32_t id) {
   id = std::min(id, kMaxThreads - 1);
   if (id >= thread_states_.size()) thread_states_.resize(id + 1);
   return thread_states_[id];
@@ -398,16 +394,18 @@ void Engine::on_alloc(const Event& e, bool in_range) {
       ++summary_.unmatched_frees;
     }
   }
-  if (LiveBlock* old = p.live.find(e.address)) {
+  auto [slot, fresh] = p.live.try_emplace(e.address);
+  if (!fresh) {
     // Allocated again without a free in between: the free was lost.
     ++summary_.replaced_blocks;
-    LiveBlock b = *old;
+    LiveBlock old = *slot;
     Event as_free = e;
     as_free.kind = EventKind::free;
-    free_block(p, e.pool, e.address, b, as_free, false);
+    release_block(p, e.pool, e.address, old, as_free, false);
   }
   ThreadState& t = thread_state(e.thread);
-  LiveBlock b;
+  LiveBlock& b = *slot;
+  b = LiveBlock{};
   b.size = e.size;
   b.time_ns = e.time_ns;
   b.site = site;
@@ -417,7 +415,6 @@ void Engine::on_alloc(const Event& e, bool in_range) {
     b.scope_inst = t.scope_top;
     scope_walk(t.scope_top, e.pool, static_cast<std::int64_t>(e.size));
   }
-  p.live.insert(e.address, b);
   t.has_last_alloc = true;
   t.last_pool = e.pool;
   t.last_address = e.address;
@@ -429,21 +426,19 @@ void Engine::on_alloc(const Event& e, bool in_range) {
 void Engine::on_free(const Event& e, bool in_range) {
   PoolState& p = pool_state(e.pool);
   if (!p.included) return;
-  LiveBlock* found = p.live.find(e.address);
-  if (found == nullptr) {
+  LiveBlock b;
+  if (!p.live.take(e.address, b)) {
     if (orphans_.size() < kMaxOrphans)
       orphans_.emplace(orphan_key(e.pool, e.address), OrphanFree{e.time_ns, e.thread});
     else
       ++summary_.unmatched_frees;
     return;
   }
-  LiveBlock b = *found;
-  free_block(p, e.pool, e.address, b, e, in_range);
+  release_block(p, e.pool, e.address, b, e, in_range);
 }
 
-void Engine::free_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address,
-                        const LiveBlock& b, const Event& e, bool in_range) {
-  p.live.erase(address);
+void Engine::release_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address,
+                           const LiveBlock& b, const Event& e, bool in_range) {
   SiteState& s = sites_[b.site];
   settle_peak(s);
   s.live -= b.size;

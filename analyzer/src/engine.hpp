@@ -104,8 +104,14 @@ class Engine : public TraceVisitor {
   SegmentMap segment_map(std::uint32_t pool);
 
  private:
-  PoolState& pool_state(std::uint32_t id);
-  ThreadState& thread_state(std::uint32_t id);
+  PoolState& pool_state(std::uint32_t id) {
+    return id < pools_.size() ? pools_[id] : grow_pools(id);
+  }
+  ThreadState& thread_state(std::uint32_t id) {
+    return id < thread_states_.size() ? thread_states_[id] : grow_threads(id);
+  }
+  PoolState& grow_pools(std::uint32_t id);
+  ThreadState& grow_threads(std::uint32_t id);
   std::uint32_t site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack);
   bool update_range(const Event& e);  // true if `e` is inside the range
   void end_range();
@@ -115,8 +121,9 @@ class Engine : public TraceVisitor {
   void pool_timeline(PoolState& p, std::uint64_t t, bool in_range);
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
-  void free_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address, const LiveBlock& b,
-                  const Event& e, bool in_range);
+  // Accounts for a block already removed from (or being replaced in) the live set.
+  void release_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address, const LiveBlock& b,
+                     const Event& e, bool in_range);
   void on_segment(const Event& e, bool in_range);
   void on_scope_begin(const Event& e);
   void on_scope_end(const Event& e, bool in_range);

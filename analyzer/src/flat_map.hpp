@@ -28,6 +28,31 @@ class AddressMap {
     }
   }
 
+  // Finds `key` or inserts it with a default value; returns the value and
+  // whether it was inserted (one probe, for allocations).
+  std::pair<Value*, bool> try_emplace(std::uint64_t key) {
+    if (key == kEmpty) {
+      bool fresh = !has_empty_key_;
+      if (fresh) {
+        ++size_;
+        empty_key_value_ = Value{};
+      }
+      has_empty_key_ = true;
+      return {&empty_key_value_, fresh};
+    }
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 1/2: short runs
+    for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.key == key) return {&s.value, false};
+      if (s.key == kEmpty) {
+        s.key = key;
+        s.value = Value{};
+        ++size_;
+        return {&s.value, true};
+      }
+    }
+  }
+
   // Inserts or overwrites; returns the stored value and whether it was new.
   std::pair<Value*, bool> insert(std::uint64_t key, const Value& value) {
     if (key == kEmpty) {
@@ -37,7 +62,7 @@ class AddressMap {
       empty_key_value_ = value;
       return {&empty_key_value_, fresh};
     }
-    if ((size_ + 1) * 4 > slots_.size() * 3) rehash(slots_.size() * 2);
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 1/2: short runs
     for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (s.key == key) {
@@ -55,9 +80,16 @@ class AddressMap {
 
   // Removes `key`; returns false if it was absent.
   bool erase(std::uint64_t key) {
+    Value ignored;
+    return take(key, ignored);
+  }
+
+  // Removes `key` and moves its value to `out` (one probe, for frees).
+  bool take(std::uint64_t key, Value& out) {
     if (key == kEmpty) {
       if (!has_empty_key_) return false;
       has_empty_key_ = false;
+      out = empty_key_value_;
       --size_;
       return true;
     }
@@ -66,6 +98,7 @@ class AddressMap {
       if (slots_[i].key == key) break;
       if (slots_[i].key == kEmpty) return false;
     }
+    out = slots_[i].value;
     // Backward-shift: pull later members of the probe run into the hole.
     std::size_t hole = i;
     for (std::size_t j = (i + 1) & mask_; slots_[j].key != kEmpty; j = (j + 1) & mask_) {

@@ -1,0 +1,153 @@
+#include "pipelined_read.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <variant>
+#include <vector>
+
+namespace memtrail::detail {
+
+namespace {
+
+struct StringRecord {
+  std::uint32_t id;
+  std::string text;
+};
+using Record =
+    std::variant<TraceHeader, StringRecord, ModuleInfo, ThreadInfo, PoolInfo, StackNode, ScopeInfo>;
+
+struct Batch {
+  std::vector<Event> events;
+  std::vector<std::pair<std::size_t, Record>> records;  // (events before it, record)
+  bool last = false;
+};
+
+constexpr std::size_t kBatchEvents = 16384;
+constexpr std::size_t kMaxQueued = 4;
+
+class Queue {
+ public:
+  void push(Batch b) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return q_.size() < kMaxQueued || abandoned_; });
+    if (abandoned_) return;
+    q_.push_back(std::move(b));
+    not_empty_.notify_one();
+  }
+  Batch pop() {
+    std::unique_lock lock(mu_);
+    not_empty_.wait(lock, [&] { return !q_.empty(); });
+    Batch b = std::move(q_.front());
+    q_.pop_front();
+    not_full_.notify_one();
+    return b;
+  }
+  // The consumer stopped: drop what is queued and never block the producer.
+  void abandon() {
+    std::lock_guard lock(mu_);
+    abandoned_ = true;
+    q_.clear();
+    not_full_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<Batch> q_;
+  bool abandoned_ = false;
+};
+
+class Producer : public TraceVisitor {
+ public:
+  Producer(Queue& q, std::atomic<bool>& stop) : q_(q), stop_(stop) {
+    batch_.events.reserve(kBatchEvents);
+  }
+  void on_header(const TraceHeader& h) override { add(h); }
+  void on_string(std::uint32_t id, std::string_view text) override {
+    add(StringRecord{id, std::string(text)});
+  }
+  void on_module(const ModuleInfo& m) override { add(m); }
+  void on_thread(const ThreadInfo& t) override { add(t); }
+  void on_pool(const PoolInfo& p) override { add(p); }
+  void on_stack_node(const StackNode& n) override { add(n); }
+  void on_scope(const ScopeInfo& s) override { add(s); }
+  void on_event(const Event& e) override {
+    batch_.events.push_back(e);
+    if (batch_.events.size() >= kBatchEvents) send();
+  }
+  bool keep_going() override { return !stop_.load(std::memory_order_relaxed); }
+  void finish() {
+    batch_.last = true;
+    q_.push(std::move(batch_));
+  }
+
+ private:
+  void add(Record r) { batch_.records.emplace_back(batch_.events.size(), std::move(r)); }
+  void send() {
+    q_.push(std::move(batch_));
+    batch_ = Batch{};
+    batch_.events.reserve(kBatchEvents);
+  }
+  Queue& q_;
+  std::atomic<bool>& stop_;
+  Batch batch_;
+};
+
+void replay_record(TraceVisitor& v, const Record& r) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, TraceHeader>)
+          v.on_header(x);
+        else if constexpr (std::is_same_v<T, StringRecord>)
+          v.on_string(x.id, x.text);
+        else if constexpr (std::is_same_v<T, ModuleInfo>)
+          v.on_module(x);
+        else if constexpr (std::is_same_v<T, ThreadInfo>)
+          v.on_thread(x);
+        else if constexpr (std::is_same_v<T, PoolInfo>)
+          v.on_pool(x);
+        else if constexpr (std::is_same_v<T, StackNode>)
+          v.on_stack_node(x);
+        else
+          v.on_scope(x);
+      },
+      r);
+}
+
+}  // namespace
+
+ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
+  Queue queue;
+  std::atomic<bool> stop{false};
+  ReadResult result;
+  std::thread producer_thread([&] {
+    Producer p(queue, stop);
+    result = reader.read(p);
+    p.finish();
+  });
+  bool consuming = true;
+  while (consuming) {
+    Batch b = queue.pop();
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < b.events.size(); ++i) {
+      while (r < b.records.size() && b.records[r].first == i)
+        replay_record(visitor, b.records[r++].second);
+      visitor.on_event(b.events[i]);
+    }
+    while (r < b.records.size()) replay_record(visitor, b.records[r++].second);
+    if (b.last) break;
+    if (!visitor.keep_going()) {
+      stop = true;
+      queue.abandon();
+      consuming = false;
+    }
+  }
+  producer_thread.join();
+  return result;
+}
+
+}  // namespace memtrail::detail

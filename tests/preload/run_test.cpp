@@ -392,6 +392,11 @@ TEST(RealPrograms, DlopenSample) {
   expect_unchanged({DLOPEN_BIN});
 }
 
+TEST(RealPrograms, DlopenThroughTheCallersRunpath) {
+  expect_unchanged({RUNPATH_HOST_BIN});
+  EXPECT_EQ(run({RUNPATH_HOST_BIN}).out, "runpath plugin says 42\n");
+}
+
 // g++ forks and execs cpp/cc1plus, as, collect2 and ld: every one is traced.
 TEST(RealPrograms, GxxCompileTracesEveryChild) {
   if (!installed("g++")) GTEST_SKIP() << "g++ is not installed";

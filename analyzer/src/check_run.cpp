@@ -283,10 +283,11 @@ std::string format_check_text(const CheckResult& r, const SuppressionSet& suppre
       out += line + ("leak:" + s.pattern) + " (" + s.origin + ")\n";
     }
   }
-  std::size_t failed = r.failures();
-  out += failed ? "memtrail check: FAILED, " + std::to_string(failed) + " of " +
-                      std::to_string(r.items.size()) + " limits exceeded\n"
-                : "memtrail check: passed, " + std::to_string(r.items.size()) + " limits checked\n";
+  std::size_t failed = r.failures(), total = r.items.size();
+  std::string limits = std::to_string(total) + (total == 1 ? " limit" : " limits");
+  out += failed
+             ? "memtrail check: FAILED, " + std::to_string(failed) + " of " + limits + " exceeded\n"
+             : "memtrail check: passed, " + limits + " checked\n";
   return out;
 }
 

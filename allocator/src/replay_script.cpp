@@ -1,7 +1,9 @@
 // Parser of replay scripts (syntax in replay.hpp). Liveness of names is
 // checked here, statically, so a replay never meets a dangling name.
+#include <charconv>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "memtrail/alloc/replay.hpp"
@@ -14,12 +16,25 @@ constexpr const char* kSyntax =
     "expected 'NAME = malloc SIZE [stream=N]', 'free NAME', 'record_stream NAME STREAM', "
     "'synchronize [STREAM]', 'empty_cache' or 'stats'";
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  std::string word;
-  while (in >> word) out.push_back(word);
+// Whitespace-separated words of a line (views into it).
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
   return out;
+}
+
+// Plain byte counts (the common case in generated scripts) skip parse_size.
+std::optional<std::uint64_t> fast_size(std::string_view text) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc() && end == text.data() + text.size()) return value;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -34,12 +49,13 @@ ReplayScript ReplayScript::parse(std::istream& in, const std::string& source) {
   auto fail = [&](const std::string& why) -> ReplayError {
     return ReplayError(source + ":" + std::to_string(number) + ": " + why);
   };
-  auto stream_number = [&](const std::string& text) -> StreamId {
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-      throw fail("'" + text + "' is not a stream number");
-    return std::stoull(text);
+  auto stream_number = [&](std::string_view text) -> StreamId {
+    auto n = fast_size(text);
+    if (!n) throw fail("'" + std::string(text) + "' is not a stream number");
+    return *n;
   };
-  auto live_slot = [&](const std::string& name, const char* op) {
+  auto live_slot = [&](std::string_view view, const char* op) {
+    const std::string name(view);
     auto it = slots.find(name);
     if (it == slots.end()) throw fail(std::string(op) + " of unknown name '" + name + "'");
     if (!live[it->second])
@@ -49,16 +65,17 @@ ReplayScript ReplayScript::parse(std::istream& in, const std::string& source) {
   while (std::getline(in, line)) {
     ++number;
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::vector<std::string> w = split(line);
+    std::vector<std::string_view> w = split(line);
     if (w.empty()) continue;
     ReplayOp op;
     op.line = number;
     if (w.size() >= 3 && w[1] == "=") {
-      if (w[2] != "malloc") throw fail("unknown operation '" + w[2] + "' after '='; " + kSyntax);
-      const std::string& name = w[0];
+      if (w[2] != "malloc")
+        throw fail("unknown operation '" + std::string(w[2]) + "' after '='; " + kSyntax);
+      const std::string name(w[0]);
       std::string size_text;
       for (std::size_t i = 3; i < w.size(); ++i) {
-        if (w[i].rfind("stream=", 0) == 0) {
+        if (w[i].substr(0, 7) == "stream=") {
           op.stream = stream_number(w[i].substr(7));
         } else {
           if (!size_text.empty()) size_text += ' ';
@@ -67,7 +84,8 @@ ReplayScript ReplayScript::parse(std::istream& in, const std::string& source) {
       }
       if (size_text.empty()) throw fail("malloc needs a size");
       std::string error;
-      auto size = parse_size(size_text, &error);
+      auto size = fast_size(size_text);
+      if (!size) size = parse_size(size_text, &error);
       if (!size) throw fail("bad size " + error);
       auto [it, inserted] = slots.emplace(name, static_cast<std::uint32_t>(script.names.size()));
       if (inserted) {

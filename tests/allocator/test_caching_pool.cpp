@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory_resource>
+#include <thread>
 #include <vector>
 
 #include "memtrail/alloc/caching_pool.hpp"
@@ -248,6 +249,30 @@ TEST(CachingPool, PeakAndAccumulatedResets) {
   EXPECT_EQ(stat(pool, "allocation.all.current"), 1);
   EXPECT_EQ(stat(pool, "num_device_alloc"), 0);
   pool.free(a);
+}
+
+TEST(CachingPool, ThreadsShareOnePool) {
+  VirtualResource device;
+  CachingPool pool(device, CachingConfig{});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&pool, t] {
+      std::vector<void*> mine;
+      for (int i = 0; i < 2000; ++i) {
+        mine.push_back(pool.malloc(static_cast<std::uint64_t>(512 * (1 + (i + t) % 3000)), t % 2));
+        if (i % 3 == 2) {
+          pool.free(mine.front());
+          mine.erase(mine.begin());
+        }
+      }
+      for (void* p : mine) pool.free(p);
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(stat(pool, "allocation.all.current"), 0);
+  EXPECT_EQ(stat(pool, "allocation.all.allocated"), 8000);
+  EXPECT_EQ(stat(pool, "active_bytes.all.current"), 0);
+  pool.empty_cache();
+  EXPECT_EQ(stat(pool, "reserved_bytes.all.current"), 0);
 }
 
 TEST(CachingPool, ForeignPointersAreRejected) {

@@ -155,6 +155,30 @@ TEST(ReplayCli, BfcAndMallocPolicies) {
   EXPECT_EQ(lines[1].at("replay_summary").at("peak_fragmentation_bytes"), 0);
 }
 
+TEST(ReplayCli, StreamsRecordStreamAndSynchronize) {
+  TempDir dir;
+  const char* script =
+      "A = malloc 1000 stream=1\n"
+      "record_stream A 2\n"
+      "free A\n"
+      "stats  # A awaits stream 2\n"
+      "B = malloc 1000 stream=1\n"
+      "stats  # not reusable yet: a second block\n"
+      "synchronize 2\n"
+      "C = malloc 1000 stream=1  # processes the event first, then reuses A\n"
+      "stats\n";
+  auto r = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.file("s.txt", script)), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = json_lines(r);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].at("allocation.all.current"), 0);
+  EXPECT_EQ(lines[0].at("active.all.current"), 1);
+  EXPECT_EQ(lines[1].at("active.all.current"), 2);
+  EXPECT_EQ(lines[2].at("active.all.current"), 2);
+  EXPECT_EQ(lines[2].at("allocation.all.current"), 2);
+  EXPECT_EQ(lines[2].at("segment.all.current"), 1);
+}
+
 struct CliError {
   std::string script, args, message;
 };
@@ -172,6 +196,9 @@ TEST(ReplayCli, ErrorsAreOneLineWithExitCode2) {
       {"stats\n", "--allocator tcmalloc", "unknown allocator 'tcmalloc'"},
       {"stats\n", "--capacity lots", "--capacity 'lots'"},
       {"stats\n", "--frobnicate", "unknown option '--frobnicate'"},
+      {"record_stream A 2\n", "", "s.txt:1: record_stream of unknown name 'A'"},
+      {"synchronize x\n", "", "s.txt:1: 'x' is not a stream number"},
+      {"A = malloc\n", "", "s.txt:1: malloc needs a size"},
   };
   for (const CliError& c : cases) {
     SCOPED_TRACE(c.message);
@@ -182,6 +209,12 @@ TEST(ReplayCli, ErrorsAreOneLineWithExitCode2) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // A file with the trace magic but nothing valid after it.
+  const std::string bad = dir.file("bad.mtr", std::string("\x89MTRACE\n") + "garbage");
+  auto corrupt = run(std::string(MEMTRAIL_CLI) + " replay " + quote(bad), dir);
+  EXPECT_EQ(corrupt.exit_code, 2);
+  EXPECT_NE(corrupt.err.find("bad.mtr"), std::string::npos) << corrupt.err;
+  EXPECT_EQ(std::count(corrupt.err.begin(), corrupt.err.end(), '\n'), 1) << corrupt.err;
   auto missing = run(std::string(MEMTRAIL_CLI) + " replay /nonexistent/script.txt", dir);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/script.txt: cannot open"), std::string::npos);

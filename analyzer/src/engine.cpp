@@ -92,8 +92,16 @@ void Engine::on_pool(const PoolInfo& info) {
 
 void Engine::on_scope(const ScopeInfo& s) {
   std::uint32_t id = std::min(s.id, kMaxScopes - 1);
-  if (id >= scopes_.size()) scopes_.resize(id + 1);
+  grow_scopes(id);
   scopes_[id].out.info = s;
+}
+
+void Engine::grow_scopes(std::uint32_t id) {
+  if (id < scopes_.size()) return;
+  std::size_t old = scopes_.size();
+  scopes_.resize(id + 1);
+  for (std::size_t i = old; i < scopes_.size(); ++i)
+    scopes_[i].per_entry = Decimator(2, options_.timeline_points);
 }
 
 PoolState& Engine::grow_pools(std::uint32_t id) {
@@ -322,7 +330,7 @@ void Engine::on_event(const Event& e) {
     case EventKind::spill: {
       if (!in_range) break;
       std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
-      if (id >= scopes_.size()) scopes_.resize(id + 1);
+      grow_scopes(id);
       ScopeStats& s = scopes_[id].out;
       if (e.kind == EventKind::workspace_reset) {
         ++s.workspace_resets;
@@ -512,7 +520,7 @@ void Engine::on_segment(const Event& e, bool in_range) {
 
 void Engine::on_scope_begin(const Event& e) {
   std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
-  if (id >= scopes_.size()) scopes_.resize(id + 1);
+  grow_scopes(id);
   if (scopes_[id].out.info.name.empty()) {
     scopes_[id].out.info.id = id;
     scopes_[id].out.info.name = "scope#" + std::to_string(id);
@@ -541,6 +549,8 @@ void Engine::on_scope_end(const Event& e, bool in_range) {
   sc.sy += y;
   sc.sxx += x * x;
   sc.sxy += x * y;
+  std::uint64_t values[2] = {si.live, sc.live};
+  sc.per_entry.record(e.time_ns, values);
 }
 
 // ------------------------------------------------------------ results
@@ -650,6 +660,8 @@ void Engine::finish(Analysis& a) {
       double den = s.n * s.sxx - s.sx * s.sx;
       if (den > 0) s.out.growth_per_entry_bytes = (s.n * s.sxy - s.sx * s.sy) / den;
     }
+    s.out.escaped_per_entry = s.per_entry.series(0);
+    s.out.live_over_entries = s.per_entry.series(1);
     if (s.out.info.pool != 0 && s.out.info.pool < pools_.size())
       s.out.pool_name = pools_[s.out.info.pool].out.info.name;
     a.scopes.push_back(std::move(s.out));

@@ -58,6 +58,7 @@ struct ScopeState {
   std::uint64_t live = 0;  // bytes allocated inside any entry, still live
   // Least-squares sums over (entry number, live at its end).
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  Decimator per_entry{2, 1000};  // escaped bytes of the entry, scope live bytes
 };
 
 struct ScopeInstance {
@@ -111,6 +112,7 @@ class Engine : public TraceVisitor {
     return id < thread_states_.size() ? thread_states_[id] : grow_threads(id);
   }
   PoolState& grow_pools(std::uint32_t id);
+  void grow_scopes(std::uint32_t id);
   ThreadState& grow_threads(std::uint32_t id);
   std::uint32_t site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack);
   bool update_range(const Event& e);  // true if `e` is inside the range

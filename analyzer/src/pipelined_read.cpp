@@ -25,8 +25,8 @@ struct Batch {
   bool last = false;
 };
 
-constexpr std::size_t kBatchEvents = 16384;
-constexpr std::size_t kMaxQueued = 4;
+constexpr std::size_t kBatchEvents = 2048;  // ~112 KiB: stays in L2 between the threads
+constexpr std::size_t kMaxQueued = 8;
 
 class Queue {
  public:

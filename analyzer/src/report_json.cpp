@@ -1,4 +1,6 @@
 // The `memtrail.report/1` JSON: DESIGN.md's stable keys first, then more.
+#include <algorithm>
+
 #include "memtrail/analysis.hpp"
 
 namespace memtrail {
@@ -6,6 +8,12 @@ namespace memtrail {
 namespace {
 
 using nlohmann::json;
+
+std::uint64_t series_max(const Series& s) {
+  std::uint64_t m = 0;
+  for (auto v : s.value) m = std::max(m, v);
+  return m;
+}
 
 json series_json(const Series& s) {
   return json{{"time_ns", s.time_ns}, {"value", s.value}};
@@ -85,6 +93,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                   {"live_at_range_end_bytes", s.live_at_range_end_bytes},
                   {"live_at_range_end_blocks", s.live_at_range_end_blocks},
                   {"peak_rss_bytes", s.peak_rss_bytes},
+                  {"peak_heap_used_bytes", series_max(a.samples.heap_used)},
+                  {"peak_heap_reserved_bytes", series_max(a.samples.heap_reserved)},
                   {"samples", s.samples}};
 
   json leak_sites = json::array();
@@ -148,7 +158,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                       {"live_bytes_at_end", sc.live_bytes_at_end},
                       {"workspace_resets", sc.workspace_resets},
                       {"spills", sc.spills},
-                      {"spilled_bytes", sc.spilled_bytes}});
+                      {"spilled_bytes", sc.spilled_bytes},
+                      {"escaped_per_entry", series_json(sc.escaped_per_entry)}});
   j["scopes"] = scopes;
 
   json tops;

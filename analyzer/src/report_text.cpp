@@ -1,5 +1,6 @@
 #include "memtrail/report_text.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -17,6 +18,12 @@ std::string fmt(const char* f, auto... args) {
 
 std::string count(std::uint64_t n) {
   return std::to_string(n);
+}
+
+std::uint64_t series_max(const Series& s) {
+  std::uint64_t m = 0;
+  for (auto v : s.value) m = std::max(m, v);
+  return m;
 }
 
 std::string site_title(const Analysis& a, const Site& s) {
@@ -87,9 +94,13 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
              format_duration(s.peak_time_ns).c_str());
   out += fmt("  leaked                 %s in %s blocks\n", format_size(s.leaked_bytes).c_str(),
              count(s.leaked_blocks).c_str());
-  if (s.samples)
+  if (s.samples) {
     out += fmt("  peak RSS               %s (%s samples)\n", format_size(s.peak_rss_bytes).c_str(),
                count(s.samples).c_str());
+    out += fmt("  system heap (glibc)    peak in use %s, peak reserved %s\n",
+               format_size(series_max(a.samples.heap_used)).c_str(),
+               format_size(series_max(a.samples.heap_reserved)).c_str());
+  }
   if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
     out += fmt("  unmatched frees        %s (late-matched %s, lost frees %s)\n",
                count(s.unmatched_frees).c_str(), count(s.late_matched_frees).c_str(),

@@ -327,6 +327,11 @@ TEST(Analysis, ScopesCountEscapesAndGrowthPerEntry) {
   EXPECT_EQ(s.max_escaped_per_entry, 10u);
   EXPECT_DOUBLE_EQ(s.growth_per_entry_bytes, 10.0);
   EXPECT_EQ(s.live_bytes_at_end, 30u);
+  // Per entry: 10 B escaped each time, live bytes 10, 20, 30 (all entries
+  // fall in one 1 us timeline bucket here: the maxima).
+  ASSERT_EQ(s.escaped_per_entry.value.size(), 1u);
+  EXPECT_EQ(s.escaped_per_entry.value[0], 10u);
+  EXPECT_EQ(s.live_over_entries.value[0], 30u);
   const ScopeStats& k = a.scopes[1];
   EXPECT_EQ(k.entries, 4u);
   EXPECT_EQ(k.bytes_escaped, 256u);

@@ -243,6 +243,9 @@ struct ScopeStats {
   double growth_per_entry_bytes = 0;
   std::uint64_t live_bytes_at_end = 0;  // allocated inside, still live at range end
   std::uint64_t workspace_resets = 0, spills = 0, spilled_bytes = 0;
+  // Per entry over time (GUI "memory per iteration"): at each scope_end, the
+  // bytes that escaped that entry, and the scope's live bytes (decimated).
+  Series escaped_per_entry, live_over_entries;
 };
 
 struct Mark {

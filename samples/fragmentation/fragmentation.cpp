@@ -26,32 +26,30 @@ struct Outcome {
   std::uint64_t reserved, used;
 };
 
-// The workload, over any allocate/free pair; `release` returns cached memory.
+// The workload, over any allocate/free pair; `release` returns cached
+// memory. Returns the blocks still live (the small ones).
 template <typename Alloc, typename Free, typename Release>
-void workload(Alloc alloc, Free free, Release release) {
-  std::vector<void*> large;
+std::vector<void*> workload(Alloc alloc, Free free, Release release) {
+  std::vector<void*> small, large;
   for (int i = 0; i < 32; ++i) {
-    void* small = alloc(1258291);  // 1.2 MiB, kept
-    std::memset(small, 1, 4096);   // it is real memory
+    small.push_back(alloc(1258291));     // 1.2 MiB, kept
+    std::memset(small.back(), 1, 4096);  // it is real memory
     large.push_back(alloc(18 * kMiB));
   }
   for (void* p : large) free(p);
   release();
+  return small;
 }
 
 Outcome run_caching(const char* conf, bool print_summary) {
   MmapResource host;
   CapacityLimitedResource device(host, 2048 * kMiB, "2 GiB device", memtrail::MemorySpace::host);
   CachingPool pool(device, CachingConfig::parse(conf), "caching pool");
-  std::vector<void*> live;
-  workload(
-      [&](std::uint64_t n) {
-        live.push_back(pool.malloc(n));
-        return live.back();
-      },
-      [&](void* p) { pool.free(p); }, [&] { pool.empty_cache(); });
+  std::vector<void*> live = workload([&](std::uint64_t n) { return pool.malloc(n); },
+                                     [&](void* p) { pool.free(p); }, [&] { pool.empty_cache(); });
   auto stats = pool.memory_stats();
   if (print_summary) std::fputs(pool.memory_summary().c_str(), stdout);
+  for (void* p : live) pool.free(p);
   return {static_cast<std::uint64_t>(stats["reserved_bytes.all.current"]),
           static_cast<std::uint64_t>(stats["allocated_bytes.all.current"])};
 }
@@ -62,9 +60,11 @@ Outcome run_bfc() {
   BfcOptions options;
   options.preallocate = false;  // grow on demand, so "reserved" means something
   BfcPool pool(device, options, "bfc pool");
-  workload([&](std::uint64_t n) { return pool.allocate_raw(n); },
-           [&](void* p) { pool.deallocate_raw(p); }, [] {});  // BFC has no empty_cache
+  std::vector<void*> live =
+      workload([&](std::uint64_t n) { return pool.allocate_raw(n); },
+               [&](void* p) { pool.deallocate_raw(p); }, [] {});  // BFC has no empty_cache
   BfcStats s = pool.stats();
+  for (void* p : live) pool.deallocate_raw(p);
   return {static_cast<std::uint64_t>(s.pool_bytes), static_cast<std::uint64_t>(s.bytes_in_use)};
 }
 

@@ -22,14 +22,20 @@ struct ByteSink {
 
   void u8(std::uint8_t v) { out.push_back(static_cast<char>(v)); }
   void fixed(std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+    char little[8];
+    for (int i = 0; i < bytes; ++i) little[i] = static_cast<char>(v >> (8 * i));
+    out.append(little, static_cast<std::size_t>(bytes));
   }
   void varint(std::uint64_t v) {
+    // One append instead of a push_back (and its capacity check) per byte.
+    char bytes[10];
+    int n = 0;
     while (v >= 0x80) {
-      out.push_back(static_cast<char>(v | 0x80));
+      bytes[n++] = static_cast<char>(v | 0x80);
       v >>= 7;
     }
-    out.push_back(static_cast<char>(v));
+    bytes[n++] = static_cast<char>(v);
+    out.append(bytes, static_cast<std::size_t>(n));
   }
   void svarint(std::int64_t v) { varint(zigzag(v)); }
   void str(std::string_view s) {

@@ -294,8 +294,9 @@ std::vector<LiveBlock> live_blocks() {
   InternalGuard guard;
   std::lock_guard lock(s->live_mutex);
   out.reserve(s->live.size());
-  for (const auto& [address, e] : s->live)
+  s->live.for_each([&](std::uint64_t address, const runtime::LiveEntry& e) {
     out.push_back(LiveBlock{address, e.size, e.stack, e.thread, e.time_ns});
+  });
   return out;
 }
 
@@ -311,11 +312,11 @@ void reset_heap_window(std::uint64_t since_ns) {
   std::lock_guard lock(s->live_mutex);
   HeapWindow w;
   w.since_ns = since_ns;
-  for (const auto& [address, e] : s->live) {
-    if (e.time_ns < since_ns) continue;
+  s->live.for_each([&](std::uint64_t, const runtime::LiveEntry& e) {
+    if (e.time_ns < since_ns) return;
     w.live_bytes += e.size;
     w.live_blocks += 1;
-  }
+  });
   w.peak_bytes = w.live_bytes;
   s->window = w;
 }

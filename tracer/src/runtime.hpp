@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "block_pool.hpp"
+#include "flat_map.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
@@ -129,7 +130,7 @@ struct Session {
   // Live heap blocks (track_live_heap), maintained by the writer.
   std::atomic<bool> track_live{false};
   std::mutex live_mutex;
-  std::unordered_map<std::uint64_t, LiveEntry> live;
+  FlatMap<std::uint64_t, LiveEntry, AddressHash> live;
   detail::HeapWindow window;  // under live_mutex; see reset_heap_window()
 
   std::uint64_t now_ns() const;

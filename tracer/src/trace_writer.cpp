@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "byte_io.hpp"
+#include "flat_map.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
 
@@ -33,8 +34,8 @@ struct PoolAddress {
   bool operator==(const PoolAddress&) const = default;
 };
 struct PoolAddressHash {
-  std::size_t operator()(const PoolAddress& k) const {
-    return std::hash<std::uint64_t>()(k.address * 0x9e3779b97f4a7c15ull ^ k.pool);
+  std::uint64_t operator()(const PoolAddress& k) const {
+    return (k.address ^ (std::uint64_t{k.pool} << 47)) * 0x9e3779b97f4a7c15ull;
   }
 };
 
@@ -55,9 +56,10 @@ struct TraceWriter::Impl {
 
   // Chunk-local prediction state.
   std::uint32_t current_thread = 0;
+  ThreadCodecState* current_state = nullptr;  // threads[current_thread] (node-stable)
   std::unordered_map<std::uint32_t, ThreadCodecState> threads;
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
-  std::unordered_map<PoolAddress, std::pair<std::uint64_t, std::uint64_t>, PoolAddressHash>
+  runtime::FlatMap<PoolAddress, std::pair<std::uint64_t, std::uint64_t>, PoolAddressHash>
       live;  // -> (ordinal, size)
 
   ~Impl() { ZSTD_freeCCtx(cctx); }
@@ -141,6 +143,7 @@ struct TraceWriter::Impl {
     for (auto& s : streams) s.clear();
     chunk_events = 0;
     current_thread = 0;
+    current_state = nullptr;
     threads.clear();
     ordinals = 0;
     live.clear();
@@ -160,8 +163,11 @@ struct TraceWriter::Impl {
       record(kTagThreadSwitch);
       sink(kOps).varint(e.thread);
       current_thread = e.thread;
+      current_state = nullptr;
     }
-    ThreadCodecState& st = threads[e.thread];
+    // Runs of one thread's events are the norm: look its state up once.
+    if (current_state == nullptr) current_state = &threads[e.thread];
+    ThreadCodecState& st = *current_state;
     std::uint8_t op = kind_index;
     std::uint8_t mask = 0;
 
@@ -180,11 +186,11 @@ struct TraceWriter::Impl {
     std::uint64_t ref_distance = 0, ref_size = 0;
     bool alloc = is_alloc_kind(e.kind);
     if (e.kind == EventKind::free && e.address != 0) {
-      auto it = live.find({e.pool, e.address});
-      if (it != live.end()) {
-        ref_distance = ordinals - it->second.first;
-        ref_size = it->second.second;
-        live.erase(it);
+      PoolAddress key{e.pool, e.address};
+      if (auto* known = live.find(key)) {
+        ref_distance = ordinals - known->first;
+        ref_size = known->second;
+        live.erase(key);
         op |= kOpAddrRef;
       }
     } else if (alloc && e.address != 0) {
@@ -244,7 +250,7 @@ struct TraceWriter::Impl {
     if (slot >= 0) st.slot_address[slot] = e.address;
     if (e.kind == EventKind::free && e.address != 0) st.recent_frees.push(e.address);
     if (alloc) {
-      if (e.address != 0) live[{e.pool, e.address}] = {ordinals, e.size};
+      if (e.address != 0) *live.try_emplace({e.pool, e.address}).first = {ordinals, e.size};
       ++ordinals;
     }
     ++events;

@@ -295,14 +295,14 @@ void Session::drain() {
                          : raw.stack;
     if (live_on && e.pool == heap) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
-        auto [it, fresh] = live.try_emplace(e.address);
-        if (!fresh) window_remove(it->second);  // its free was lost
-        it->second = LiveEntry{e.size, e.time_ns, e.stack, e.thread};
-        window_add(it->second);
+        auto [entry, fresh] = live.try_emplace(e.address);
+        if (!fresh) window_remove(*entry);  // its free was lost
+        *entry = LiveEntry{e.size, e.time_ns, e.stack, e.thread};
+        window_add(*entry);
       } else if (e.kind == EventKind::free) {
-        if (auto it = live.find(e.address); it != live.end()) {
-          window_remove(it->second);
-          live.erase(it);
+        if (LiveEntry* entry = live.find(e.address)) {
+          window_remove(*entry);
+          live.erase(e.address);
         }
       }
     }

@@ -24,8 +24,9 @@ class Decimator {
   // opened a new bucket (callers sample costly metrics once per bucket).
   bool record(std::uint64_t t, const std::uint64_t* values) {
     std::uint64_t idx = t >> shift_;
-    if (idx <= last_ && !data_.empty()) {
-      // Fast path: same bucket (or a late event folded into it).
+    if (__builtin_expect(idx <= last_ && !data_.empty(), 1)) {
+      // Fast path, inlined at every call site: same bucket (or a late event
+      // folded into it).
       std::uint64_t* b = &data_[data_.size() - channels_];
       for (std::size_t c = 0; c < channels_; ++c) {
         current_[c] = values[c];
@@ -33,6 +34,12 @@ class Decimator {
       }
       return false;
     }
+    return record_new_bucket(t, values);
+  }
+
+ private:
+  __attribute__((noinline)) bool record_new_bucket(std::uint64_t t, const std::uint64_t* values) {
+    std::uint64_t idx = t >> shift_;
     bool opened = false;
     if (data_.empty()) {
       open_until(idx);
@@ -56,6 +63,7 @@ class Decimator {
     return opened;
   }
 
+ public:
   std::uint64_t bucket_width_ns() const { return std::uint64_t{1} << shift_; }
 
   Series series(std::size_t channel) const {

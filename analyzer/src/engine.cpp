@@ -8,10 +8,11 @@ namespace {
 
 // Ids come from a trace that may be hostile: past these, state is shared in
 // one overflow slot instead of growing a vector to gigabytes.
-constexpr std::uint32_t kMaxPools = 1u << 16;
-constexpr std::uint32_t kMaxThreads = 1u << 20;
-constexpr std::uint32_t kMaxScopes = 1u << 20;
-constexpr std::uint32_t kMaxStackIndex = 1u << 24;
+constexpr std::uint32_t kMaxPools = 1u << 14;
+constexpr std::uint32_t kMaxThreads = 1u << 18;
+constexpr std::uint32_t kMaxScopes = 1u << 16;
+constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense recorder ids)
+constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by vector
 constexpr std::size_t kMaxOrphans = 1u << 16;
 
 inline void add_to(Histogram& h, std::uint64_t value) {
@@ -42,12 +43,11 @@ Engine::Engine(const AnalysisOptions& options, const ProgressFn& progress)
 }
 
 std::string Engine::string_of(std::uint64_t id) const {
-  return id < strings_.size() ? strings_[id] : std::string();
+  auto it = strings_.find(static_cast<std::uint32_t>(id));
+  return it != strings_.end() && id <= 0xFFFFFFFFu ? it->second : std::string();
 }
 
 void Engine::on_string(std::uint32_t id, std::string_view text) {
-  if (id >= (1u << 26)) return;
-  if (id >= strings_.size()) strings_.resize(id + 1);
   strings_[id] = std::string(text);
 }
 
@@ -128,18 +128,22 @@ ThreadState& Engine::grow_threads(std::uint32_t id) {
 }
 
 std::uint32_t Engine::site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack) {
-  std::uint32_t slot = std::min(stack, kMaxStackIndex);
-  if (slot >= pool.site_by_stack.size())
-    pool.site_by_stack.resize(std::max<std::size_t>(slot + 1, 2 * pool.site_by_stack.size()), 0);
-  std::uint32_t& idx = pool.site_by_stack[slot];
-  if (idx == 0) {
+  std::uint32_t* idx;
+  if (stack < kDenseSiteStacks) {
+    if (stack >= pool.site_by_stack.size())
+      pool.site_by_stack.resize(std::max<std::size_t>(stack + 1, 2 * pool.site_by_stack.size()), 0);
+    idx = &pool.site_by_stack[stack];
+  } else {
+    idx = &sparse_sites_[(static_cast<std::uint64_t>(pool_id) << 32) | stack];
+  }
+  if (*idx == 0) {
     sites_.emplace_back();
-    sites_.back().out.stack = slot;
+    sites_.back().out.stack = stack;
     sites_.back().out.pool = pool_id;
     sites_.back().peak_epoch = peak_epoch_;
-    idx = static_cast<std::uint32_t>(sites_.size());
+    *idx = static_cast<std::uint32_t>(sites_.size());
   }
-  return idx - 1;
+  return *idx - 1;
 }
 
 // ------------------------------------------------------------ range

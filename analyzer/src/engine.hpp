@@ -136,7 +136,7 @@ class Engine : public TraceVisitor {
   AnalysisOptions options_;
   ProgressFn progress_;
   TraceHeader header_;
-  std::vector<std::string> strings_;
+  std::unordered_map<std::uint32_t, std::string> strings_;  // few: marks, oom states
   std::vector<ModuleInfo> modules_;
   std::vector<ThreadInfo> threads_;
   std::vector<StackNode> stack_nodes_;
@@ -145,6 +145,8 @@ class Engine : public TraceVisitor {
   std::vector<ThreadState> thread_states_;
   std::vector<ScopeInstance> scope_instances_{1};
   std::vector<SiteState> sites_;
+  std::unordered_map<std::uint64_t, std::uint32_t>
+      sparse_sites_;                                       // (pool, huge stack id) -> site + 1
   std::unordered_map<std::uint64_t, OrphanFree> orphans_;  // key: pool << 48 ^ address
 
   // Range state machine: before -> inside -> after.

@@ -440,3 +440,51 @@ TEST(Analysis, TimelinesStayBoundedOnLongTraces) {
 
 }  // namespace
 }  // namespace memtrail
+
+namespace memtrail {
+namespace {
+
+// A trace may be hostile: ids near 2^32 in every table, random kinds and
+// values, frees of unknown blocks, scopes ended that never began. The
+// analysis must finish with consistent counts and bounded memory.
+TEST(Analysis, HostileIdsAndValuesNeverCrash) {
+  test::TraceBuilder b(test::temp_trace("hostile.mtr"));
+  constexpr std::uint32_t kHuge = 0xFFFFFFF0u;
+  b.writer().add_thread(ThreadInfo{kHuge, 7, "huge"});
+  b.pool(kHuge, "huge pool", PoolKind::other);
+  b.pool(kHuge - 1, "child", PoolKind::caching, kHuge);
+  b.stack(kHuge, 0, 0xdead);
+  b.writer().add_scope(ScopeInfo{kHuge, "huge scope", ScopeKind::tidy, kHuge});
+  std::uint64_t rng = 1;
+  auto next = [&] { return rng = rng * 6364136223846793005ull + 1442695040888963407ull; };
+  const int kEvents = 20000;
+  for (int i = 0; i < kEvents; ++i) {
+    Event e;
+    e.time_ns = next() >> 40;  // out of order on purpose
+    e.kind = static_cast<EventKind>(1 + next() % 16);
+    e.thread = next() % 2 ? kHuge : 1;
+    e.pool = next() % 2 ? kHuge : kHuge - 1;
+    e.stack = next() % 3 ? kHuge : 0;
+    e.address = (next() % 64) * 16;  // collisions: double allocs, frees of unknown blocks
+    e.size = next() % 5 ? next() % 4096 : next();
+    e.requested = e.size;
+    e.detail = static_cast<std::uint8_t>(next() % 4);
+    e.aux = next() % 2 ? kHuge : next();
+    if (e.kind == EventKind::mark || e.kind == EventKind::oom ||
+        e.kind == EventKind::donate_rejected)
+      e.aux = 0;  // string ids must be defined
+    b.writer().add_event(e);
+  }
+  AnalysisOptions o;
+  o.symbolize = false;
+  Analysis a = analyze(b.finish(), o);
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  EXPECT_EQ(a.summary.events, static_cast<std::uint64_t>(kEvents));
+  EXPECT_LE(a.summary.frees + a.summary.unmatched_frees, static_cast<std::uint64_t>(kEvents));
+  EXPECT_LE(a.summary.leaked_blocks, 64u * 2u);  // at most one live block per address and pool
+  // Both pools land in the overflow slot, whose state stays consistent.
+  for (const PoolStats& p : a.pools) EXPECT_LE(p.final_used_bytes, p.bytes_allocated);
+}
+
+}  // namespace
+}  // namespace memtrail

@@ -98,13 +98,13 @@ ThreadBuffer* register_thread(Session* s) {
   return tb;
 }
 
-// Backpressure: when the writer is this far behind (32 blocks of 128 KiB
-// = 4 MiB of unconsumed events), a program thread waits for it rather than
+// Backpressure: when the writer is this far behind (24 blocks of 128 KiB
+// = 3 MiB of unconsumed events), a program thread waits for it rather than
 // mapping more memory, which bounds the tracer's footprint (heaptrack gets
 // the same from its pipe). The wait is bounded (~200 ms), so a thread that
 // holds a lock the writer needs (the loader lock, inside dlopen) can never
 // deadlock with it: it then maps a block anyway.
-constexpr std::uint64_t kBacklogBlocks = 32;
+constexpr std::uint64_t kBacklogBlocks = 24;
 
 Block* next_block(Session* s) {
   Block* b = s->blocks.get_bounded(kBacklogBlocks);

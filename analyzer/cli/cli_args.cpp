@@ -113,6 +113,7 @@ const char* const kAnalysisOptionsHelp =
     "  --to-mark NAME      range ends at the first mark NAME after its start\n"
     "  --pool NAME         analyze only this pool (repeatable)\n"
     "  --no-symbols        show module+offset instead of resolving symbols\n"
+    "  --no-symbol-cache   neither read nor write FILE.symbols (resolved frames)\n"
     "  --partial           analyze a cut or damaged trace up to the damage\n";
 
 bool take_analysis_option(Args& args, AnalysisOptions& o) {
@@ -147,6 +148,10 @@ bool take_analysis_option(Args& args, AnalysisOptions& o) {
   }
   if (args.flag("--no-symbols")) {
     o.symbolize = false;
+    return true;
+  }
+  if (args.flag("--no-symbol-cache")) {
+    o.symbol_cache = false;
     return true;
   }
   if (args.flag("--partial")) {

@@ -63,7 +63,7 @@ std::optional<std::uint64_t> parse_duration_ns(std::string_view text, std::strin
 
 // Consumes one of the options every analyzer command takes:
 //   --from TIME  --to TIME  --from-mark NAME  --to-mark NAME  --pool NAME
-//   --no-symbols  --partial
+//   --no-symbols  --no-symbol-cache  --partial
 bool take_analysis_option(Args& args, AnalysisOptions& options);
 // Help text for the options above, for each command's --help.
 extern const char* const kAnalysisOptionsHelp;

@@ -1,10 +1,12 @@
 // analyze() and segment_map_at(): read the trace through the Engine, turn
 // reader status into one-line errors/warnings, symbolize the sites.
 #include <algorithm>
+#include <memory>
 
 #include "engine.hpp"
 #include "memtrail/analysis.hpp"
 #include "pipelined_read.hpp"
+#include "symbol_cache.hpp"
 
 namespace memtrail {
 
@@ -41,20 +43,50 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
                 std::to_string(r.chunks) + " whole chunks";
 }
 
-void symbolize_sites(Analysis& a, bool enabled) {
+const ModuleInfo* module_of(const Analysis& a, std::uint64_t ip) {
+  const ModuleInfo* best = nullptr;
+  for (const auto& m : a.modules)
+    if (ip >= m.start && ip < m.end && (!best || m.id > best->id)) best = &m;
+  return best;
+}
+
+void symbolize_sites(Analysis& a, const AnalysisOptions& options) {
   Symbolizer sym;
-  sym.set_enabled(enabled);
+  sym.set_enabled(options.symbolize);
   for (const auto& m : a.modules) sym.add_module(m);
+  bool use_cache = options.symbolize && options.symbol_cache;
+  std::unique_ptr<detail::SymbolCache> cache;
+  if (use_cache) cache = std::make_unique<detail::SymbolCache>(a.path + ".symbols");
+  std::vector<Frame> resolved;
   for (auto& site : a.sites) {
     site.frames.clear();
     for (std::uint64_t ip : a.stack_ips(site.stack)) {
       // Recorded ips are return addresses (unw_backtrace above the allocator
       // entry), so every one is looked up at ip-1.
+      const ModuleInfo* m = cache ? module_of(a, ip) : nullptr;
+      if (m && !m->build_id.empty()) {
+        std::uint64_t offset = ip - m->load_address;
+        if (const std::vector<Frame>* hit = cache->find(m->build_id, offset)) {
+          for (Frame f : *hit) {
+            f.module = m->path;
+            f.address = ip;
+            f.offset = offset;
+            site.frames.push_back(std::move(f));
+          }
+          continue;
+        }
+        const auto& frames = sym.resolve(ip, true);
+        if (!frames.empty() && !frames.back().function.empty())
+          cache->add(m->build_id, offset, frames);
+        site.frames.insert(site.frames.end(), frames.begin(), frames.end());
+        continue;
+      }
       const auto& frames = sym.resolve(ip, true);
       site.frames.insert(site.frames.end(), frames.begin(), frames.end());
     }
   }
   a.symbol_warnings = sym.warnings();
+  if (cache) cache->save();
 }
 
 }  // namespace
@@ -128,7 +160,7 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   engine.finish(a);
   if (engine.cancelled()) a.error = path + ": cancelled";
   a.header = reader.header();
-  symbolize_sites(a, options.symbolize);
+  symbolize_sites(a, options);
   return a;
 }
 

@@ -22,6 +22,7 @@ json traced_report(const std::string& program_and_args, const std::string& name)
   auto r = memtrail("report --json --top 0 " + shell_quote(trace));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::remove(trace.c_str());
+  std::remove((trace + ".symbols").c_str());
   return r.exit_code == 0 ? json::parse(r.out) : json();
 }
 

@@ -153,3 +153,54 @@ TEST(Symbolizer, DisabledGivesModuleOffsetOnly) {
 
 }  // namespace
 }  // namespace memtrail
+
+#include <fstream>
+
+#include "trace_builder.hpp"
+
+namespace memtrail {
+namespace {
+
+// analyze() writes TRACE.symbols and the next analysis reads frames from it
+// instead of DWARF (proved by planting a name DWARF could not produce).
+TEST(Symbolizer, SymbolCacheIsWrittenAndReused) {
+  ModuleInfo m = self_module();
+  auto ip = reinterpret_cast<std::uint64_t>(outer_caller());
+  test::TraceBuilder b(test::temp_trace("symcache.mtr"));
+  b.writer().add_module(m);
+  b.pool(1, "malloc", PoolKind::heap);
+  b.stack(1, 0, ip);
+  b.alloc(1, 1, 0x10, 64, 1);
+  const std::string& path = b.finish();
+  const std::string cache = path + ".symbols";
+  std::remove(cache.c_str());
+
+  Analysis first = analyze(path);
+  ASSERT_TRUE(first.error.empty()) << first.error;
+  ASSERT_EQ(first.sites.size(), 1u);
+  ASSERT_EQ(first.sites[0].frames.size(), 2u);
+  EXPECT_EQ(first.sites[0].frames[1].function, "outer_caller()");
+  std::string text = test::slurp_file(cache);
+  ASSERT_NE(text.find("outer_caller()"), std::string::npos) << text;
+
+  // Plant a different name under the same key: the cache must win.
+  std::string planted = text;
+  planted.replace(planted.find("outer_caller()"), 14, "cached_name()");
+  std::ofstream(cache, std::ios::trunc) << planted;
+  Analysis second = analyze(path);
+  ASSERT_EQ(second.sites[0].frames.size(), 2u);
+  EXPECT_EQ(second.sites[0].frames[1].function, "cached_name()");
+  EXPECT_EQ(second.sites[0].frames[1].address, ip);
+  EXPECT_EQ(second.sites[0].frames[1].module, m.path);
+
+  // Without the cache, DWARF again; a damaged cache is ignored.
+  AnalysisOptions no_cache;
+  no_cache.symbol_cache = false;
+  EXPECT_EQ(analyze(path, no_cache).sites[0].frames[1].function, "outer_caller()");
+  std::ofstream(cache, std::ios::trunc) << "{not json";
+  EXPECT_EQ(analyze(path).sites[0].frames[1].function, "outer_caller()");
+  std::remove(cache.c_str());
+}
+
+}  // namespace
+}  // namespace memtrail

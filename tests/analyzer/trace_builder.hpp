@@ -17,6 +17,16 @@ inline std::string temp_trace(const std::string& name) {
          std::to_string(getpid()) + "-" + name;
 }
 
+inline std::string slurp_file(const std::string& path) {
+  std::string out;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
+}
+
 class TraceBuilder {
  public:
   // Threads 1 and 2 exist in every trace (the reader insists events refer
@@ -25,7 +35,10 @@ class TraceBuilder {
     w_.add_thread(ThreadInfo{1, 1001, "main"});
     w_.add_thread(ThreadInfo{2, 1002, "worker"});
   }
-  ~TraceBuilder() { std::remove(path_.c_str()); }
+  ~TraceBuilder() {
+    std::remove(path_.c_str());
+    std::remove((path_ + ".symbols").c_str());
+  }
 
   const std::string& path() const { return path_; }
   TraceWriter& writer() { return w_; }

@@ -106,7 +106,10 @@ struct AnalysisOptions {
   // Only these pools (by name) are analyzed; empty = all pools.
   std::vector<std::string> pools;
 
-  bool symbolize = true;               // false: frames are module+offset only
+  bool symbolize = true;  // false: frames are module+offset only
+  // Reuse and update TRACE.symbols (frames keyed by build id + offset) so
+  // later reports of the same trace skip DWARF. Best effort, never an error.
+  bool symbol_cache = true;
   std::size_t timeline_points = 1000;  // timelines keep between N and 2N points
   // Blocks at least this large get a lifetime record (GUI lifetime bars,
   // Chrome slices); at most max_large_blocks are kept, the largest first.

@@ -2,7 +2,9 @@
 # Side by side, in one run: `memtrail report` vs `heaptrack_print` on traces
 # of the same program (samples/churn, 2,000,000 malloc/free pairs = 4M
 # events), traced once with `memtrail run` and once with `heaptrack`.
-# Alternates the two analyzers RUNS times and prints medians and the ratio.
+# Alternates the analyzers RUNS times and prints medians and the ratios:
+# `memtrail report` with its symbol cache (TRACE.symbols, written by the
+# first run) and with --no-symbol-cache (DWARF every time).
 #
 #   bench/analyzer_vs_heaptrack.sh BUILD_DIR [RUNS] [PAIRS]
 set -eu
@@ -25,6 +27,8 @@ while [ "$i" -lt "$runs" ]; do
     heaptrack_print -f "$work/churn.zst" --print-leaks 1 >/dev/null
   /usr/bin/time -f "%e %U %S %M" -a -o "$work/memtrail.times" \
     "$build/bin/memtrail" report "$work/churn.mtr" >/dev/null
+  /usr/bin/time -f "%e %U %S %M" -a -o "$work/memtrail_cold.times" \
+    "$build/bin/memtrail" report --no-symbol-cache "$work/churn.mtr" >/dev/null
   i=$((i + 1))
 done
 
@@ -39,9 +43,12 @@ def load(name):
     return wall, cpu, rss
 hw, hc, hr = load("heaptrack")
 mw, mc, mr = load("memtrail")
+cw, cc, cr = load("memtrail_cold")
 print(f"events in the memtrail trace: {events:,}; {runs} alternating runs, medians")
 print(f"heaptrack_print -f churn.zst --print-leaks 1 : wall {hw:.3f} s  cpu {hc:.3f} s  maxrss {hr/1024:.1f} MiB")
 print(f"memtrail report churn.mtr                   : wall {mw:.3f} s  cpu {mc:.3f} s  maxrss {mr/1024:.1f} MiB")
+print(f"memtrail report --no-symbol-cache         : wall {cw:.3f} s  cpu {cc:.3f} s  maxrss {cr/1024:.1f} MiB")
 print(f"speedup (heaptrack_print / memtrail report) : wall {hw/mw:.2f}x  cpu {hc/mc:.2f}x")
+print(f"speedup, symbols resolved from DWARF        : wall {hw/cw:.2f}x  cpu {hc/cc:.2f}x")
 print(f"memtrail events/s (wall)                    : {events/mw/1e6:.1f} M/s")
 PY

@@ -112,6 +112,7 @@ struct TraceSummary : memtrail::TraceVisitor {
   std::map<std::uint32_t, std::uint64_t> last_alloc_by_thread;  // temporaries (heaptrack's rule)
   std::set<std::uint32_t> threads_with_events;
   std::set<std::string> modules;
+  std::map<std::uint64_t, std::uint64_t> alloc_sizes;  // size -> allocations of that size
 
   void on_header(const memtrail::TraceHeader& h) override { header = h; }
   void on_module(const memtrail::ModuleInfo& m) override { modules.insert(m.path); }
@@ -119,6 +120,7 @@ struct TraceSummary : memtrail::TraceVisitor {
     using K = memtrail::EventKind;
     if (e.kind == K::alloc) {
       ++allocs;
+      ++alloc_sizes[e.size];
       last_alloc_by_thread[e.thread] = e.address;
       threads_with_events.insert(e.thread);
     } else if (e.kind == K::free) {
@@ -428,6 +430,47 @@ TEST(RealPrograms, GxxCompileTracesEveryChild) {
   EXPECT_TRUE(executables.count("collect2"));
   EXPECT_TRUE(executables.count("ld"));
   EXPECT_GE(traces.files().size(), 5u);
+}
+
+// An exec keeps the pid: each image's trace is finished before the exec and
+// the next image takes a fresh name instead of replacing it; a failed exec
+// goes on tracing into a new file.
+TEST(MemtrailRun, ExecKeepsEveryImagesTrace) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "t.%p.mtr", "--", EXEC_SELF_BIN}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::string pid = o.out.substr(o.out.rfind(' ') + 1);
+  pid.pop_back();  // newline
+  EXPECT_EQ(o.out, "first image, pid " + pid + "\nsecond image, pid " + pid + "\n");
+  std::vector<std::string> names = dir.files();
+  std::set<std::string> files(names.begin(), names.end());
+  ASSERT_EQ(files, (std::set<std::string>{"t." + pid + ".mtr", "t." + pid + ".1.mtr",
+                                          "t." + pid + ".2.mtr"}));
+  // Blocks of each image, exactly, in its own file (and no other's).
+  const std::pair<std::string, std::uint64_t> expected[] = {
+      {"t." + pid + ".mtr", 12345}, {"t." + pid + ".1.mtr", 23456}, {"t." + pid + ".2.mtr", 54321}};
+  const std::map<std::uint64_t, std::uint64_t> counts = {{12345, 7}, {23456, 3}, {54321, 5}};
+  for (const auto& [file, size] : expected) {
+    TraceSummary t = read_trace(dir.path() + "/" + file);
+    ASSERT_TRUE(t.result.ok) << file << ": " << t.result.error;
+    EXPECT_TRUE(t.result.complete) << file;
+    EXPECT_EQ(t.header.pid, static_cast<std::uint32_t>(std::stoul(pid))) << file;
+    for (const auto& [s, n] : counts)
+      EXPECT_EQ(t.alloc_sizes[s], s == size ? n : 0u) << file << " size " << s;
+  }
+}
+
+// A fixed -o name is the user's: a second run replaces the first run's file.
+TEST(MemtrailRun, SecondRunReplacesTheFirstRunsFile) {
+  TempDir dir;
+  for (int i = 0; i < 2; ++i) {
+    Output o = run({kMemtrail, "run", "-o", "c.mtr", "--", CHURN_BIN, "200"}, dir.path());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+  }
+  EXPECT_EQ(dir.files(), std::vector<std::string>{"c.mtr"});
+  TraceSummary t = read_trace(dir.path() + "/c.mtr");
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 357u);
 }
 
 // A forked subshell and an exec'd child: both traced by default, neither

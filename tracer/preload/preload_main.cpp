@@ -77,6 +77,8 @@ void remove_self_from_ld_preload() {
         register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
     detail::set_track_live_heap(true);
     detail::set_exit_hook(&run_leak_scan);
+    // The interposers' frames never top a recorded stack.
+    detail::add_internal_code(reinterpret_cast<const void*>(&start_preload_tracing));
     pthread_atfork(nullptr, nullptr, &after_fork_in_child);
     if (!follow) remove_self_from_ld_preload();
   }

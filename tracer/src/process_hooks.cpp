@@ -95,7 +95,7 @@ void after_fork_child() {
   t_buffer = nullptr;
   if (!parent->options.follow_forks) return;  // --no-follow: the child runs untraced
   ++t_internal;
-  start_session(parent->options, true);
+  start_session(parent->options, true, false);
   --t_internal;
 }
 

@@ -3,14 +3,19 @@
 // it stamps the time, walks the stack with unw_backtrace into a local array
 // and appends one RawEvent to the thread's mmap'ed block.
 #define UNW_LOCAL_ONLY  // _UL* local-unwinding entry points of libunwind.so
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <libunwind.h>
+#include <link.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime.hpp"
@@ -19,6 +24,7 @@ namespace memtrail {
 
 namespace detail {
 std::atomic<bool> g_tracing{false};
+__thread const void* t_allocator_entry = nullptr;
 }  // namespace detail
 
 namespace runtime {
@@ -98,6 +104,24 @@ ThreadBuffer* register_thread(Session* s) {
   return tb;
 }
 
+// Executable ranges of the recorder's own modules (libmemtrail.so, the
+// preload library): frames there are machinery, never the program's call
+// site, whatever the compiler inlined. Written before tracing starts (or
+// under the lifecycle lock), read lock-free.
+struct CodeRange {
+  std::uintptr_t low, high;
+};
+constexpr int kMaxInternalRanges = 8;
+CodeRange g_internal[kMaxInternalRanges];
+std::atomic<int> g_internal_count{0};
+
+bool is_internal_code(std::uint64_t ip) {
+  int n = g_internal_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (ip - 1 - g_internal[i].low < g_internal[i].high - g_internal[i].low) return true;
+  return false;
+}
+
 // Backpressure: when the writer is this far behind (24 blocks of 128 KiB
 // = 3 MiB of unconsumed events), a program thread waits for it rather than
 // mapping more memory, which bounds the tracer's footprint (heaptrack gets
@@ -160,16 +184,29 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
   raw.detail = e.detail;
   raw.frames = 0;
   raw.reserved = 0;
-  std::uint64_t ips[kMaxStackDepth + 32];
+  constexpr int kSlack = 32;  // room for skipped frames
+  std::uint64_t ips[kMaxStackDepth + kSlack];
   const std::uint64_t* frames = ips;
   if (capture && s->stack_frames > 0) {
     // ips[0] is inside record_impl's caller chain in this library: skip
     // record_impl, record_slow and what the caller asked for.
-    int skip = 2 + (skip_frames > 0 ? std::min(skip_frames, 30) : 0);
-    int n = unw_backtrace(reinterpret_cast<void**>(ips), s->stack_frames + skip);
-    if (n > skip) {
-      raw.frames = static_cast<std::uint16_t>(n - skip);
-      frames = ips + skip;
+    int skip = 2 + (skip_frames > 0 ? std::min(skip_frames, 16) : 0);
+    const void* entry = detail::t_allocator_entry;
+    int n =
+        unw_backtrace(reinterpret_cast<void**>(ips),
+                      std::min(s->stack_frames + skip + (entry ? 16 : 0), kMaxStackDepth + kSlack));
+    int first = skip;
+    if (entry) {  // inside an allocator: start at its entry point's caller
+      for (int i = skip; i < n; ++i)
+        if (ips[i] == reinterpret_cast<std::uintptr_t>(entry)) {
+          first = i;
+          break;
+        }
+    }
+    while (first < n && is_internal_code(ips[first])) ++first;
+    if (n > first) {
+      raw.frames = static_cast<std::uint16_t>(std::min(n - first, s->stack_frames));
+      frames = ips + first;
     }
   }
   append(s, tb, raw, frames);
@@ -189,10 +226,71 @@ void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameByte
 
 // ---- sessions ---------------------------------------------------------------
 
-bool start_session(const RecorderOptions& options, bool fork_child) {
+namespace {
+
+// <name>.mtr if nobody has it yet, else <name>.1.mtr, <name>.2.mtr, ...,
+// claimed with O_EXCL so two images racing for a name cannot share one.
+std::string claim_fresh_path(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  std::size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
+    dot = path.size();
+  for (int i = 0; i < 10000; ++i) {
+    std::string candidate =
+        i == 0 ? path : path.substr(0, dot) + "." + std::to_string(i) + path.substr(dot);
+    int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      return candidate;
+    }
+    if (errno != EEXIST) break;
+  }
+  return path;  // let the writer report the problem
+}
+
+// This image was exec'd by a traced image of the same pid (see stop_for_exec).
+bool exec_of_traced_image() {
+  const char* v = std::getenv("MEMTRAIL_EXEC_PID");
+  return v && std::strtol(v, nullptr, 10) == static_cast<long>(::getpid());
+}
+
+void add_internal_code_locked(const void* address) {
+  Dl_info info;
+  if (!dladdr(address, &info) || !info.dli_fbase) return;
+  struct Find {
+    std::uintptr_t base;
+  } find{reinterpret_cast<std::uintptr_t>(info.dli_fbase)};
+  dl_iterate_phdr(
+      [](dl_phdr_info* m, std::size_t, void* data) -> int {
+        auto* f = static_cast<Find*>(data);
+        bool mine = false;
+        for (int i = 0; i < m->dlpi_phnum && !mine; ++i)
+          mine = m->dlpi_phdr[i].p_type == PT_LOAD && m->dlpi_phdr[i].p_offset == 0 &&
+                 m->dlpi_addr + m->dlpi_phdr[i].p_vaddr == f->base;
+        if (!mine) return 0;
+        for (int i = 0; i < m->dlpi_phnum; ++i) {
+          const auto& ph = m->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+          int n = g_internal_count.load(std::memory_order_relaxed);
+          std::uintptr_t low = m->dlpi_addr + ph.p_vaddr;
+          bool known = false;
+          for (int k = 0; k < n; ++k) known |= g_internal[k].low == low;
+          if (known || n == kMaxInternalRanges) continue;
+          g_internal[n] = CodeRange{low, low + ph.p_memsz};
+          g_internal_count.store(n + 1, std::memory_order_release);
+        }
+        return 1;
+      },
+      &find);
+}
+
+}  // namespace
+
+bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive) {
   auto s = std::make_unique<Session>();
   s->options = options;
   s->path = expand_output_path(options.output, fork_child);
+  if (exclusive) s->path = claim_fresh_path(s->path);
   s->start_monotonic_ns = monotonic_ns();
   s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
@@ -211,11 +309,11 @@ bool start_session(const RecorderOptions& options, bool fork_child) {
   return true;
 }
 
-void stop_session() {
+void stop_session(bool exit_hook) {
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
   s->request_flush(5000);  // final drain of the program's threads
-  {
+  if (exit_hook) {
     // The hook's own events must be recorded: lift the caller's guard.
     int saved = t_internal;
     t_internal = 0;
@@ -356,7 +454,8 @@ bool start(const RecorderOptions& options) {
   std::lock_guard lock(runtime::lifecycle_mutex());
   if (g_session.load(std::memory_order_acquire)) return true;
   runtime::install_process_hooks();
-  return runtime::start_session(options, false);
+  runtime::add_internal_code_locked(reinterpret_cast<const void*>(&runtime::record_impl));
+  return runtime::start_session(options, false, runtime::exec_of_traced_image());
 }
 
 bool start(const std::string& path) {
@@ -368,7 +467,35 @@ bool start(const std::string& path) {
 void stop() {
   InternalGuard guard;
   std::lock_guard lock(runtime::lifecycle_mutex());
-  runtime::stop_session();
+  runtime::stop_session(true);
+}
+
+namespace {
+RecorderOptions* g_options_before_exec = nullptr;  // kept for a failed exec
+}  // namespace
+
+bool detail::stop_for_exec() {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return false;
+  if (!g_options_before_exec) g_options_before_exec = new RecorderOptions;
+  *g_options_before_exec = s->options;
+  runtime::stop_session(false);
+  return true;
+}
+
+void detail::resume_after_failed_exec() {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  if (g_session.load(std::memory_order_acquire) || !g_options_before_exec) return;
+  runtime::start_session(*g_options_before_exec, false, true);
+}
+
+void detail::add_internal_code(const void* address_in_module) {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  runtime::add_internal_code_locked(address_in_module);
 }
 
 void flush() {

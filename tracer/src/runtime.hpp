@@ -163,7 +163,10 @@ void run_exit_hook();
 
 // recorder.cpp
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]);
-bool start_session(const RecorderOptions& options, bool fork_child);
-void stop_session();
+// exclusive: never replace an existing file (a trace of an earlier image of
+// this pid); take <name>.N.mtr instead.
+bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive);
+// exit_hook: run the exit hook (leak scan) first; not at exec.
+void stop_session(bool exit_hook);
 
 }  // namespace memtrail::runtime

@@ -5,8 +5,8 @@
 // trace from a background writer thread.
 //
 //   memtrail::start("run-%p.mtr");          // or MEMTRAIL_OUTPUT=run.mtr in the environment
-//   auto pool = memtrail::register_pool({.name = "activations", .kind = memtrail::PoolKind::caching});
-//   memtrail::record_alloc(pool, ptr, granted, requested);
+//   auto pool = memtrail::register_pool({.name = "activations", .kind =
+//   memtrail::PoolKind::caching}); memtrail::record_alloc(pool, ptr, granted, requested);
 //   memtrail::record_free(pool, ptr, granted);
 //   memtrail::stop();
 //
@@ -27,7 +27,7 @@ struct RecorderOptions {
   // Output path; "%p" expands to the pid, "%h" to the host name.
   std::string output = "memtrail-%p.mtr";
   bool stacks = true;
-  int stack_depth = 64;             // frames kept per stack, innermost first
+  int stack_depth = 64;                   // frames kept per stack, innermost first
   std::uint32_t sample_interval_ms = 10;  // 0 = no periodic `sample` events
   std::uint32_t flush_interval_ms = 100;  // the most a SIGKILL can lose
   // Pools whose live blocks the writer tracks, so live_blocks() can answer
@@ -47,10 +47,40 @@ struct RecorderOptions {
 namespace detail {
 extern std::atomic<bool> g_tracing;
 void record_slow(Event event, int skip_frames);
+
+// Return address of the outermost allocator entry point on this thread (see
+// MEMTRAIL_ALLOCATOR_ENTRY); nullptr outside one.
+extern __thread const void* t_allocator_entry;
+class AllocatorEntry {
+ public:
+  // Costs one branch when not tracing.
+  explicit AllocatorEntry(const void* return_address) noexcept
+      : owner_(__builtin_expect(g_tracing.load(std::memory_order_relaxed), 0) &&
+               !t_allocator_entry) {
+    if (owner_) t_allocator_entry = return_address;
+  }
+  ~AllocatorEntry() {
+    if (owner_) t_allocator_entry = nullptr;
+  }
+  AllocatorEntry(const AllocatorEntry&) = delete;
+  AllocatorEntry& operator=(const AllocatorEntry&) = delete;
+
+ private:
+  bool owner_;
+};
 }  // namespace detail
 
+// Put first in an allocator's public entry points (a pool's malloc/free, a
+// memory_resource's do_allocate/do_deallocate): stacks recorded until it
+// returns start at ITS caller, so the pool's own frames never top a stack
+// whatever its internal call depth. Nested entries: the outermost wins.
+#define MEMTRAIL_ALLOCATOR_ENTRY() \
+  ::memtrail::detail::AllocatorEntry memtrail_allocator_entry_(__builtin_return_address(0))
+
 // True while a trace is being recorded.
-inline bool tracing() noexcept { return detail::g_tracing.load(std::memory_order_relaxed); }
+inline bool tracing() noexcept {
+  return detail::g_tracing.load(std::memory_order_relaxed);
+}
 
 // Starts recording into `options.output` (or `path`). Returns false and
 // prints one line on stderr if the file cannot be created. Registers the

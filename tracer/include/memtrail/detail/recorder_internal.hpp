@@ -128,7 +128,7 @@ void notify_modules_changed();
 // BEFORE calling from_environment().
 inline constexpr std::string_view kRecorderEnvironment[] = {
     "MEMTRAIL_OUTPUT",   "MEMTRAIL_STACKS",          "MEMTRAIL_STACK_DEPTH", "MEMTRAIL_SAMPLE_MS",
-    "MEMTRAIL_FLUSH_MS", "MEMTRAIL_TRACK_LIVE_HEAP", "MEMTRAIL_AUTOSTART",
+    "MEMTRAIL_FLUSH_MS", "MEMTRAIL_TRACK_LIVE_HEAP", "MEMTRAIL_AUTOSTART", "MEMTRAIL_EXEC_PID",
 };
 // `name` must outlive the process (a string literal). Thread-safe.
 void add_known_environment_variable(std::string_view name);
@@ -136,5 +136,20 @@ bool is_known_environment_variable(std::string_view name);
 
 // True once start() succeeded and until stop().
 bool recorder_started() noexcept;
+
+// ---- exec -------------------------------------------------------------------
+
+// An exec keeps the pid, so the next image's "%p" names the same file. The
+// exec interposers call stop_for_exec() first: it finishes the trace (no exit
+// hook: exec is not an exit) and returns true if there was one; the new image
+// then finds MEMTRAIL_EXEC_PID=<its pid> in its environment and takes a fresh
+// name (<name>.1.mtr, ...) instead of replacing this one. If the exec fails,
+// resume_after_failed_exec() starts a new trace the same way.
+bool stop_for_exec();
+void resume_after_failed_exec();
+
+// Frames whose return address lies in the module containing `address_in_module`
+// are recorder machinery: they are skipped at the top of every stack.
+void add_internal_code(const void* address_in_module);
 
 }  // namespace memtrail::detail

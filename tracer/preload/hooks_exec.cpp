@@ -1,0 +1,157 @@
+// The exec family. An exec replaces the image but keeps the pid, so without
+// these the events still buffered were lost and the next image's trace, named
+// by the same "%p", replaced this one. Each interposer finishes the trace
+// first (stop_for_exec), marks the new image's environment with
+// MEMTRAIL_EXEC_PID=<pid> so it takes a fresh file name, and, if the exec
+// fails, resumes tracing into a new file. posix_spawn needs nothing: its
+// child is a new pid. A vfork child (another pid sharing our memory) must
+// not touch the parent's trace: it execs untouched.
+#include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "memtrail/detail/recorder_internal.hpp"
+#include "preload_state.hpp"
+
+extern char** environ;
+
+using namespace memtrail::preload;
+
+namespace {
+
+using ExecveFn = int (*)(const char*, char* const[], char* const[]);
+using FexecveFn = int (*)(int, char* const[], char* const[]);
+using ExecveatFn = int (*)(int, const char*, char* const[], char* const[], int);
+
+template <typename Fn>
+Fn next_symbol(const char* name) {
+  static_assert(sizeof(Fn) == sizeof(void*));
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+constexpr char kMarker[] = "MEMTRAIL_EXEC_PID=";
+
+// One exec attempt: finishes the trace before it, restarts tracing if the
+// exec returns (it failed). `envp()` is the environment the image gets.
+class ExecScope {
+ public:
+  explicit ExecScope(char* const* envp) : envp_(const_cast<char**>(envp)) {
+    if (getpid() != g_traced_pid) return;  // vfork child: not our trace
+    stopped_ = memtrail::detail::stop_for_exec();
+    if (!stopped_) return;
+    std::size_t n = 0;
+    while (envp && envp[n]) ++n;
+    // Exec is rare and this image is about to be replaced: malloc is fine.
+    marked_ = static_cast<char**>(std::malloc((n + 2) * sizeof(char*)));
+    if (!marked_) return;
+    std::snprintf(marker_, sizeof marker_, "%s%d", kMarker, static_cast<int>(getpid()));
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::strncmp(envp[i], kMarker, sizeof kMarker - 1) != 0) marked_[k++] = envp[i];
+    marked_[k++] = marker_;
+    marked_[k] = nullptr;
+    envp_ = marked_;
+  }
+  ~ExecScope() {  // only reached when the exec failed
+    int saved = errno;
+    std::free(marked_);
+    if (stopped_) memtrail::detail::resume_after_failed_exec();
+    errno = saved;
+  }
+  ExecScope(const ExecScope&) = delete;
+  ExecScope& operator=(const ExecScope&) = delete;
+  char* const* envp() const { return envp_; }
+
+ private:
+  char** envp_;
+  char** marked_ = nullptr;
+  bool stopped_ = false;
+  char marker_[sizeof kMarker + 16] = {};
+};
+
+// argv of an execl-style call, on the caller's stack.
+#define MEMTRAIL_COLLECT_ARGS(first, last_named, argv)                    \
+  std::size_t argc_ = 1;                                                  \
+  {                                                                       \
+    va_list count;                                                        \
+    va_start(count, last_named);                                          \
+    while (va_arg(count, char*) != nullptr) ++argc_;                      \
+    va_end(count);                                                        \
+  }                                                                       \
+  char** argv = static_cast<char**>(alloca((argc_ + 1) * sizeof(char*))); \
+  argv[0] = const_cast<char*>(first);                                     \
+  va_list args_;                                                          \
+  va_start(args_, last_named);                                            \
+  for (std::size_t i = 1; i <= argc_; ++i) argv[i] = va_arg(args_, char*);
+
+}  // namespace
+
+extern "C" {
+
+[[gnu::visibility("default")]] int execve(const char* path, char* const argv[],
+                                          char* const envp[]) {
+  static ExecveFn real = next_symbol<ExecveFn>("execve");
+  ExecScope scope(envp);
+  return real(path, argv, scope.envp());
+}
+
+[[gnu::visibility("default")]] int execvpe(const char* file, char* const argv[],
+                                           char* const envp[]) {
+  static ExecveFn real = next_symbol<ExecveFn>("execvpe");
+  ExecScope scope(envp);
+  return real(file, argv, scope.envp());
+}
+
+[[gnu::visibility("default")]] int fexecve(int fd, char* const argv[], char* const envp[]) {
+  static FexecveFn real = next_symbol<FexecveFn>("fexecve");
+  ExecScope scope(envp);
+  return real(fd, argv, scope.envp());
+}
+
+[[gnu::visibility("default")]] int execveat(int dirfd, const char* path, char* const argv[],
+                                            char* const envp[], int flags) {
+  static ExecveatFn real = next_symbol<ExecveatFn>("execveat");
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  ExecScope scope(envp);
+  return real(dirfd, path, argv, scope.envp(), flags);
+}
+
+// The environ-using forms go through the ones above (glibc's own call its
+// internal __execve, which no interposer sees).
+[[gnu::visibility("default")]] int execv(const char* path, char* const argv[]) {
+  return execve(path, argv, environ);
+}
+
+[[gnu::visibility("default")]] int execvp(const char* file, char* const argv[]) {
+  return execvpe(file, argv, environ);
+}
+
+[[gnu::visibility("default")]] int execl(const char* path, const char* arg, ...) {
+  MEMTRAIL_COLLECT_ARGS(arg, arg, argv)
+  va_end(args_);
+  return execve(path, argv, environ);
+}
+
+[[gnu::visibility("default")]] int execlp(const char* file, const char* arg, ...) {
+  MEMTRAIL_COLLECT_ARGS(arg, arg, argv)
+  va_end(args_);
+  return execvpe(file, argv, environ);
+}
+
+[[gnu::visibility("default")]] int execle(const char* path, const char* arg, ...) {
+  MEMTRAIL_COLLECT_ARGS(arg, arg, argv)
+  char* const* envp = va_arg(args_, char* const*);  // after the terminating nullptr
+  va_end(args_);
+  return execve(path, argv, envp);
+}
+
+}  // extern "C"

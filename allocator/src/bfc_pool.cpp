@@ -468,9 +468,11 @@ BfcPool::BfcPool(Upstream& upstream, BfcOptions options, std::string name)
 BfcPool::~BfcPool() = default;
 
 void* BfcPool::allocate_raw(std::uint64_t bytes) {
+  MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
   return impl_->allocate(bytes);
 }
 void BfcPool::deallocate_raw(void* p) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
   impl_->deallocate(p);
 }
 
@@ -510,11 +512,13 @@ int BfcPool::bin_for_size(std::uint64_t bytes) {
 }
 
 void* BfcPool::do_allocate(std::size_t bytes, std::size_t alignment) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
   if (alignment > kMinAllocationSize) throw std::bad_alloc();
   return allocate_raw(bytes ? bytes : 1);
 }
 
 void BfcPool::do_deallocate(void* p, std::size_t, std::size_t) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
   deallocate_raw(p);
 }
 

@@ -890,9 +890,11 @@ CachingPool::CachingPool(Upstream& upstream, CachingConfig config, std::string n
 CachingPool::~CachingPool() = default;
 
 void* CachingPool::malloc(std::uint64_t size, StreamId stream) {
+  MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
   return impl_->malloc(size, stream);
 }
 void CachingPool::free(void* p) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
   impl_->free(p);
 }
 void CachingPool::record_stream(void* p, StreamId stream) {
@@ -981,6 +983,7 @@ std::uint64_t CachingPool::allocation_size(std::uint64_t size) {
 }
 
 void* CachingPool::do_allocate(std::size_t bytes, std::size_t alignment) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
   if (alignment > kMinBlockSize)
     throw std::bad_alloc();  // blocks are only guaranteed 512-byte alignment
   void* p = malloc(bytes ? bytes : 1, 0);
@@ -988,6 +991,7 @@ void* CachingPool::do_allocate(std::size_t bytes, std::size_t alignment) {
 }
 
 void CachingPool::do_deallocate(void* p, std::size_t, std::size_t) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
   free(p);
 }
 

@@ -4,9 +4,14 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory_resource>
 
+#include "memtrail/alloc/bfc_pool.hpp"
+#include "memtrail/alloc/caching_pool.hpp"
+#include "memtrail/alloc/host_resources.hpp"
 #include "memtrail/recorder.hpp"
 #include "trace_collector.hpp"
 
@@ -30,6 +35,46 @@ extern "C" __attribute__((noinline)) void memtrail_test_skipping(void) {
 }
 extern "C" __attribute__((noinline)) void memtrail_test_skip_caller(void) {
   memtrail_test_skipping();
+  asm volatile("" ::: "memory");
+}
+
+// An allocator whose record call sits two frames below its entry point.
+extern "C" __attribute__((noinline)) void memtrail_test_pool_internals(const void* p) {
+  memtrail::record_alloc(1, p, 32, 32);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void memtrail_test_pool_entry(const void* p) {
+  MEMTRAIL_ALLOCATOR_ENTRY();
+  memtrail_test_pool_internals(p);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void memtrail_test_pool_user(void) {
+  memtrail_test_pool_entry(reinterpret_cast<const void*>(0x5000));
+  asm volatile("" ::: "memory");
+}
+
+// Users of the real pools: through std::pmr (inline allocate -> virtual
+// do_allocate) and through the pools' own calls.
+extern "C" __attribute__((noinline)) void* memtrail_test_pmr_allocate(
+    std::pmr::memory_resource* r) {
+  void* p = r->allocate(1000);
+  asm volatile("" ::: "memory");
+  return p;
+}
+extern "C" __attribute__((noinline)) void memtrail_test_pmr_deallocate(std::pmr::memory_resource* r,
+                                                                       void* p) {
+  r->deallocate(p, 1000);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void* memtrail_test_caching_malloc(
+    memtrail::alloc::CachingPool* pool) {
+  void* p = pool->malloc(3000, 0);
+  asm volatile("" ::: "memory");
+  return p;
+}
+extern "C" __attribute__((noinline)) void memtrail_test_caching_free(
+    memtrail::alloc::CachingPool* pool, void* p) {
+  pool->free(p);
   asm volatile("" ::: "memory");
 }
 
@@ -105,6 +150,63 @@ TEST(Stacks, SkipFramesDropsCallerFrames) {
   ASSERT_NE(c.events[0].stack, 0u);
   // memtrail_test_skipping itself is skipped: the innermost frame is its caller.
   EXPECT_EQ(symbol_of(nodes.at(c.events[0].stack).ip), "memtrail_test_skip_caller");
+}
+
+// Records a trace of `body`, returns the innermost frame's symbol of every
+// event of `kinds` that has a stack.
+template <typename Body>
+std::vector<std::string> innermost_symbols(const char* name, Body body) {
+  std::string path = test::temp_path(name);
+  RecorderOptions o;
+  o.output = path;
+  o.sample_interval_ms = 0;
+  EXPECT_TRUE(start(o));
+  body();
+  stop();
+  test::Collected c;
+  ReadResult r = test::read_trace(path, c);
+  std::remove(path.c_str());
+  EXPECT_TRUE(r.ok) << r.error;
+  std::map<std::uint32_t, StackNode> nodes;
+  for (auto& n : c.stack_nodes) nodes[n.id] = n;
+  std::vector<std::string> out;
+  for (auto& e : c.events)
+    if (e.stack != 0)
+      out.push_back(std::string(to_string(e.kind)) + " " + symbol_of(nodes.at(e.stack).ip));
+  return out;
+}
+
+TEST(Stacks, AllocatorEntryMakesItsCallerTheInnermostFrame) {
+  auto got = innermost_symbols("stacks-entry.mtr", [] { memtrail_test_pool_user(); });
+  EXPECT_EQ(got, std::vector<std::string>{"alloc memtrail_test_pool_user"});
+}
+
+TEST(Stacks, PoolEventsStartAtThePoolsCaller) {
+  alloc::SystemHeapResource heap;
+  alloc::CachingPool caching(heap, alloc::CachingConfig{}, "caching");
+  alloc::BfcPool bfc(heap, alloc::BfcOptions{}, "bfc");
+  auto got = innermost_symbols("stacks-pools.mtr", [&] {
+    void* a = memtrail_test_pmr_allocate(&caching);
+    memtrail_test_pmr_deallocate(&caching, a);
+    void* b = memtrail_test_caching_malloc(&caching);
+    memtrail_test_caching_free(&caching, b);
+    void* c = memtrail_test_pmr_allocate(&bfc);
+    memtrail_test_pmr_deallocate(&bfc, c);
+  });
+  // Segment reservations made on the way count as the caller's too.
+  for (const std::string& event : got) {
+    EXPECT_TRUE(event.ends_with(" memtrail_test_pmr_allocate") ||
+                event.ends_with(" memtrail_test_pmr_deallocate") ||
+                event.ends_with(" memtrail_test_caching_malloc") ||
+                event.ends_with(" memtrail_test_caching_free"))
+        << event;
+  }
+  auto count = [&](const std::string& e) { return std::count(got.begin(), got.end(), e); };
+  EXPECT_EQ(count("alloc memtrail_test_pmr_allocate"), 2);
+  EXPECT_EQ(count("free memtrail_test_pmr_deallocate"), 2);
+  EXPECT_EQ(
+      count("alloc memtrail_test_caching_malloc") + count("reuse memtrail_test_caching_malloc"), 1);
+  EXPECT_EQ(count("free memtrail_test_caching_free"), 1);
 }
 
 }  // namespace

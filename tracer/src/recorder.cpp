@@ -122,6 +122,19 @@ bool is_internal_code(std::uint64_t ip) {
   return false;
 }
 
+// 64-bit hash of an ip array, never 0. Repeats are recognised by hash alone
+// (no verifying walk on the program thread): a false match needs two of the
+// thread's stacks to collide in all 64 bits.
+std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(n + 1);
+  for (int i = 0; i < n; ++i) {
+    h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  h ^= h >> 32;
+  return h | 1;
+}
+
 // Backpressure: when the writer is this far behind (24 blocks of 128 KiB
 // = 3 MiB of unconsumed events), a program thread waits for it rather than
 // mapping more memory, which bounds the tracer's footprint (heaptrack gets
@@ -173,7 +186,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     if (!tb) return;
   }
   RawEvent raw;
-  raw.time_ns = monotonic_ns() - s->start_monotonic_ns;
+  raw.time = s->clock.raw_now();
   raw.address = e.address;
   raw.size = e.size;
   raw.requested = e.requested;
@@ -183,7 +196,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
   raw.kind = static_cast<std::uint8_t>(e.kind);
   raw.detail = e.detail;
   raw.frames = 0;
-  raw.reserved = 0;
+  raw.stack_slot = 0;
   constexpr int kSlack = 32;  // room for skipped frames
   std::uint64_t ips[kMaxStackDepth + kSlack];
   const std::uint64_t* frames = ips;
@@ -205,8 +218,15 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     }
     while (first < n && is_internal_code(ips[first])) ++first;
     if (n > first) {
-      raw.frames = static_cast<std::uint16_t>(std::min(n - first, s->stack_frames));
+      int count = std::min(n - first, s->stack_frames);
       frames = ips + first;
+      std::uint64_t hash = hash_stack(frames, count);
+      std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
+      raw.stack_slot = slot + 1;
+      if (tb->sent_stack_hash[slot] != hash) {  // new here: send the frames
+        tb->sent_stack_hash[slot] = hash;
+        raw.frames = static_cast<std::uint16_t>(count);
+      }
     }
   }
   append(s, tb, raw, frames);
@@ -217,7 +237,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]) {
   RawEvent raw{};
   raw.kind = kRawRename;
-  raw.time_ns = monotonic_ns() - s->start_monotonic_ns;
+  raw.time = s->clock.raw_now();
   raw.frames = kMaxNameBytes / 8;
   std::uint64_t words[kMaxNameBytes / 8];
   std::memcpy(words, name, sizeof words);
@@ -291,7 +311,8 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->options = options;
   s->path = expand_output_path(options.output, fork_child);
   if (exclusive) s->path = claim_fresh_path(s->path);
-  s->start_monotonic_ns = monotonic_ns();
+  s->clock.begin();
+  s->start_monotonic_ns = s->clock.start_ns;
   s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
   try {

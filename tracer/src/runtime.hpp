@@ -32,19 +32,57 @@ inline constexpr int kMaxNameBytes = 64;
 
 // What a program thread appends to its block for one event, followed by
 // `frames` return addresses (innermost first).
+//
+// time: the session clock's raw reading (TSC ticks or ns, see SessionClock).
+// stack_slot: 0, or 1 + a slot of the thread's sent-stack cache: with
+// frames > 0 the event defines the slot, with frames == 0 it reuses the
+// stack the slot was last defined with.
 struct RawEvent {
-  std::uint64_t time_ns;
+  std::uint64_t time;
   std::uint64_t address, size, requested, aux;
   std::uint32_t pool, stack;
   std::uint8_t kind, detail;
   std::uint16_t frames;
-  std::uint32_t reserved;
+  std::uint32_t stack_slot;
 };
 static_assert(sizeof(RawEvent) == 56);
 // RawEvent::kind of a thread rename; its 8 "frames" hold the new name.
 inline constexpr std::uint8_t kRawRename = 0xff;
 
 struct Session;
+
+// Event time stamps. With an invariant TSC (constant_tsc and nonstop_tsc in
+// /proc/cpuinfo) program threads read rdtsc (a few ns, no vDSO call) and the
+// writer converts ticks to ns since the trace started, with a ratio measured
+// against CLOCK_MONOTONIC (re-measured while the run is young, then fixed).
+// Otherwise the raw reading is clock_gettime's ns.
+struct SessionClock {
+  bool tsc = false;
+  std::uint64_t start_ns = 0;     // CLOCK_MONOTONIC at start
+  std::uint64_t start_ticks = 0;  // rdtsc at start
+  double ns_per_tick = 0;         // writer-only
+  std::uint64_t last_ns = 0;      // writer-only: conversions never go back
+
+  static std::uint64_t monotonic_ns();
+  static bool invariant_tsc();
+  void begin();
+  // Program threads: a raw reading.
+  std::uint64_t raw_now() const {
+    if (tsc) return __builtin_ia32_rdtsc();
+    return monotonic_ns() - start_ns;
+  }
+  // Writer: re-measures the tick rate (cheap; call once per drain).
+  void calibrate();
+  // Writer: a raw reading as ns since start, never below the previous result.
+  std::uint64_t to_ns(std::uint64_t raw) {
+    std::uint64_t ns = raw;
+    if (tsc)
+      ns = raw > start_ticks ? static_cast<std::uint64_t>((raw - start_ticks) * ns_per_tick) : 0;
+    if (ns < last_ns) ns = last_ns;
+    last_ns = ns;
+    return ns;
+  }
+};
 
 // Per-thread state, in the Session's mmap arena; lives until the process ends.
 struct ThreadBuffer {
@@ -57,6 +95,11 @@ struct ThreadBuffer {
   // Owner side.
   Block* write_block = nullptr;
   std::uint32_t write_pos = 0;
+  // Stacks this thread already sent, by a 64-bit hash of the ip array,
+  // direct-mapped: a repeated stack travels as its slot number only, so it
+  // costs the writer no copy and no trie walk. 0 = empty.
+  static constexpr std::uint32_t kStackSlots = 1024;
+  std::uint64_t sent_stack_hash[kStackSlots] = {};
 
   // Set by the thread-exit key destructor after the thread's last event.
   std::atomic<bool> exited{false};
@@ -68,7 +111,8 @@ struct ThreadBuffer {
   Block* read_block = nullptr;
   std::uint32_t read_pos = 0;
   bool announced = false;
-  bool retired = false;  // exited and fully drained: blocks recycled
+  bool retired = false;                        // exited and fully drained: blocks recycled
+  std::uint32_t slot_stack[kStackSlots] = {};  // stack id of each sent slot
 };
 
 // Side tables with process-lifetime ids (pools, scopes, strings). A fork
@@ -92,6 +136,7 @@ struct Session {
   RecorderOptions options;
   std::string path;
   std::uint64_t start_monotonic_ns = 0;
+  SessionClock clock;
   int stack_frames = 0;  // 0 = stacks off
 
   BlockPool blocks;
@@ -125,6 +170,7 @@ struct Session {
   std::vector<std::uint64_t> carry_scratch;
   std::vector<Block*> consumed;  // read by this drain, given back at its end
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
+  std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
 
   // Live heap blocks (track_live_heap), maintained by the writer.
@@ -140,7 +186,7 @@ struct Session {
   void writer_main();
   void drain();
   void emit_tables();
-  void emit_sample(std::uint64_t time_ns);
+  void emit_sample();
 };
 
 // The active session (nullptr when not tracing).

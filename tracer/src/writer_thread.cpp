@@ -56,6 +56,52 @@ std::string read_file(const char* path) {
 
 }  // namespace
 
+std::uint64_t SessionClock::monotonic_ns() {
+  return runtime::monotonic_ns();
+}
+
+bool SessionClock::invariant_tsc() {
+#if defined(__x86_64__)
+  static const bool invariant = [] {
+    std::string info = read_file("/proc/cpuinfo");
+    auto flags = info.find("\nflags");
+    if (flags == std::string::npos) return false;
+    std::string line = info.substr(flags, info.find('\n', flags + 1) - flags) + " ";
+    return line.find(" constant_tsc ") != std::string::npos &&
+           line.find(" nonstop_tsc ") != std::string::npos;
+  }();
+  return invariant;
+#else
+  return false;
+#endif
+}
+
+void SessionClock::begin() {
+  tsc = invariant_tsc();
+  start_ns = monotonic_ns();
+#if defined(__x86_64__)
+  if (tsc) start_ticks = __builtin_ia32_rdtsc();
+#endif
+  ns_per_tick = 0;
+  last_ns = 0;
+}
+
+void SessionClock::calibrate() {
+#if defined(__x86_64__)
+  if (!tsc) return;
+  // The longer the baseline the better the ratio; once it spans 2 s the
+  // ratio is good to ~1e-7 and stays fixed, so time never stretches later.
+  static constexpr std::uint64_t kFixedAfterNs = 2'000'000'000;
+  if (ns_per_tick != 0 && last_ns > kFixedAfterNs) return;
+  std::uint64_t ticks = __builtin_ia32_rdtsc();
+  std::uint64_t ns = monotonic_ns();
+  if (ticks <= start_ticks || ns <= start_ns) return;
+  std::uint64_t elapsed = ns - start_ns;
+  if (ns_per_tick == 0 || elapsed >= 1'000'000)  // 1 ms baseline at least
+    ns_per_tick = static_cast<double>(elapsed) / static_cast<double>(ticks - start_ticks);
+#endif
+}
+
 std::string expand_output_path(const std::string& pattern, bool is_fork_child) {
   std::string out;
   bool has_pid = false;
@@ -151,11 +197,11 @@ void Session::emit_tables() {
   }
 }
 
-void Session::emit_sample(std::uint64_t time_ns) {
+void Session::emit_sample() {
   struct mallinfo2 mi = ::mallinfo2();
   Event e;
   e.kind = EventKind::sample;
-  e.time_ns = time_ns;
+  e.time_ns = clock.to_ns(clock.raw_now());  // in order with the events
   e.address = rss_bytes();
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
@@ -171,7 +217,9 @@ void Session::drain() {
   // the cut happened after its alloc was published, so before this drain
   // started reading, so the alloc is in this drain too. Later events wait in
   // carry_* for the next drain; the exit drain takes everything.
-  const std::uint64_t cut = exit_requested.load(std::memory_order_acquire) ? UINT64_MAX : now_ns();
+  const std::uint64_t cut =
+      exit_requested.load(std::memory_order_acquire) ? UINT64_MAX : clock.raw_now();
+  clock.calibrate();
   pending.swap(carry_pending);
   scratch.swap(carry_scratch);
   carry_pending.clear();
@@ -183,6 +231,8 @@ void Session::drain() {
   if (!pending.empty()) runs.push_back(pending.size());  // the carry: already merged
   for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
     tids[tb->id] = tb->tid;
+    if (tb->id >= threads_by_id.size()) threads_by_id.resize(tb->id + 1, nullptr);
+    threads_by_id[tb->id] = tb;
     if (tb->retired) continue;
     bool exited = tb->exited.load(std::memory_order_acquire);
     for (;;) {
@@ -284,7 +334,7 @@ void Session::drain() {
       continue;
     }
     Event e;
-    e.time_ns = raw.time_ns;
+    e.time_ns = clock.to_ns(raw.time);
     e.thread = thread;
     e.pool = raw.pool;
     e.kind = static_cast<EventKind>(raw.kind);
@@ -293,8 +343,14 @@ void Session::drain() {
     e.size = raw.size;
     e.requested = raw.requested;
     e.aux = raw.aux;
-    e.stack = raw.frames ? trie.intern(scratch.data() + offset + kHeaderWords, raw.frames, on_node)
-                         : raw.stack;
+    if (raw.frames) {
+      e.stack = trie.intern(scratch.data() + offset + kHeaderWords, raw.frames, on_node);
+      if (raw.stack_slot) threads_by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
+    } else if (raw.stack_slot) {
+      e.stack = threads_by_id[thread]->slot_stack[raw.stack_slot - 1];
+    } else {
+      e.stack = raw.stack;
+    }
     if (live_on && e.pool == heap) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
         auto [entry, fresh] = live.try_emplace(e.address);
@@ -355,7 +411,7 @@ void Session::writer_main() {
         drain();
         now = now_ns();
         if (now >= next_sample_ns) {
-          emit_sample(now);
+          emit_sample();
           next_sample_ns = now + options.sample_interval_ms * kMs;
         }
         if (now >= next_flush_ns || ticket != flush_done.load(std::memory_order_relaxed) ||

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -16,9 +17,8 @@ namespace memtrail::detail {
 class Decimator {
  public:
   Decimator(std::size_t channels, std::size_t target_points)
-      : channels_(channels),
-        max_buckets_(std::max<std::size_t>(2, 2 * target_points)),
-        current_(channels, 0) {}
+      : channels_(std::min<std::size_t>(channels, 4)),
+        max_buckets_(std::max<std::size_t>(2, 2 * target_points)) {}
 
   // The channels changed to `values` at time `t`. Returns true when this
   // opened a new bucket (callers sample costly metrics once per bucket).
@@ -87,12 +87,12 @@ class Decimator {
       // The series starts at the first event, not at time 0.
       first_ = idx;
       last_ = idx;
-      data_.insert(data_.end(), current_.begin(), current_.end());
+      data_.insert(data_.end(), current_.begin(), current_.begin() + channels_);
       return;
     }
     while (last_ < idx) {
       ++last_;
-      data_.insert(data_.end(), current_.begin(), current_.end());
+      data_.insert(data_.end(), current_.begin(), current_.begin() + channels_);
     }
   }
 
@@ -125,7 +125,9 @@ class Decimator {
   unsigned shift_ = 10;  // 1.024 us
   std::uint64_t first_ = 0, last_ = 0;
   std::vector<std::uint64_t> data_;  // buckets first_..last_, channels_ each
-  std::vector<std::uint64_t> current_;
+  // Latest values, inline: the hot path touches only this object and the
+  // last bucket.
+  std::array<std::uint64_t, 4> current_{};  // channels <= 4
 };
 
 }  // namespace memtrail::detail

@@ -162,12 +162,14 @@ struct Session {
   StackTrie trie;
   ModuleMap modules;
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
-  std::vector<std::pair<std::uint32_t, std::size_t>> pending;  // (thread id, offset in scratch)
-  std::vector<std::size_t> runs;       // per-thread run boundaries in `pending`
-  std::vector<std::uint64_t> scratch;  // raw events + ips, 8-byte words
-  // Events stamped after a drain's cut, held for the next drain (see drain()).
+  // (thread id, raw event in a block or in carry_in), merged by time.
+  std::vector<std::pair<std::uint32_t, const std::uint64_t*>> pending;
+  std::vector<std::size_t> runs;  // per-thread run boundaries in `pending`
+  // Events stamped after a drain's cut, copied out for the next drain (see
+  // drain()): (thread id, offset in carry_out); carry_in is the previous
+  // drain's carry_out, read by this one.
   std::vector<std::pair<std::uint32_t, std::size_t>> carry_pending;
-  std::vector<std::uint64_t> carry_scratch;
+  std::vector<std::uint64_t> carry_in, carry_out;
   std::vector<Block*> consumed;  // read by this drain, given back at its end
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
@@ -184,7 +186,8 @@ struct Session {
   // Asks the writer to drain and flush; waits up to `timeout_ms` for it.
   void request_flush(int timeout_ms);
   void writer_main();
-  void drain();
+  // One pass; true when a thread had more than one pass takes (drain again).
+  bool drain();
   void emit_tables();
   void emit_sample();
 };

@@ -23,6 +23,8 @@ namespace {
 
 constexpr std::uint64_t kMs = 1'000'000;
 constexpr int kDrainPeriodMs = 10;
+// Blocks (128 KiB each) one drain pass takes from a thread; see drain().
+constexpr int kDrainBlocksPerThread = 4;
 
 std::uint64_t monotonic_ns() {
   timespec ts;
@@ -146,6 +148,7 @@ TraceHeader make_header(std::uint64_t start_monotonic_ns) {
   h.start_realtime_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
   h.start_monotonic_ns = start_monotonic_ns;
   h.clock_id = CLOCK_MONOTONIC;
+  h.time_resolution_ns = detail::time_resolution_from_environment();
   std::string cmdline = read_file("/proc/self/cmdline");
   while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
   std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
@@ -208,7 +211,7 @@ void Session::emit_sample() {
   writer->add_event(e);
 }
 
-void Session::drain() {
+bool Session::drain() {
   // Threads are read one after another, so without a cut a free read from
   // thread B could reach the file before the alloc of the same block by
   // thread A (published before the free, but after A's buffer was read, or
@@ -217,16 +220,21 @@ void Session::drain() {
   // the cut happened after its alloc was published, so before this drain
   // started reading, so the alloc is in this drain too. Later events wait in
   // carry_* for the next drain; the exit drain takes everything.
-  const std::uint64_t cut =
-      exit_requested.load(std::memory_order_acquire) ? UINT64_MAX : clock.raw_now();
+  const bool exiting = exit_requested.load(std::memory_order_acquire);
+  std::uint64_t cut = exiting ? UINT64_MAX : clock.raw_now();
+  bool more = false;  // a thread's intake was capped: drain again at once
   clock.calibrate();
-  pending.swap(carry_pending);
-  scratch.swap(carry_scratch);
+  // Events are read in place (blocks are given back only at the end of the
+  // drain); only the carry is copied, into the buffer the next drain reads.
+  carry_in.swap(carry_out);
+  carry_out.clear();
+  pending.clear();
+  for (const auto& [thread, offset] : carry_pending)
+    pending.emplace_back(thread, carry_in.data() + offset);
   carry_pending.clear();
-  carry_scratch.clear();
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
   constexpr std::size_t kHeaderWords = sizeof(RawEvent) / 8;
-  // 1. Copy every thread's published events out of its blocks.
+  // 1. Index every thread's published events.
   runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one time-ordered run
   if (!pending.empty()) runs.push_back(pending.size());  // the carry: already merged
   for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
@@ -235,29 +243,41 @@ void Session::drain() {
     threads_by_id[tb->id] = tb;
     if (tb->retired) continue;
     bool exited = tb->exited.load(std::memory_order_acquire);
-    for (;;) {
+    bool capped = false;
+    for (int blocks_read = 0;; ++blocks_read) {
       Block* b = tb->read_block;
       Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
       std::uint32_t used = b->used.load(std::memory_order_acquire);
       while (tb->read_pos < used) {
-        const unsigned char* p = b->data() + tb->read_pos;
+        // Events are whole 8-byte words at 8-byte-aligned offsets.
+        const auto* event = reinterpret_cast<const std::uint64_t*>(b->data() + tb->read_pos);
         RawEvent raw;
-        std::memcpy(&raw, p, sizeof raw);
-        std::size_t words = kHeaderWords + raw.frames;
-        pending.emplace_back(tb->id, scratch.size());
-        // One copy (resize + memcpy would zero the words first). Events are
-        // whole 8-byte words at 8-byte-aligned offsets of the block.
-        const auto* first = reinterpret_cast<const std::uint64_t*>(p);
-        scratch.insert(scratch.end(), first, first + words);
-        tb->read_pos += static_cast<std::uint32_t>(words * 8);
+        std::memcpy(&raw, event, sizeof raw);
+        pending.emplace_back(tb->id, event);
+        tb->read_pos += static_cast<std::uint32_t>((kHeaderWords + raw.frames) * 8);
       }
       if (!next) break;
       tb->read_block = next;
       tb->read_pos = 0;
       consumed.push_back(b);
+      // A pass takes a few blocks per thread, so blocks go back to waiting
+      // program threads while the writer works on the next pass, instead of
+      // program threads and writer taking turns on the whole backlog. The
+      // cut then stops before the first event left unread, which keeps the
+      // rule above.
+      if (blocks_read + 1 >= kDrainBlocksPerThread && !exiting) {
+        if (next->used.load(std::memory_order_acquire) > 0) {
+          std::uint64_t first_unread;
+          std::memcpy(&first_unread, next->data(), sizeof first_unread);
+          cut = std::min(cut, first_unread);
+          more = true;
+        }
+        capped = true;
+        break;
+      }
     }
     if (pending.size() > runs.back()) runs.push_back(pending.size());
-    if (exited) {  // the thread can no longer write: give its last block back
+    if (exited && !capped) {  // the thread can no longer write: give its last block back
       consumed.push_back(tb->read_block);
       tb->retired = true;
     }
@@ -269,9 +289,9 @@ void Session::drain() {
 
   // 3. Merge threads by time. Each thread's run is already in time order, so
   // merging runs pairwise is O(n log threads) and free for one thread.
-  auto by_time = [&](const std::pair<std::uint32_t, std::size_t>& a,
-                     const std::pair<std::uint32_t, std::size_t>& b) {
-    return scratch[a.second] < scratch[b.second];
+  auto by_time = [](const std::pair<std::uint32_t, const std::uint64_t*>& a,
+                    const std::pair<std::uint32_t, const std::uint64_t*>& b) {
+    return *a.second < *b.second;
   };
   while (runs.size() > 2) {
     std::vector<std::size_t> merged{0};
@@ -287,15 +307,13 @@ void Session::drain() {
 
   // Events at or after the cut wait for the next drain (see above).
   std::size_t keep = pending.size();
-  while (keep > 0 && scratch[pending[keep - 1].second] >= cut) --keep;
+  while (keep > 0 && *pending[keep - 1].second >= cut) --keep;
   for (std::size_t i = keep; i < pending.size(); ++i) {
-    std::size_t offset = pending[i].second;
+    const std::uint64_t* event = pending[i].second;
     RawEvent raw;
-    std::memcpy(&raw, scratch.data() + offset, sizeof raw);
-    std::size_t words = kHeaderWords + raw.frames;
-    carry_pending.emplace_back(pending[i].first, carry_scratch.size());
-    carry_scratch.insert(carry_scratch.end(), scratch.begin() + offset,
-                         scratch.begin() + offset + words);
+    std::memcpy(&raw, event, sizeof raw);
+    carry_pending.emplace_back(pending[i].first, carry_out.size());
+    carry_out.insert(carry_out.end(), event, event + kHeaderWords + raw.frames);
   }
   pending.resize(keep);
 
@@ -323,12 +341,12 @@ void Session::drain() {
   std::uint32_t heap = live_on ? memtrail::heap_pool() : 0;
   std::unique_lock live_lock(live_mutex, std::defer_lock);
   if (live_on) live_lock.lock();
-  for (const auto& [thread, offset] : pending) {
+  for (const auto& [thread, event] : pending) {
     RawEvent raw;
-    std::memcpy(&raw, scratch.data() + offset, sizeof raw);
+    std::memcpy(&raw, event, sizeof raw);
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
-      std::memcpy(name, scratch.data() + offset + kHeaderWords, sizeof name);
+      std::memcpy(name, event + kHeaderWords, sizeof name);
       name[kMaxNameBytes - 1] = '\0';
       writer->add_thread(ThreadInfo{thread, tids[thread], name});
       continue;
@@ -344,7 +362,7 @@ void Session::drain() {
     e.requested = raw.requested;
     e.aux = raw.aux;
     if (raw.frames) {
-      e.stack = trie.intern(scratch.data() + offset + kHeaderWords, raw.frames, on_node);
+      e.stack = trie.intern(event + kHeaderWords, raw.frames, on_node);
       if (raw.stack_slot) threads_by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
     } else if (raw.stack_slot) {
       e.stack = threads_by_id[thread]->slot_stack[raw.stack_slot - 1];
@@ -368,9 +386,10 @@ void Session::drain() {
   }
   // Blocks go back only now, after their events were encoded: while the
   // writer is behind, program threads then hit the backlog bound in
-  // next_block() and wait, instead of the backlog moving into `scratch`.
+  // next_block() and wait, instead of the backlog moving into the writer.
   for (Block* b : consumed) blocks.put(b);
   consumed.clear();
+  return more;
 }
 
 void Session::writer_main() {
@@ -386,9 +405,10 @@ void Session::writer_main() {
     std::fprintf(stderr, "memtrail: %s\n", e.what());
     failed.store(true);
   }
+  bool more = false;  // the last pass left events behind: no wait
   for (;;) {
     now = now_ns();
-    std::uint64_t wait_ns = kDrainPeriodMs * kMs;
+    std::uint64_t wait_ns = more ? 0 : kDrainPeriodMs * kMs;
     for (std::uint64_t deadline : {next_flush_ns, next_sample_ns})
       if (deadline > now)
         wait_ns = std::min(wait_ns, deadline - now);
@@ -408,14 +428,14 @@ void Session::writer_main() {
     bool exiting = exit_requested.load(std::memory_order_acquire);
     if (!failed.load(std::memory_order_relaxed)) {
       try {
-        drain();
+        more = drain();
         now = now_ns();
         if (now >= next_sample_ns) {
           emit_sample();
           next_sample_ns = now + options.sample_interval_ms * kMs;
         }
-        if (now >= next_flush_ns || ticket != flush_done.load(std::memory_order_relaxed) ||
-            exiting) {
+        if (now >= next_flush_ns ||
+            (ticket != flush_done.load(std::memory_order_relaxed) && !more) || exiting) {
           writer->flush();
           next_flush_ns = now + options.flush_interval_ms * kMs;
         }
@@ -423,9 +443,11 @@ void Session::writer_main() {
       } catch (const std::exception& e) {
         std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
         failed.store(true);
+        more = false;
         detail::g_tracing.store(false, std::memory_order_release);
       }
     }
+    if (more) continue;  // a flush waits for the pass that takes everything
     flush_done.store(ticket, std::memory_order_release);
     if (exiting) break;
   }

@@ -57,6 +57,21 @@ void add_known_environment_variable(std::string_view name) {
   extra_names().push_back(name);
 }
 
+std::uint32_t time_resolution_from_environment() {
+  const char* v = std::getenv("MEMTRAIL_TIME_RESOLUTION_NS");
+  if (!v) return kDefaultTimeResolutionNs;
+  std::uint64_t n =
+      parse_count("MEMTRAIL_TIME_RESOLUTION_NS", v, kDefaultTimeResolutionNs, 1'000'000'000);
+  if (n == 0) {
+    std::fprintf(stderr,
+                 "memtrail: MEMTRAIL_TIME_RESOLUTION_NS=0 is not a resolution (1 = exact ns); "
+                 "using %u\n",
+                 kDefaultTimeResolutionNs);
+    return kDefaultTimeResolutionNs;
+  }
+  return static_cast<std::uint32_t>(n);
+}
+
 bool is_known_environment_variable(std::string_view name) {
   for (std::string_view k : kRecorderEnvironment)
     if (k == name) return true;

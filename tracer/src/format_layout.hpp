@@ -3,9 +3,13 @@
 // the prose version of this file; change both together.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 
+#include "flat_map.hpp"
 #include "memtrail/event.hpp"
 
 namespace memtrail::format {
@@ -70,29 +74,138 @@ inline constexpr std::uint8_t kMaskAddr = 0x80;
 enum SizeMode : std::uint8_t { kSizeZero = 0, kSizeCached = 1, kSizeExplicit = 2, kSizeOfRef = 3 };
 
 inline constexpr int kSizeSlots = 32;
-inline constexpr int kRecentFrees = 64;
+inline constexpr int kRecentFrees = 1024;
 
-// The addresses a thread freed most recently, newest first. Allocators hand
-// recently freed blocks out again (glibc's tcache is a per-thread LIFO), so an
-// alloc's address is often one of these: a rank costs a byte, a delta three.
+// The live entries among the last kRecentFrees addresses a thread freed,
+// newest first: rank r is the r-th newest free whose block has not been
+// allocated again. Allocators hand recently freed blocks out again, so an
+// alloc's address is often one of these. A ring with a live bitmap and an
+// address index: push, take and rank cost O(1) words, not a shifted list.
 struct RecentFrees {
-  std::array<std::uint64_t, kRecentFrees> address{};
-  int count = 0;
+  static_assert((kRecentFrees & (kRecentFrees - 1)) == 0, "ring size is a power of two");
+  struct Hash {
+    std::uint64_t operator()(std::uint64_t a) const { return a * 0x9e3779b97f4a7c15ull; }
+  };
+  std::array<std::uint64_t, kRecentFrees> ring{};
+  std::array<std::uint64_t, kRecentFrees / 64> live{};
+  std::uint64_t pushed = 0;                                     // frees pushed in this chunk
+  runtime::FlatMap<std::uint64_t, std::uint64_t, Hash> newest;  // address -> its newest push
 
-  int find(std::uint64_t a) const {
-    for (int i = 0; i < count; ++i)
-      if (address[i] == a) return i;
-    return -1;
+  static unsigned slot(std::uint64_t seq) {
+    return static_cast<unsigned>(seq & (kRecentFrees - 1));
   }
-  void take(int rank) {  // the block is live again
-    for (int i = rank; i + 1 < count; ++i) address[i] = address[i + 1];
-    --count;
+  bool is_live(std::uint64_t seq) const {
+    unsigned i = slot(seq);
+    return seq < pushed && pushed - seq <= kRecentFrees && ((live[i >> 6] >> (i & 63)) & 1);
   }
   void push(std::uint64_t a) {
-    int n = count < kRecentFrees ? count : kRecentFrees - 1;
-    for (int i = n; i > 0; --i) address[i] = address[i - 1];
-    address[0] = a;
-    count = n + 1;
+    unsigned i = slot(pushed);
+    if (pushed >= kRecentFrees) {  // the oldest entry leaves the window
+      std::uint64_t* old = newest.find(ring[i]);
+      if (old && *old == pushed - kRecentFrees) newest.erase(ring[i]);
+    }
+    ring[i] = a;
+    live[i >> 6] |= std::uint64_t{1} << (i & 63);
+    *newest.try_emplace(a).first = pushed++;
+  }
+  // The newest live entry holding `a`.
+  bool find(std::uint64_t a, std::uint64_t& seq) {
+    std::uint64_t* s = newest.find(a);
+    if (!s || !is_live(*s)) return false;
+    seq = *s;
+    return true;
+  }
+  void take(std::uint64_t seq) {  // the block is live again
+    unsigned i = slot(seq);
+    live[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
+  }
+  // Rank of live entry `seq`: the live entries pushed after it.
+  int rank_of(std::uint64_t seq) const {
+    int n = 0;
+    for (std::uint64_t s = seq + 1; s < pushed;) {
+      unsigned i = slot(s), bit = i & 63;
+      std::uint64_t span = std::min<std::uint64_t>(64 - bit, pushed - s);
+      std::uint64_t w = live[i >> 6] >> bit;
+      if (span < 64) w &= (std::uint64_t{1} << span) - 1;
+      n += std::popcount(w);
+      s += span;
+    }
+    return n;
+  }
+  // The live entry of rank `rank`; false when there are not that many.
+  bool seq_at(std::uint64_t rank, std::uint64_t& seq) const {
+    std::uint64_t oldest = pushed > kRecentFrees ? pushed - kRecentFrees : 0;
+    for (std::uint64_t s = pushed; s-- > oldest;)
+      if (is_live(s) && rank-- == 0) return seq = s, true;
+    return false;
+  }
+};
+
+// glibc's chunk size for a request: header word added, rounded up to 16,
+// at least 32. tcache and the bins hand a freed block out again to a request
+// of the same chunk size, newest first, so this is the key of ClassFrees.
+inline std::uint64_t chunk_class(std::uint64_t size) {
+  std::uint64_t c = (size + 8 + 15) & ~std::uint64_t{15};
+  return c < 32 ? 32 : c;
+}
+
+inline constexpr int kClassBuckets = 256;
+inline constexpr int kClassDepth = 16;
+// Bounds the reader's per-chunk state (each thread's ClassFrees is ~37 KiB):
+// the writer starts a new chunk before a chunk would hold more threads.
+inline constexpr std::size_t kMaxThreadsPerChunk = 1024;
+// Coarsest time resolution a header may declare (1 s).
+inline constexpr std::uint32_t kMaxTimeResolution = 1'000'000'000;
+inline constexpr std::uint64_t kSmallClassLimit = 1040;  // glibc's largest tcache chunk
+
+// Freed addresses by chunk class, newest first, at most kClassDepth each. A
+// direct-mapped table: classes up to 1040 B have their own bucket; larger
+// ones share the rest by hash, and a bucket taken over by another class
+// starts empty. Lossy on purpose: a forgotten address only costs a delta.
+struct ClassFrees {
+  struct Bucket {
+    std::uint64_t cls = 0;
+    int count = 0;
+    std::array<std::uint64_t, kClassDepth> address{};
+  };
+  std::array<Bucket, kClassBuckets> buckets{};
+
+  static int bucket_of(std::uint64_t cls) {
+    if (cls <= kSmallClassLimit) return static_cast<int>(cls / 16);
+    int first = static_cast<int>(kSmallClassLimit / 16) + 1;
+    return first + static_cast<int>(((cls / 16) * 0x9e3779b97f4a7c15ull >> 40) %
+                                    static_cast<std::uint64_t>(kClassBuckets - first));
+  }
+  // The bucket holding `cls`, or nullptr when the class has no entries.
+  const Bucket* find(std::uint64_t cls) const {
+    const Bucket& b = buckets[bucket_of(cls)];
+    return b.cls == cls && b.count > 0 ? &b : nullptr;
+  }
+  int rank(std::uint64_t cls, std::uint64_t a) const {
+    if (const Bucket* b = find(cls))
+      for (int i = 0; i < b->count; ++i)
+        if (b->address[i] == a) return i;
+    return -1;
+  }
+  void take(std::uint64_t cls, int rank) {
+    Bucket& b = buckets[bucket_of(cls)];
+    for (int i = rank; i + 1 < b.count; ++i) b.address[i] = b.address[i + 1];
+    --b.count;
+  }
+  void take_address(std::uint64_t cls, std::uint64_t a) {
+    int r = rank(cls, a);
+    if (r >= 0) take(cls, r);
+  }
+  void push(std::uint64_t cls, std::uint64_t a) {
+    Bucket& b = buckets[bucket_of(cls)];
+    if (b.cls != cls) {
+      b.cls = cls;
+      b.count = 0;
+    }
+    int n = b.count < kClassDepth ? b.count : kClassDepth - 1;
+    for (int i = n; i > 0; --i) b.address[i] = b.address[i - 1];
+    b.address[0] = a;
+    b.count = n + 1;
   }
 };
 
@@ -102,11 +215,46 @@ struct ThreadCodecState {
   std::uint64_t last_address = 0;
   std::uint32_t last_pool = 0;
   std::array<std::uint32_t, kEventKindCount> last_stack{};
+  // The stack before last_stack, per kind: call sites often alternate (an
+  // immediate free and a deferred one), and MISC value 0 names this one.
+  std::array<std::uint32_t, kEventKindCount> prev_stack{};
   std::array<std::uint8_t, kEventKindCount> last_detail{};
   std::array<std::uint64_t, kSizeSlots> slot_size{};
   std::array<std::uint64_t, kSizeSlots> slot_address{};
   int next_slot = 0;
   RecentFrees recent_frees;
+  ClassFrees class_frees;
+  // End of the thread's previous alloc/reuse block (address + chunk_class):
+  // glibc carves fresh blocks from the top chunk back to back.
+  std::uint64_t next_fresh = 0;
+
+  // A freed block enters both free lists; its class only when its size is known.
+  void push_freed(std::uint64_t address, std::uint64_t size) {
+    recent_frees.push(address);
+    if (size != 0) class_frees.push(chunk_class(size), address);
+  }
+  // An alloc/reuse made `address` live again, whichever way it was coded.
+  void take_freed(std::uint64_t cls, std::uint64_t address) {
+    std::uint64_t seq;
+    if (recent_frees.find(address, seq)) recent_frees.take(seq);
+    class_frees.take_address(cls, address);
+  }
+
+  // MISC value of a given stack: 0 = prev_stack[kind], else id + 1.
+  std::uint64_t stack_code(int kind, std::uint32_t stack) const {
+    return stack == prev_stack[kind] ? 0 : std::uint64_t{stack} + 1;
+  }
+  bool stack_of_code(int kind, std::uint64_t code, std::uint32_t& stack) const {
+    if (code == 0) return stack = prev_stack[kind], true;
+    if (code - 1 > 0xffffffffu) return false;
+    return stack = static_cast<std::uint32_t>(code - 1), true;
+  }
+  void set_stack(int kind, std::uint32_t stack) {
+    if (stack != last_stack[kind]) {
+      prev_stack[kind] = last_stack[kind];
+      last_stack[kind] = stack;
+    }
+  }
 
   int find_size(std::uint64_t size) const {
     for (int i = 0; i < kSizeSlots; ++i)
@@ -119,6 +267,48 @@ struct ThreadCodecState {
     slot_size[slot] = size;
     slot_address[slot] = last_address;
     return slot;
+  }
+};
+
+// Where an alloc/reuse of chunk class `cls` probably lands, in index order:
+// 0..n-1 the class's n freed blocks, newest first (tcache and bins are LIFO
+// per class); n the end of the thread's previous block (glibc carves fresh
+// blocks from the top chunk back to back); n+1+r rank r of RecentFrees
+// (blocks split or coalesced into another class). An index is one byte where
+// a delta costs about three.
+struct AllocCandidates {
+  ThreadCodecState& st;
+  const ClassFrees::Bucket* same_class;
+  std::uint64_t n;
+
+  AllocCandidates(ThreadCodecState& s, std::uint64_t cls)
+      : st(s),
+        same_class(s.class_frees.find(cls)),
+        n(same_class ? static_cast<std::uint64_t>(same_class->count) : 0) {}
+
+  bool index_of(std::uint64_t address, std::uint64_t& index) const {
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (same_class->address[i] == address) return index = i, true;
+    if (st.next_fresh != 0 && address == st.next_fresh) return index = n, true;
+    std::uint64_t seq;
+    if (!st.recent_frees.find(address, seq)) return false;
+    index = n + 1 + static_cast<std::uint64_t>(st.recent_frees.rank_of(seq));
+    return true;
+  }
+  // False when `index` names no candidate.
+  bool address_at(std::uint64_t index, std::uint64_t& address) const {
+    if (index < n) {
+      address = same_class->address[index];
+      return true;
+    }
+    if (index == n) {
+      address = st.next_fresh;
+      return address != 0;
+    }
+    std::uint64_t seq;
+    if (!st.recent_frees.seq_at(index - n - 1, seq)) return false;
+    address = st.recent_frees.ring[RecentFrees::slot(seq)];
+    return true;
   }
 };
 

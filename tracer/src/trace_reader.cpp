@@ -119,7 +119,7 @@ void TraceReader::Impl::read_header() {
     return;
   }
   ByteSource b(body.data(), length);
-  std::uint64_t pid, ppid, rt, mono, clock;
+  std::uint64_t pid = 0, ppid = 0, rt = 0, mono = 0, clock = 0;
   bool ok = b.fixed(pid, 4) && b.fixed(ppid, 4) && b.fixed(rt, 8) && b.fixed(mono, 8) &&
             b.fixed(clock, 4);
   std::string* strs[] = {&header.command_line, &header.executable, &header.hostname};
@@ -129,6 +129,8 @@ void TraceReader::Impl::read_header() {
     ok = ok && b.fixed(n, 4) && b.take(n, sub);
     if (ok) s->assign(body.data() + (length - b.remaining() - n), n);
   }
+  std::uint64_t resolution = 0;
+  ok = ok && b.fixed(resolution, 4) && b.empty();
   if (!ok) {
     header_error = path + ": undecodable header at byte 16";
     return;
@@ -138,6 +140,12 @@ void TraceReader::Impl::read_header() {
   header.start_realtime_ns = rt;
   header.start_monotonic_ns = mono;
   header.clock_id = static_cast<std::uint32_t>(clock);
+  if (resolution == 0 || resolution > kMaxTimeResolution) {
+    header_error = path + ": time resolution " + std::to_string(resolution) +
+                   " ns in the header is outside 1..1000000000";
+    return;
+  }
+  header.time_resolution_ns = static_cast<std::uint32_t>(resolution);
   data_offset = 16 + length + 4;
 }
 
@@ -154,6 +162,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
   if (!whole.empty()) throw DecodeError{"trailing bytes after the streams"};
 
   ByteSource& ops = s[kOps];
+  const std::uint64_t time_resolution = header.time_resolution_ns;
   std::uint32_t current_thread = 0;
   std::unordered_map<std::uint32_t, ThreadCodecState> states;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ordinals;  // alloc (address, size)
@@ -272,37 +281,46 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
     Event e;
     e.kind = static_cast<EventKind>(kind_index);
     e.thread = current_thread;
-    ThreadCodecState& st = states[current_thread];
+    auto found = states.find(current_thread);
+    if (found == states.end()) {
+      if (states.size() >= kMaxThreadsPerChunk)
+        throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
+                          " threads with events in one chunk"};
+      found = states.try_emplace(current_thread).first;
+    }
+    ThreadCodecState& st = found->second;
 
     std::uint64_t dt;
     need(split_varint(s[kTime], s[kTimeHigh], dt), "event time");
-    e.time_ns = (op & kOpTimeBack) ? st.last_time - dt : st.last_time + dt;
+    std::uint64_t units = (op & kOpTimeBack) ? st.last_time - dt : st.last_time + dt;
+    e.time_ns = units * time_resolution;
 
     e.pool = st.last_pool;
     e.stack = st.last_stack[kind_index];
     e.detail = st.last_detail[kind_index];
     if (mask & kMaskPool) need(s[kMisc].varint32(e.pool), "event pool");
-    if (mask & kMaskStack) need(s[kMisc].varint32(e.stack), "event stack");
+    if (mask & kMaskStack) {
+      std::uint64_t code;
+      need(s[kMisc].varint(code) && st.stack_of_code(kind_index, code, e.stack), "event stack");
+    }
     if (mask & kMaskDetail) need(s[kMisc].u8(e.detail), "event detail");
     if (mask & kMaskAux) need(s[kMisc].varint(e.aux), "event aux");
 
     std::uint64_t ref_size = 0;
     bool has_ref = op & kOpAddrRef;
     bool is_free = e.kind == EventKind::free;
+    bool alloc = is_alloc_kind(e.kind);
     if (has_ref) {
+      if (mask & kMaskAddr) throw DecodeError{"event with two addresses"};
+      if (!is_free && !alloc)
+        throw DecodeError{"address reference on a " + std::string(to_string(e.kind)) + " event"};
+    }
+    if (has_ref && is_free) {
       std::uint64_t d;
       need(s[kAddr].varint(d), "event address reference");
-      if (mask & kMaskAddr) throw DecodeError{"event with two addresses"};
-      if (is_free) {
-        if (d == 0 || d > ordinals.size())
-          throw DecodeError{"address reference " + std::to_string(d) + " out of range"};
-        std::tie(e.address, ref_size) = ordinals[ordinals.size() - d];
-      } else {
-        if (!is_alloc_kind(e.kind) || d >= static_cast<std::uint64_t>(st.recent_frees.count))
-          throw DecodeError{"recent-free reference " + std::to_string(d) + " out of range"};
-        e.address = st.recent_frees.address[d];
-        st.recent_frees.take(static_cast<int>(d));
-      }
+      if (d == 0 || d > ordinals.size())
+        throw DecodeError{"address reference " + std::to_string(d) + " out of range"};
+      std::tie(e.address, ref_size) = ordinals[ordinals.size() - d];
     }
     int slot = -1;
     switch (static_cast<SizeMode>((mask >> kMaskSizeShift) & 3)) {
@@ -331,6 +349,13 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
       need(s[kSize].svarint(diff), "event requested size");
       e.requested = e.size - static_cast<std::uint64_t>(diff);
     }
+    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
+    if (has_ref && alloc) {
+      std::uint64_t d;
+      need(s[kAddr].varint(d), "event address reference");
+      if (!AllocCandidates(st, cls).address_at(d, e.address))
+        throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
+    }
     if (!has_ref && (mask & kMaskAddr)) {
       std::uint64_t zz;
       need(split_varint(s[kAddr], s[kAddrHigh], zz), "event address");
@@ -339,14 +364,20 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
       e.address = predicted + static_cast<std::uint64_t>(delta);
     }
 
-    st.last_time = e.time_ns;
+    st.last_time = units;
     st.last_pool = e.pool;
-    st.last_stack[kind_index] = e.stack;
+    st.set_stack(kind_index, e.stack);
     st.last_detail[kind_index] = e.detail;
     st.last_address = e.address;
     if (slot >= 0) st.slot_address[slot] = e.address;
-    if (is_free && e.address != 0) st.recent_frees.push(e.address);
-    if (is_alloc_kind(e.kind)) ordinals.emplace_back(e.address, e.size);
+    if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
+    if (alloc) {
+      if (e.address != 0) {
+        st.take_freed(cls, e.address);
+        st.next_fresh = e.address + cls;
+      }
+      ordinals.emplace_back(e.address, e.size);
+    }
 
     defined(pools, e.pool, "pool");
     defined(stack_nodes, e.stack, "stack node");
@@ -486,8 +517,8 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
     }
     // The frame must declare exactly R bytes before R bytes are allocated.
     if (ZSTD_getFrameContentSize(m.stored.data(), stored) != raw) {
-      r.error = m.path + ": undecodable chunk (zstd frame does not declare " +
-                std::to_string(raw) + " bytes)" + at(chunk_offset);
+      r.error = m.path + ": undecodable chunk (zstd frame does not declare " + std::to_string(raw) +
+                " bytes)" + at(chunk_offset);
       return r;
     }
     m.payload.resize(raw);

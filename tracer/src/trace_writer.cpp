@@ -49,6 +49,7 @@ struct TraceWriter::Impl {
   std::uint64_t events = 0;
   std::uint64_t chunk_events = 0;
   std::string path;
+  std::uint64_t time_resolution = 1;
 
   std::string streams[kStreamCount];
   std::string payload, compressed, frame;
@@ -65,6 +66,14 @@ struct TraceWriter::Impl {
   ~Impl() { ZSTD_freeCCtx(cctx); }
 
   ByteSink sink(Stream s) { return ByteSink{streams[s]}; }
+
+  void set_time_resolution(const TraceHeader& h) {
+    if (h.time_resolution_ns == 0 || h.time_resolution_ns > kMaxTimeResolution)
+      throw std::invalid_argument("TraceWriter: time resolution " +
+                                  std::to_string(h.time_resolution_ns) +
+                                  " ns is outside 1..1000000000");
+    time_resolution = h.time_resolution_ns;
+  }
 
   std::size_t raw_size() const {
     std::size_t n = 0;
@@ -101,6 +110,7 @@ struct TraceWriter::Impl {
       b.fixed(v.size(), 4);
       body.append(v);
     }
+    b.fixed(h.time_resolution_ns, 4);
     std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
     ByteSink o{out};
     o.fixed(kTraceFormatVersion, 2);
@@ -166,25 +176,36 @@ struct TraceWriter::Impl {
       current_state = nullptr;
     }
     // Runs of one thread's events are the norm: look its state up once.
-    if (current_state == nullptr) current_state = &threads[e.thread];
+    if (current_state == nullptr) {
+      if (threads.size() >= kMaxThreadsPerChunk && !threads.count(e.thread)) {
+        flush_chunk();  // bounds the reader's per-chunk state
+        record(kTagThreadSwitch);
+        sink(kOps).varint(e.thread);
+        current_thread = e.thread;
+      }
+      current_state = &threads[e.thread];
+    }
     ThreadCodecState& st = *current_state;
     std::uint8_t op = kind_index;
     std::uint8_t mask = 0;
 
-    // Time: unsigned delta from the thread's previous event.
+    // Time: unsigned delta, in resolution units, from the thread's previous event.
+    std::uint64_t units = time_resolution == 1 ? e.time_ns : e.time_ns / time_resolution;
     std::uint64_t dt;
-    if (e.time_ns >= st.last_time) {
-      dt = e.time_ns - st.last_time;
+    if (units >= st.last_time) {
+      dt = units - st.last_time;
     } else {
-      dt = st.last_time - e.time_ns;
+      dt = st.last_time - units;
       op |= kOpTimeBack;
     }
-    st.last_time = e.time_ns;
+    st.last_time = units;
 
     // Address: a free of a block allocated earlier in this chunk is the
-    // distance back in alloc ordinals; anything else a zigzag delta.
+    // distance back in alloc ordinals; an alloc's is its index among the
+    // allocator-model candidates (AllocCandidates); anything else a zigzag delta.
     std::uint64_t ref_distance = 0, ref_size = 0;
     bool alloc = is_alloc_kind(e.kind);
+    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
     if (e.kind == EventKind::free && e.address != 0) {
       PoolAddress key{e.pool, e.address};
       if (auto* known = live.find(key)) {
@@ -194,12 +215,9 @@ struct TraceWriter::Impl {
         op |= kOpAddrRef;
       }
     } else if (alloc && e.address != 0) {
-      int rank = st.recent_frees.find(e.address);
-      if (rank >= 0) {
-        ref_distance = static_cast<std::uint64_t>(rank);
-        st.recent_frees.take(rank);
-        op |= kOpAddrRef;
-      }
+      AllocCandidates c(st, cls);
+      if (c.index_of(e.address, ref_distance)) op |= kOpAddrRef;
+      st.take_freed(cls, e.address);
     }
 
     // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
@@ -227,7 +245,7 @@ struct TraceWriter::Impl {
     ops.u8(mask);
     split_varint(sink(kTime), sink(kTimeHigh), dt);
     if (mask & kMaskPool) misc.varint(e.pool);
-    if (mask & kMaskStack) misc.varint(e.stack);
+    if (mask & kMaskStack) misc.varint(st.stack_code(kind_index, e.stack));
     if (mask & kMaskDetail) misc.u8(e.detail);
     if (mask & kMaskAux) misc.varint(e.aux);
     if (size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(slot));
@@ -244,13 +262,17 @@ struct TraceWriter::Impl {
     }
 
     st.last_pool = e.pool;
-    st.last_stack[kind_index] = e.stack;
+    st.set_stack(kind_index, e.stack);
     st.last_detail[kind_index] = e.detail;
     st.last_address = e.address;
     if (slot >= 0) st.slot_address[slot] = e.address;
-    if (e.kind == EventKind::free && e.address != 0) st.recent_frees.push(e.address);
+    if (e.kind == EventKind::free && e.address != 0)
+      st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
-      if (e.address != 0) *live.try_emplace({e.pool, e.address}).first = {ordinals, e.size};
+      if (e.address != 0) {
+        *live.try_emplace({e.pool, e.address}).first = {ordinals, e.size};
+        st.next_fresh = e.address + cls;
+      }
       ++ordinals;
     }
     ++events;
@@ -261,6 +283,7 @@ struct TraceWriter::Impl {
 TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
     : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
+  impl_->set_time_resolution(header);
   impl_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (impl_->fd < 0)
     throw std::runtime_error(path + ": cannot create trace file: " + std::strerror(errno));
@@ -270,6 +293,7 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
 TraceWriter::TraceWriter(int fd, const TraceHeader& header) : impl_(std::make_unique<Impl>()) {
   impl_->path = "fd " + std::to_string(fd);
   impl_->fd = fd;
+  impl_->set_time_resolution(header);
   impl_->write_header(header);
 }
 

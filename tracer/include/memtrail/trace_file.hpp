@@ -25,6 +25,10 @@ struct TraceHeader {
   std::uint64_t start_realtime_ns = 0;   // wall clock at trace start (CLOCK_REALTIME)
   std::uint64_t start_monotonic_ns = 0;  // CLOCK_MONOTONIC at trace start; event times are relative to it
   std::uint32_t clock_id = 1;            // clockid_t of event times (CLOCK_MONOTONIC)
+  // Event times are stored as multiples of this many ns; TraceWriter rounds
+  // each time down to it. 1 = exact. The recorder uses 1000 (1 us) unless
+  // MEMTRAIL_TIME_RESOLUTION_NS says otherwise (docs/trace-format.md).
+  std::uint32_t time_resolution_ns = 1;
   std::string command_line;              // argv joined by spaces
   std::string executable;                // /proc/self/exe
   std::string hostname;

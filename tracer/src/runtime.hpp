@@ -164,6 +164,7 @@ struct Session {
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
   // (thread id, raw event in a block or in carry_in), merged by time.
   std::vector<std::pair<std::uint32_t, const std::uint64_t*>> pending;
+  std::vector<std::pair<std::uint32_t, const std::uint64_t*>> merge_out;  // merge buffer
   std::vector<std::size_t> runs;  // per-thread run boundaries in `pending`
   // Events stamped after a drain's cut, copied out for the next drain (see
   // drain()): (thread id, offset in carry_out); carry_in is the previous

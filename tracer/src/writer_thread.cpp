@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "runtime.hpp"
 
@@ -24,7 +25,7 @@ namespace {
 constexpr std::uint64_t kMs = 1'000'000;
 constexpr int kDrainPeriodMs = 10;
 // Blocks (128 KiB each) one drain pass takes from a thread; see drain().
-constexpr int kDrainBlocksPerThread = 4;
+constexpr int kDrainBlocksPerThread = 2;
 
 std::uint64_t monotonic_ns() {
   timespec ts;
@@ -293,15 +294,23 @@ bool Session::drain() {
                     const std::pair<std::uint32_t, const std::uint64_t*>& b) {
     return *a.second < *b.second;
   };
+  // Pairwise merges into a reused buffer (inplace_merge would allocate a
+  // temporary buffer on every call).
   while (runs.size() > 2) {
+    merge_out.clear();
     std::vector<std::size_t> merged{0};
     for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
-      std::size_t end = i + 2 < runs.size() ? runs[i + 2] : runs[i + 1];
-      if (i + 2 < runs.size())
-        std::inplace_merge(pending.begin() + runs[i], pending.begin() + runs[i + 1],
-                           pending.begin() + end, by_time);
-      merged.push_back(end);
+      auto a = pending.begin() + runs[i], mid = pending.begin() + runs[i + 1];
+      if (i + 2 < runs.size()) {
+        std::merge(a, mid, mid, pending.begin() + runs[i + 2], std::back_inserter(merge_out),
+                   by_time);
+        merged.push_back(runs[i + 2]);
+      } else {
+        merge_out.insert(merge_out.end(), a, mid);
+        merged.push_back(runs[i + 1]);
+      }
     }
+    pending.swap(merge_out);
     runs.swap(merged);
   }
 

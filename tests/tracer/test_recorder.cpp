@@ -3,6 +3,7 @@
 // the exit hook, samples and environment options.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -310,6 +311,31 @@ TEST_F(RecorderTest, SamplesCarryRss) {
       EXPECT_GT(sample_heap_reserved(e), 0u);
     }
   EXPECT_GE(samples, 1);
+}
+
+// Event times come from the TSC where it is invariant, converted by the
+// writer: they must agree with the trace clock (CLOCK_MONOTONIC since start)
+// read around each record call, within the calibration's error.
+TEST_F(RecorderTest, EventTimesAgreeWithTheTraceClock) {
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;
+  for (int i = 0; i < 5; ++i) {
+    std::uint64_t before = detail::trace_time_ns();
+    record_mark("tick");
+    std::uint64_t after = detail::trace_time_ns();
+    windows.emplace_back(before, after);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  stop();
+  Collected c;
+  ASSERT_TRUE(test::read_trace(path, c).ok);
+  ASSERT_EQ(c.events.size(), 5u);
+  constexpr std::uint64_t kSlackNs = 200'000;  // calibration over the first ms
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_GE(c.events[i].time_ns + kSlackNs, windows[i].first) << i;
+    EXPECT_LE(c.events[i].time_ns, windows[i].second + kSlackNs) << i;
+    if (i) EXPECT_GT(c.events[i].time_ns, c.events[i - 1].time_ns) << i;
+  }
 }
 
 TEST_F(RecorderTest, InternalGuardDropsEvents) {

@@ -58,10 +58,11 @@ struct Session;
 // Otherwise the raw reading is clock_gettime's ns.
 struct SessionClock {
   bool tsc = false;
-  std::uint64_t start_ns = 0;     // CLOCK_MONOTONIC at start
-  std::uint64_t start_ticks = 0;  // rdtsc at start
-  double ns_per_tick = 0;         // writer-only
-  std::uint64_t last_ns = 0;      // writer-only: conversions never go back
+  std::uint64_t start_ns = 0;         // CLOCK_MONOTONIC at start
+  std::uint64_t start_ticks = 0;      // rdtsc at start
+  double ns_per_tick = 0;             // writer-only
+  std::uint64_t ns_per_tick_q32 = 0;  // the same in 32.32 fixed point (hot path)
+  std::uint64_t last_ns = 0;          // writer-only: conversions never go back
 
   static std::uint64_t monotonic_ns();
   static bool invariant_tsc();
@@ -77,7 +78,10 @@ struct SessionClock {
   std::uint64_t to_ns(std::uint64_t raw) {
     std::uint64_t ns = raw;
     if (tsc)
-      ns = raw > start_ticks ? static_cast<std::uint64_t>((raw - start_ticks) * ns_per_tick) : 0;
+      ns = raw > start_ticks
+               ? static_cast<std::uint64_t>(
+                     (static_cast<unsigned __int128>(raw - start_ticks) * ns_per_tick_q32) >> 32)
+               : 0;
     if (ns < last_ns) ns = last_ns;
     last_ns = ns;
     return ns;

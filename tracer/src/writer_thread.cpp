@@ -79,13 +79,32 @@ bool SessionClock::invariant_tsc() {
 #endif
 }
 
+#if defined(__x86_64__)
+// A (TSC, CLOCK_MONOTONIC) pair read close together: the tightest of a few
+// tries, so a preemption between the two reads cannot skew the ratio.
+static void read_clock_pair(std::uint64_t* ticks, std::uint64_t* ns) {
+  std::uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 8 && best > 2000; ++i) {
+    std::uint64_t a = monotonic_ns();
+    std::uint64_t t = __builtin_ia32_rdtsc();
+    std::uint64_t b = monotonic_ns();
+    if (b - a < best) {
+      best = b - a;
+      *ticks = t;
+      *ns = a + (b - a) / 2;
+    }
+  }
+}
+#endif
+
 void SessionClock::begin() {
   tsc = invariant_tsc();
   start_ns = monotonic_ns();
 #if defined(__x86_64__)
-  if (tsc) start_ticks = __builtin_ia32_rdtsc();
+  if (tsc) read_clock_pair(&start_ticks, &start_ns);
 #endif
   ns_per_tick = 0;
+  ns_per_tick_q32 = 0;
   last_ns = 0;
 }
 
@@ -96,12 +115,13 @@ void SessionClock::calibrate() {
   // ratio is good to ~1e-7 and stays fixed, so time never stretches later.
   static constexpr std::uint64_t kFixedAfterNs = 2'000'000'000;
   if (ns_per_tick != 0 && last_ns > kFixedAfterNs) return;
-  std::uint64_t ticks = __builtin_ia32_rdtsc();
-  std::uint64_t ns = monotonic_ns();
+  std::uint64_t ticks = 0, ns = 0;
+  read_clock_pair(&ticks, &ns);
   if (ticks <= start_ticks || ns <= start_ns) return;
   std::uint64_t elapsed = ns - start_ns;
   if (ns_per_tick == 0 || elapsed >= 1'000'000)  // 1 ms baseline at least
     ns_per_tick = static_cast<double>(elapsed) / static_cast<double>(ticks - start_ticks);
+  ns_per_tick_q32 = static_cast<std::uint64_t>(ns_per_tick * 4294967296.0);
 #endif
 }
 

@@ -370,7 +370,14 @@ bool Session::drain() {
   std::uint32_t heap = live_on ? memtrail::heap_pool() : 0;
   std::unique_lock live_lock(live_mutex, std::defer_lock);
   if (live_on) live_lock.lock();
-  for (const auto& [thread, event] : pending) {
+  constexpr std::size_t kPrefetchAhead = 8;  // events in blocks other cores wrote
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (i + kPrefetchAhead < pending.size()) {
+      const std::uint64_t* ahead = pending[i + kPrefetchAhead].second;
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + sizeof(RawEvent) / 8 - 1);
+    }
+    const auto& [thread, event] = pending[i];
     RawEvent raw;
     std::memcpy(&raw, event, sizeof raw);
     if (raw.kind == kRawRename) {

@@ -130,9 +130,17 @@ std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::si
     }
     return 0;
   };
+  std::vector<bool> upstream;
+  for (const PoolStats& p : a.pools)
+    if (p.upstream) {
+      if (p.info.id >= upstream.size()) upstream.resize(p.info.id + 1);
+      upstream[p.info.id] = true;
+    }
   std::vector<std::uint32_t> idx;
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i)
-    if (key(a.sites[i]) > 0) idx.push_back(i);
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
+    const Site& s = a.sites[i];
+    if (key(s) > 0 && !(s.pool < upstream.size() && upstream[s.pool])) idx.push_back(i);
+  }
   auto better = [&](std::uint32_t x, std::uint32_t y) {
     std::uint64_t kx = key(a.sites[x]), ky = key(a.sites[y]);
     return kx != ky ? kx > ky : x < y;

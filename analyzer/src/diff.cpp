@@ -58,6 +58,7 @@ DiffResult diff_analyses(const Analysis& a, const Analysis& b) {
   for (int k = 0; k < 2; ++k) {
     for (const Site& s : side[k]->sites) {
       const PoolStats* p = side[k]->pool(s.pool);
+      if (p && p->upstream) continue;  // like top_sites: leaf pools only, no bytes twice
       std::string pool = p ? p->info.name : std::string();
       SiteDelta& sd = sites[site_match_key(pool, s.frames)];
       sd.pool = pool;

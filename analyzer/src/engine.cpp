@@ -16,9 +16,20 @@ constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by
 constexpr std::size_t kMaxOrphans = 1u << 16;
 
 inline void add_to(Histogram& h, std::uint64_t value) {
+  if (h.counts.empty()) {
+    h.counts.assign(64, 0);
+    h.sums.assign(64, 0);
+  }
   std::size_t b = value < 2 ? 0 : 63 - static_cast<std::size_t>(__builtin_clzll(value));
   ++h.counts[b];
   h.sums[b] += value;
+}
+
+void merge_into(Histogram& total, const Histogram& h) {
+  for (std::size_t i = 0; i < h.counts.size(); ++i) {
+    total.counts[i] += h.counts[i];
+    total.sums[i] += h.sums[i];
+  }
 }
 
 std::uint64_t orphan_key(std::uint32_t pool, std::uint64_t address) {
@@ -35,12 +46,7 @@ Engine::Engine(const AnalysisOptions& options, const ProgressFn& progress)
     : options_(options),
       progress_(progress),
       used_timeline_(1, options.timeline_points),
-      sample_timeline_(4, options.timeline_points) {
-  size_hist_.counts.assign(64, 0);
-  size_hist_.sums.assign(64, 0);
-  lifetime_hist_.counts.assign(64, 0);
-  lifetime_hist_.sums.assign(64, 0);
-}
+      sample_timeline_(4, options.timeline_points) {}
 
 std::string Engine::string_of(std::uint64_t id) const {
   auto it = strings_.find(static_cast<std::uint32_t>(id));
@@ -80,7 +86,9 @@ void Engine::on_pool(const PoolInfo& info) {
   p.out.info.id = std::min(info.id, kMaxPools - 1);
   p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                    info.name) != options_.pools.end();
-  if (info.parent != 0 && info.parent != info.id) {
+  // Only an analyzed pool makes its parent an upstream: with --pool naming the
+  // upstream alone, its blocks are the process-wide figures.
+  if (p.included && info.parent != 0 && info.parent != info.id) {
     PoolState& up = pool_state(info.parent);
     if (!up.is_upstream) {
       up.is_upstream = true;
@@ -202,6 +210,7 @@ void Engine::end_range() {
       Site& s = sites_[b.site].out;
       s.live_at_range_end_bytes += b.size;
       ++s.live_at_range_end_blocks;
+      if (p.is_upstream) return;
       summary_.live_at_range_end_bytes += b.size;
       ++summary_.live_at_range_end_blocks;
     });
@@ -379,8 +388,6 @@ void Engine::on_alloc(const Event& e, bool in_range) {
   SiteState& s = sites_[site];
   bool reuse = e.kind == EventKind::reuse;
   if (in_range) {
-    ++summary_.allocations;
-    summary_.bytes_allocated += e.size;
     ++s.out.calls;
     s.out.bytes_allocated += e.size;
     ++p.out.allocations;
@@ -389,7 +396,7 @@ void Engine::on_alloc(const Event& e, bool in_range) {
       ++s.out.reuses;
       ++p.out.reuses;
     }
-    add_to(size_hist_, e.size);
+    add_to(p.sizes, e.size);
   }
   if (!orphans_.empty()) {
     auto it = orphans_.find(orphan_key(e.pool, e.address));
@@ -400,7 +407,7 @@ void Engine::on_alloc(const Event& e, bool in_range) {
         // The free was recorded before this alloc (cross-thread, the freeing
         // thread's buffer reached the file first): the block is already gone.
         ++summary_.late_matched_frees;
-        if (in_range) ++summary_.frees;
+        if (in_range) ++p.out.frees;
         return;
       }
       ++summary_.unmatched_frees;
@@ -460,14 +467,13 @@ void Engine::release_block(PoolState& p, std::uint32_t pool_id, std::uint64_t ad
       b.thread == e.thread) {
     t.has_last_alloc = false;
     if (in_range && b.in_range) {
-      ++summary_.temporary_allocations;
+      ++p.temporaries;
       ++s.out.temporaries;
     }
   }
   if (in_range) {
-    ++summary_.frees;
     ++p.out.frees;
-    add_to(lifetime_hist_, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);
+    add_to(p.lifetimes, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);
   }
   if (b.in_range && b.size >= options_.large_block_bytes)
     record_large_block(
@@ -572,6 +578,7 @@ void Engine::finish(Analysis& a) {
   summary_.unmatched_frees += orphans_.size();
 
   // Leaks: blocks allocated in the range and live at the end of the trace.
+  Leaks upstream_leaks;
   for (std::size_t id = 0; id < pools_.size(); ++id) {
     PoolState& p = pools_[id];
     if (!p.included) continue;
@@ -579,21 +586,24 @@ void Engine::finish(Analysis& a) {
       if (!b.in_range) return;
       Site& s = sites_[b.site].out;
       auto cls = static_cast<LeakClass>(b.leak_class);
+      // An upstream's live blocks are the segments of the pools above it: its
+      // sites and PoolStats show them, the process-wide totals do not.
+      Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
       if (cls == LeakClass::reachable) {
         s.reachable_bytes += b.size;
         ++s.reachable_blocks;
-        leaks_.reachable_bytes += b.size;
-        ++leaks_.reachable_blocks;
+        totals.reachable_bytes += b.size;
+        ++totals.reachable_blocks;
       } else if (cls == LeakClass::indirect) {
         s.indirect_bytes += b.size;
         ++s.indirect_blocks;
-        leaks_.indirect_bytes += b.size;
-        ++leaks_.indirect_blocks;
+        totals.indirect_bytes += b.size;
+        ++totals.indirect_blocks;
       } else {
         s.direct_bytes += b.size;
         ++s.direct_blocks;
-        leaks_.direct_bytes += b.size;
-        ++leaks_.direct_blocks;
+        totals.direct_bytes += b.size;
+        ++totals.direct_blocks;
       }
       if (cls != LeakClass::reachable) {
         s.leaked_bytes += b.size;
@@ -605,6 +615,20 @@ void Engine::finish(Analysis& a) {
         record_large_block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
                                          b.time_ns, kTimeMax, b.thread});
     });
+  }
+  // Process-wide counters and histograms: the leaf pools' shares.
+  Histogram sizes, lifetimes;
+  sizes.counts.assign(64, 0);
+  sizes.sums.assign(64, 0);
+  lifetimes = sizes;
+  for (const PoolState& p : pools_) {
+    if (!p.included || p.is_upstream) continue;
+    summary_.allocations += p.out.allocations;
+    summary_.bytes_allocated += p.out.bytes_allocated;
+    summary_.frees += p.out.frees;
+    summary_.temporary_allocations += p.temporaries;
+    merge_into(sizes, p.sizes);
+    merge_into(lifetimes, p.lifetimes);
   }
   summary_.leaked_bytes = leaks_.direct_bytes + leaks_.indirect_bytes;
   summary_.leaked_blocks = leaks_.direct_blocks + leaks_.indirect_blocks;
@@ -623,6 +647,7 @@ void Engine::finish(Analysis& a) {
   }
   for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
     const Site& s = a.sites[i];
+    if (s.pool < pools_.size() && pools_[s.pool].is_upstream) continue;
     if (s.direct_blocks)
       leaks_.sites.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
     if (s.indirect_blocks)
@@ -647,6 +672,7 @@ void Engine::finish(Analysis& a) {
     PoolStats out = std::move(p.out);
     if (out.info.parent != 0 && out.info.parent < pools_.size())
       out.parent_name = pools_[out.info.parent].out.info.name;
+    out.upstream = p.is_upstream;
     out.reuse_ratio = out.allocations ? static_cast<double>(out.reuses) / out.allocations : 0;
     out.used = p.timeline.series(0);
     out.reserved = p.timeline.series(1);
@@ -671,8 +697,8 @@ void Engine::finish(Analysis& a) {
     a.scopes.push_back(std::move(s.out));
   }
 
-  a.size_histogram = std::move(size_hist_);
-  a.lifetime_histogram = std::move(lifetime_hist_);
+  a.size_histogram = std::move(sizes);
+  a.lifetime_histogram = std::move(lifetimes);
   a.used = used_timeline_.series(0);
   a.samples.rss = sample_timeline_.series(0);
   a.samples.heap_used = sample_timeline_.series(1);

@@ -43,6 +43,9 @@ struct PoolState {
   PoolStats out;
   bool known = false;    // seen in the pool table
   bool included = true;  // passes AnalysisOptions::pools
+  // Upstream of an analyzed pool: its blocks are the segments of the pools
+  // above it, so they stay out of every process-wide figure (peak, counters,
+  // histograms, leaks, top sites); its own PoolStats still show them.
   bool is_upstream = false;
   AddressMap<LiveBlock> live;
   SegmentTable segments;
@@ -51,6 +54,11 @@ struct PoolState {
   std::vector<std::uint32_t> site_by_stack;  // stack id -> site index + 1
   Decimator timeline{2, 1000};
   std::uint64_t next_fragmentation_ns = 0;
+  // This pool's share of the process-wide figures, summed over the leaf pools
+  // in finish(): a pool may turn out to be an upstream only after its first
+  // events (the pool above it registers later).
+  std::uint64_t temporaries = 0;
+  Histogram sizes, lifetimes;  // empty until the first allocation / free
 };
 
 struct ScopeState {
@@ -156,7 +164,6 @@ class Engine : public TraceVisitor {
 
   Summary summary_;
   Leaks leaks_;
-  Histogram size_hist_, lifetime_hist_;
   std::uint64_t total_used_ = 0;  // process-wide used (non-upstream pools)
   std::uint64_t peak_epoch_ = 0;
   bool any_event_in_range_ = false;

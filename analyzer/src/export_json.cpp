@@ -10,10 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-json series(const Series& s) {
-  return json{{"time_ns", s.time_ns}, {"value", s.value}};
-}
-
 std::string site_name(const Analysis& a, std::uint32_t site) {
   if (site >= a.sites.size() || a.sites[site].frames.empty()) return "(no stack)";
   return a.sites[site].frames.front().describe();
@@ -30,34 +26,20 @@ json to_full_json(const Analysis& a) {
   json sites = json::array();
   for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
     const Site& s = a.sites[i];
-    const PoolStats* p = a.pool(s.pool);
-    sites.push_back({{"site", i},
-                     {"pool", p ? p->info.name : std::string()},
-                     {"stack_id", s.stack},
-                     {"calls", s.calls},
-                     {"reuses", s.reuses},
-                     {"bytes_allocated", s.bytes_allocated},
-                     {"temporaries", s.temporaries},
-                     {"peak_bytes", s.peak_bytes},
-                     {"leaked_bytes", s.leaked_bytes},
-                     {"leaked_blocks", s.leaked_blocks},
-                     {"direct_bytes", s.direct_bytes},
-                     {"indirect_bytes", s.indirect_bytes},
-                     {"reachable_bytes", s.reachable_bytes},
-                     {"live_at_range_end_bytes", s.live_at_range_end_bytes},
-                     {"stack", frames_to_json(s.frames)}});
+    json site = site_to_json(a, i);
+    site["stack_id"] = s.stack;
+    site["direct_bytes"] = s.direct_bytes;
+    site["indirect_bytes"] = s.indirect_bytes;
+    site["reachable_bytes"] = s.reachable_bytes;
+    sites.push_back(std::move(site));
   }
   j["sites"] = sites;
   for (std::size_t i = 0; i < a.pools.size(); ++i) {
     const PoolStats& p = a.pools[i];
     json frag = json::array();
-    for (const Fragmentation& f : p.fragmentation)
-      frag.push_back({{"time_ns", f.time_ns},
-                      {"free_bytes", f.free_bytes},
-                      {"free_in_partial_segments", f.free_in_partial_segments},
-                      {"largest_free_block", f.largest_free_block},
-                      {"external", f.external}});
-    j["pools"][i]["timeline"] = {{"used", series(p.used)}, {"reserved", series(p.reserved)}};
+    for (const Fragmentation& f : p.fragmentation) frag.push_back(fragmentation_to_json(f));
+    j["pools"][i]["timeline"] = {{"used", series_to_json(p.used)},
+                                 {"reserved", series_to_json(p.reserved)}};
     j["pools"][i]["fragmentation_over_time"] = frag;
   }
   json marks = json::array();
@@ -74,7 +56,7 @@ json to_full_json(const Analysis& a) {
                       {"free_ns", b.free_ns == kTimeMax ? json(nullptr) : json(b.free_ns)},
                       {"thread", b.thread}});
   j["large_blocks"] = blocks;
-  j["timeline"]["device_free"] = series(a.samples.device_free);
+  j["timeline"]["device_free"] = series_to_json(a.samples.device_free);
   return j;
 }
 

@@ -15,10 +15,6 @@ std::uint64_t series_max(const Series& s) {
   return m;
 }
 
-json series_json(const Series& s) {
-  return json{{"time_ns", s.time_ns}, {"value", s.value}};
-}
-
 json histogram_json(const Histogram& h) {
   json buckets = json::array();
   for (std::size_t i = 0; i < h.counts.size(); ++i)
@@ -30,7 +26,13 @@ json histogram_json(const Histogram& h) {
   return buckets;
 }
 
-json fragmentation_json(const Fragmentation& f) {
+}  // namespace
+
+nlohmann::json series_to_json(const Series& s) {
+  return json{{"time_ns", s.time_ns}, {"value", s.value}};
+}
+
+nlohmann::json fragmentation_to_json(const Fragmentation& f) {
   return json{{"time_ns", f.time_ns},
               {"reserved_bytes", f.reserved_bytes},
               {"used_bytes", f.used_bytes},
@@ -40,7 +42,7 @@ json fragmentation_json(const Fragmentation& f) {
               {"external", f.external}};
 }
 
-json site_json(const Analysis& a, std::uint32_t i) {
+nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
   const Site& s = a.sites[i];
   const PoolStats* p = a.pool(s.pool);
   return json{{"site", i},
@@ -56,8 +58,6 @@ json site_json(const Analysis& a, std::uint32_t i) {
               {"live_at_range_end_blocks", s.live_at_range_end_blocks},
               {"stack", frames_to_json(s.frames)}};
 }
-
-}  // namespace
 
 nlohmann::json frames_to_json(const std::vector<Frame>& frames) {
   json out = json::array();
@@ -131,6 +131,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                      {"segment_reserves", p.segment_reserves},
                      {"id", p.info.id},
                      {"parent", p.parent_name},
+                     {"upstream", p.upstream},
                      {"frees", p.frees},
                      {"segment_releases", p.segment_releases},
                      {"bytes_allocated", p.bytes_allocated},
@@ -142,7 +143,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                      {"ooms", p.ooms},
                      {"reuse_ratio", p.reuse_ratio},
                      {"fragmentation", p.has_segments && p.allocations + p.live_blocks > 0
-                                           ? fragmentation_json(p.final_fragmentation)
+                                           ? fragmentation_to_json(p.final_fragmentation)
                                            : json(nullptr)}});
   j["pools"] = pools;
 
@@ -159,7 +160,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                       {"workspace_resets", sc.workspace_resets},
                       {"spills", sc.spills},
                       {"spilled_bytes", sc.spilled_bytes},
-                      {"escaped_per_entry", series_json(sc.escaped_per_entry)}});
+                      {"escaped_per_entry", series_to_json(sc.escaped_per_entry)}});
   j["scopes"] = scopes;
 
   json tops;
@@ -170,16 +171,16 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                                                       {"leaked", SiteOrder::leaked}};
   for (auto& [name, order] : orders) {
     json list = json::array();
-    for (std::uint32_t i : top_sites(a, order, top)) list.push_back(site_json(a, i));
+    for (std::uint32_t i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
     tops[name] = list;
   }
   j["top_sites"] = tops;
   j["histograms"] = {{"size_bytes", histogram_json(a.size_histogram)},
                      {"lifetime_ns", histogram_json(a.lifetime_histogram)}};
-  j["timeline"] = {{"used", series_json(a.used)},
-                   {"rss", series_json(a.samples.rss)},
-                   {"heap_used", series_json(a.samples.heap_used)},
-                   {"heap_reserved", series_json(a.samples.heap_reserved)}};
+  j["timeline"] = {{"used", series_to_json(a.used)},
+                   {"rss", series_to_json(a.samples.rss)},
+                   {"heap_used", series_to_json(a.samples.heap_used)},
+                   {"heap_reserved", series_to_json(a.samples.heap_reserved)}};
   j["range"] = {{"from_ns", a.range_from_ns},
                 {"to_ns", a.range_to_ns == kTimeMax ? json(nullptr) : json(a.range_to_ns)}};
   j["trace"] = {{"path", a.path},

@@ -26,26 +26,13 @@ const Site* site_with_stack(const Analysis& a, std::uint32_t stack) {
   return nullptr;
 }
 
-// The heap sequence used by several tests (pool 1 "malloc", thread 1):
-//   t10 alloc A 100 (stack 1)   used 100
-//   t20 alloc B 200 (stack 2)   used 300  <- peak, first reached here
-//   t30 free A                  used 200
-//   t40 alloc C 50  (stack 1)   used 250
-//   t50 free C                  used 200  C is temporary (no alloc in between)
-//   t60 free B                  used 0    B is not (C was allocated after it)
-//   t70 alloc D 300 (stack 3)   used 300  equals the peak, does not move it; leaked
+// trace_builder.hpp's heap events over pool 1 "malloc", flat stacks 1..3.
 void write_heap_sequence(TraceBuilder& b) {
   b.pool(1, "malloc", PoolKind::heap);
   b.stack(1, 0, 0x1000);
   b.stack(2, 0, 0x2000);
   b.stack(3, 0, 0x3000);
-  b.alloc(10, 1, 0xA0, 100, 1);
-  b.alloc(20, 1, 0xB0, 200, 2);
-  b.free(30, 1, 0xA0);
-  b.alloc(40, 1, 0xC0, 50, 1);
-  b.free(50, 1, 0xC0);
-  b.free(60, 1, 0xB0);
-  b.alloc(70, 1, 0xD0, 300, 3);
+  test::write_heap_events(b);
 }
 
 TEST(Analysis, HeapSummaryIsExact) {
@@ -254,6 +241,94 @@ TEST(Analysis, PoolsPeaksReuseAndUpstreamAreExact) {
   // Leaks are reported for every pool: 3 cache blocks and the system block.
   EXPECT_EQ(cache->leaked_bytes, 2560u);
   EXPECT_EQ(sys->leaked_bytes, 4096u);
+}
+
+// An allocator stack "cache" over "device" over "mmap": each upstream records
+// the segment it hands up as an alloc of its own, so the 4096 bytes at 0x10000
+// appear in all three pools. Only the leaf pool (cache) counts process-wide.
+//   t1 mmap alloc 0x10000 4096; t2 device alloc 0x10000 4096
+//   t3 cache segment_reserve 0x10000 4096
+//   t4 cache alloc 0x10000 1024 (stack 2); t5 cache alloc 0x10400 512 (stack 3)
+//   t6 free 0x10400 (temporary); t7 reuse 0x10400 512 (stack 3); t8 free 0x10000
+//   end: cache 0x10400 512 live, device and mmap 4096 live each
+TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
+  TraceBuilder b(temp_trace("pooltree.mtr"));
+  b.pool(1, "mmap", PoolKind::system);
+  b.pool(2, "device", PoolKind::other, 1);
+  b.pool(3, "cache", PoolKind::caching, 2);
+  b.stack(1, 0, 0x1000);
+  b.stack(2, 0, 0x2000);
+  b.stack(3, 0, 0x3000);
+  b.alloc(1, 1, 0x10000, 4096, 1);
+  b.alloc(2, 2, 0x10000, 4096, 1);
+  b.segment(3, kReserve, 3, 0x10000, 4096);
+  b.alloc(4, 3, 0x10000, 1024, 2);
+  b.alloc(5, 3, 0x10400, 512, 3);
+  b.free(6, 3, 0x10400);
+  b.reuse(7, 3, 0x10400, 512, 3);
+  b.free(8, 3, 0x10000);
+  Analysis a = analyze(b.finish(), no_symbols());
+  ASSERT_TRUE(a.error.empty()) << a.error;
+
+  const Summary& s = a.summary;
+  EXPECT_EQ(s.allocations, 3u);
+  EXPECT_EQ(s.bytes_allocated, 2048u);
+  EXPECT_EQ(s.frees, 2u);
+  EXPECT_EQ(s.temporary_allocations, 1u);
+  EXPECT_EQ(s.peak_used_bytes, 1536u);
+  EXPECT_EQ(s.peak_time_ns, 5u);
+  EXPECT_EQ(s.final_used_bytes, 512u);
+  EXPECT_EQ(s.leaked_bytes, 512u);
+  EXPECT_EQ(s.leaked_blocks, 1u);
+  EXPECT_EQ(s.live_at_range_end_bytes, 512u);
+  EXPECT_EQ(s.live_at_range_end_blocks, 1u);
+  EXPECT_EQ(a.leaks.direct_bytes, 512u);
+  EXPECT_EQ(a.leaks.direct_blocks, 1u);
+  ASSERT_EQ(a.leaks.sites.size(), 1u);
+  EXPECT_EQ(a.sites[a.leaks.sites[0].site].stack, 3u);
+
+  // Histograms: sizes 1024, 512, 512; lifetimes 1 (t5->t6) and 4 (t4->t8).
+  EXPECT_EQ(a.size_histogram.counts[10], 1u);
+  EXPECT_EQ(a.size_histogram.counts[9], 2u);
+  EXPECT_EQ(a.size_histogram.counts[12], 0u);
+  EXPECT_EQ(a.lifetime_histogram.counts[0], 1u);
+  EXPECT_EQ(a.lifetime_histogram.counts[2], 1u);
+  std::uint64_t sizes = 0, lifetimes = 0;
+  for (auto c : a.size_histogram.counts) sizes += c;
+  for (auto c : a.lifetime_histogram.counts) lifetimes += c;
+  EXPECT_EQ(sizes, 3u);
+  EXPECT_EQ(lifetimes, 2u);
+
+  // Top sites: only the cache's two sites, never the upstreams' stack 1.
+  auto top = top_sites(a, SiteOrder::calls, 0);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(a.sites[top[0]].stack, 3u);
+  EXPECT_EQ(a.sites[top[0]].calls, 2u);
+  EXPECT_EQ(a.sites[top[1]].stack, 2u);
+  EXPECT_EQ(top_sites(a, SiteOrder::leaked, 0).size(), 1u);
+
+  // Per-pool figures stay per pool: each upstream shows what it handed out.
+  const PoolStats* mmap = a.pool_by_name("mmap");
+  const PoolStats* device = a.pool_by_name("device");
+  const PoolStats* cache = a.pool_by_name("cache");
+  ASSERT_TRUE(mmap && device && cache);
+  EXPECT_TRUE(mmap->upstream);
+  EXPECT_TRUE(device->upstream);
+  EXPECT_FALSE(cache->upstream);
+  EXPECT_EQ(mmap->allocations, 1u);
+  EXPECT_EQ(device->bytes_allocated, 4096u);
+  EXPECT_EQ(device->leaked_bytes, 4096u);
+  EXPECT_EQ(cache->allocations, 3u);
+  EXPECT_EQ(cache->leaked_bytes, 512u);
+
+  // --pool naming an upstream alone: its blocks are the process-wide figures.
+  AnalysisOptions only_device = no_symbols();
+  only_device.pools = {"device"};
+  Analysis d = analyze(b.path(), only_device);
+  ASSERT_TRUE(d.error.empty()) << d.error;
+  EXPECT_EQ(d.summary.allocations, 1u);
+  EXPECT_EQ(d.summary.peak_used_bytes, 4096u);
+  EXPECT_EQ(d.summary.leaked_bytes, 4096u);
 }
 
 TEST(Analysis, SegmentMapAtAChosenMoment) {

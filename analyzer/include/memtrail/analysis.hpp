@@ -13,8 +13,16 @@
 // Definitions (docs/analyzer.md has the long form):
 // - used bytes of a pool = granted bytes of its live alloc/reuse blocks;
 //   reserved bytes = bytes of its live segments.
-// - the process-wide "used" (summary peak) sums the pools that are nobody's
-//   upstream, so a caching pool over a system pool is not counted twice.
+// - leaf pools: the analyzed pools that are no analyzed pool's upstream
+//   (PoolInfo::parent). An upstream records the segments it hands to the pool
+//   above it as its own alloc/free events, so the same bytes appear once per
+//   level of an allocator stack. Every process-wide figure counts leaf pools
+//   only: the summary's peak/final used, allocations, frees, bytes_allocated,
+//   temporary_allocations, leaked_* and live_at_range_end_*, the Leaks totals
+//   and sites, top_sites() and both histograms. Per-pool figures (PoolStats,
+//   Site) stay per pool: an upstream still shows what it handed out. The
+//   anomaly counters (unmatched/late-matched frees, replaced blocks) and
+//   `events` cover every pool.
 // - a `reuse` event is an allocation served from cache: it counts in
 //   `allocations` and in `reuses`.
 // - temporary allocation: freed by the thread that allocated it, with no other
@@ -22,7 +30,8 @@
 // - leaked: blocks allocated inside the range and still live at the end of
 //   the trace, classified by `reachability` events when the trace has them
 //   (direct + indirect = leaked, reachable = not leaked); a live block with no
-//   classification counts as a direct leak. Leaks are reported for every pool.
+//   classification counts as a direct leak. Every pool's PoolStats and sites
+//   show its leaks; the totals and Leaks::sites count leaf pools.
 // - live at range end: blocks allocated inside the range and still live when
 //   the range ends (what a per-test "still live when the body returns" limit
 //   wants; equals the live set at the end of the trace when no range is set).
@@ -149,7 +158,7 @@ struct Summary {
   std::uint64_t first_event_ns = 0;
   std::uint64_t last_event_ns = 0;
   std::uint64_t events = 0;              // in range, all kinds
-  std::uint64_t allocations = 0;         // alloc + reuse
+  std::uint64_t allocations = 0;         // alloc + reuse (leaf pools, as below)
   std::uint64_t frees = 0;               // matched frees
   std::uint64_t unmatched_frees = 0;     // free of an address not live (not counted in frees)
   std::uint64_t late_matched_frees = 0;  // free seen before its alloc (cross-thread race), matched
@@ -215,6 +224,9 @@ struct Fragmentation {
 struct PoolStats {
   PoolInfo info;
   std::string parent_name;
+  // Another analyzed pool takes its segments from this one: left out of the
+  // process-wide figures (see "leaf pools" above).
+  bool upstream = false;
   std::uint64_t allocations = 0;  // alloc + reuse in range
   std::uint64_t reuses = 0;
   std::uint64_t frees = 0;
@@ -289,8 +301,8 @@ struct Analysis {
   std::vector<Site> sites;  // unordered; see top_sites()
   std::vector<PoolStats> pools;
   std::vector<ScopeStats> scopes;
-  Histogram size_histogram;      // granted size of allocations in range
-  Histogram lifetime_histogram;  // ns from alloc to free, blocks freed in range
+  Histogram size_histogram;      // granted size of allocations in range (leaf pools)
+  Histogram lifetime_histogram;  // ns from alloc to free, blocks freed in range (leaf pools)
   Series used;                   // process-wide used over time
   ProcessSamples samples;
   std::vector<Mark> marks;
@@ -307,7 +319,8 @@ struct Analysis {
 };
 
 enum class SiteOrder { calls, bytes, peak, temporaries, leaked };
-// Indices into a.sites, best first, at most n (0 = all), zero-valued omitted.
+// Indices into a.sites, best first, at most n (0 = all), zero-valued omitted;
+// sites of upstream pools are left out (see "leaf pools").
 std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::size_t n);
 
 // One streaming pass. Never throws on bad input: see Analysis::error.
@@ -346,5 +359,9 @@ SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint
 // `top`: how many sites per top list and leak sites (0 = all).
 nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
 nlohmann::json frames_to_json(const std::vector<Frame>& frames);
+// The pieces the report and the full export (export.hpp) share.
+nlohmann::json site_to_json(const Analysis& a, std::uint32_t site);
+nlohmann::json series_to_json(const Series& s);
+nlohmann::json fragmentation_to_json(const Fragmentation& f);
 
 }  // namespace memtrail

@@ -36,7 +36,7 @@ struct PoolDelta {
 
 struct DiffResult {
   Summary summary[2];
-  std::vector<SiteDelta> sites;  // changed sites only, by impact
+  std::vector<SiteDelta> sites;  // changed sites of leaf pools only, by impact
   std::vector<PoolDelta> pools;  // every pool of either side, by impact
 };
 

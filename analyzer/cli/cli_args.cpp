@@ -171,6 +171,27 @@ bool check_analysis_options(Args& args, const AnalysisOptions& o) {
   return !args.failed();
 }
 
+std::optional<int> parse_trace_command(Args& args, const char* usage, AnalysisOptions& options,
+                                       std::vector<std::string>& files,
+                                       const std::function<bool(Args&)>& own) {
+  while (!args.done()) {
+    if (args.flag("--help") || args.flag("-h")) {
+      std::printf("%s%s", usage, kAnalysisOptionsHelp);
+      return 0;
+    }
+    if (own(args) || take_analysis_option(args, options)) continue;
+    if (args.is_option()) return args.unknown();
+    files.push_back(args.take());
+  }
+  return std::nullopt;
+}
+
+void expect_one_trace(Args& args, const std::vector<std::string>& files) {
+  if (!args.failed() && files.size() != 1)
+    args.fail(files.empty() ? "missing trace FILE"
+                            : "expected one trace FILE, got " + std::to_string(files.size()));
+}
+
 int report_input_status(const std::string& command, const Analysis& a) {
   if (!a.error.empty()) {
     std::string hint;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,17 @@ std::optional<std::uint64_t> parse_duration_ns(std::string_view text, std::strin
 bool take_analysis_option(Args& args, AnalysisOptions& options);
 // Help text for the options above, for each command's --help.
 extern const char* const kAnalysisOptionsHelp;
+
+// The argument loop of the commands that read traces (report, diff, export):
+// --help prints `usage` plus kAnalysisOptionsHelp, `own` consumes one of the
+// command's own options (true when it did), then the analysis options, then
+// positional trace files. Returns the exit code to return at once (0 after
+// --help, 2 for an unknown option) or nullopt; other errors stay in `args`.
+std::optional<int> parse_trace_command(Args& args, const char* usage, AnalysisOptions& options,
+                                       std::vector<std::string>& files,
+                                       const std::function<bool(Args&)>& own);
+// Fails unless exactly one trace file was given.
+void expect_one_trace(Args& args, const std::vector<std::string>& files);
 
 // Validates options that depend on each other (--from after --to...).
 bool check_analysis_options(Args& args, const AnalysisOptions& options);

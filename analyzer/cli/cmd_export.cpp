@@ -34,24 +34,13 @@ int cmd_export(int argc, char** argv) {
   AnalysisOptions options;
   std::string format, output, cost_name = "bytes";
   std::vector<std::string> files;
-  while (!args.done()) {
-    if (args.flag("--help") || args.flag("-h")) {
-      std::printf("%s%s", kUsage, kAnalysisOptionsHelp);
-      return 0;
-    }
-    if (args.value("--format", format) || args.value("-f", format)) {
-    } else if (args.value("-o", output) || args.value("--output", output)) {
-    } else if (args.value("--cost", cost_name)) {
-    } else if (take_analysis_option(args, options)) {
-    } else if (args.is_option())
-      return args.unknown();
-    else
-      files.push_back(args.take());
-  }
+  auto own = [&](Args& a) {
+    return a.value("--format", format) || a.value("-f", format) || a.value("-o", output) ||
+           a.value("--output", output) || a.value("--cost", cost_name);
+  };
+  if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   FoldedCost cost = FoldedCost::bytes;
-  if (!args.failed() && files.size() != 1)
-    args.fail(files.empty() ? "missing trace FILE"
-                            : "expected one trace FILE, got " + std::to_string(files.size()));
+  expect_one_trace(args, files);
   if (!args.failed() && format.empty())
     args.fail("missing --format (json, chrome, folded, sqlite or pprof)");
   if (!args.failed() && format != "json" && format != "chrome" && format != "folded" &&

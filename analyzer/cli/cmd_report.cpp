@@ -28,23 +28,9 @@ int cmd_report(int argc, char** argv) {
   bool json = false;
   std::uint64_t top = 10;
   std::vector<std::string> files;
-  while (!args.done()) {
-    if (args.flag("--help") || args.flag("-h")) {
-      std::printf("%s%s", kUsage, kAnalysisOptionsHelp);
-      return 0;
-    }
-    if (args.flag("--json"))
-      json = true;
-    else if (args.number("--top", top)) {
-    } else if (take_analysis_option(args, options)) {
-    } else if (args.is_option())
-      return args.unknown();
-    else
-      files.push_back(args.take());
-  }
-  if (!args.failed() && files.size() != 1)
-    args.fail(files.empty() ? "missing trace FILE"
-                            : "expected one trace FILE, got " + std::to_string(files.size()));
+  auto own = [&](Args& a) { return a.flag("--json") ? (json = true) : a.number("--top", top); };
+  if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
+  expect_one_trace(args, files);
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
   Analysis a = analyze(files[0], options);

@@ -13,12 +13,15 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"run", memtrail::cli::cmd_run, "run a program under the tracer: memtrail run [-o FILE] -- PROGRAM ARGS"},
-    {"report", memtrail::cli::cmd_report, "summary, top sites, leaks, pools, scopes (--json for machines)"},
+    {"run", memtrail::cli::cmd_run,
+     "run a program under the tracer: memtrail run [-o FILE] -- PROGRAM ARGS"},
+    {"report", memtrail::cli::cmd_report,
+     "summary, top sites, leaks, pools, scopes (--json for machines)"},
     {"check", memtrail::cli::cmd_check, "CI gate on leaks and peaks: exit 0 pass, 1 fail, 2 error"},
     {"diff", memtrail::cli::cmd_diff, "per-site and per-pool deltas between two traces"},
     {"export", memtrail::cli::cmd_export, "json, chrome, folded, sqlite or pprof"},
-    {"replay", memtrail::cli::cmd_replay, "drive a trace or replay script through an allocator policy"},
+    {"replay", memtrail::cli::cmd_replay,
+     "drive a trace or replay script through an allocator policy"},
     {"dump", memtrail::cli::cmd_dump, "events and tables as text"},
 };
 

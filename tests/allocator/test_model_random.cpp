@@ -15,7 +15,7 @@
 
 namespace {
 
-using memtrail::test::quote;
+using memtrail::test::shell_quote;
 using memtrail::test::TempDir;
 using nlohmann::json;
 namespace alloc = memtrail::alloc;
@@ -92,9 +92,9 @@ TEST_P(ModelAgreement, StepByStep) {
     TempDir dir;
     const std::string text = random_script(seed * 7919 + conf.size(), 2500);
     const std::string path = dir.file("random.txt", text);
-    auto model_run = memtrail::test::run(python + " " + quote(MEMTRAIL_MODEL_DRIVER) + " " +
-                                             quote(model) + " " + quote(path) + " " + quote(conf),
-                                         dir);
+    auto model_run = memtrail::test::run_command(python + " " + shell_quote(MEMTRAIL_MODEL_DRIVER) +
+                                                 " " + shell_quote(model) + " " +
+                                                 shell_quote(path) + " " + shell_quote(conf));
     ASSERT_EQ(model_run.exit_code, 0) << model_run.err;
     const auto expected = model_run.out_lines();
 

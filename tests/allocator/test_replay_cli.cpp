@@ -9,8 +9,8 @@
 
 namespace {
 
-using memtrail::test::quote;
-using memtrail::test::run;
+using memtrail::test::run_command;
+using memtrail::test::shell_quote;
 using memtrail::test::TempDir;
 using nlohmann::json;
 
@@ -18,7 +18,7 @@ struct Row {
   std::int64_t allocated, reserved, requested, segments, inactive_split, inactive_split_bytes;
 };
 
-std::vector<json> json_lines(const memtrail::test::RunResult& r) {
+std::vector<json> json_lines(const memtrail::test::CommandResult& r) {
   std::vector<json> out;
   for (const std::string& l : r.out_lines())
     if (!l.empty() && l[0] == '{') out.push_back(json::parse(l));
@@ -61,9 +61,8 @@ stats
 
 TEST(ReplayCli, WorkedReplayMatchesReferenceTableExactly) {
   TempDir dir;
-  auto r = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.file("w.txt", kWorkedScript)) +
-                   " --allocator caching",
-               dir);
+  auto r = run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                       shell_quote(dir.file("w.txt", kWorkedScript)) + " --allocator caching");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<Row> table = {
       {1024, 2097152, 1000, 1, 1, 2096128},           {3146752, 23068672, 3146728, 2, 2, 19921920},
@@ -90,9 +89,8 @@ TEST(ReplayCli, MaxSplitSize20DemoMatchesReference) {
   TempDir dir;
   const char* script =
       "X = malloc 24MiB\nfree X\nstats\nY = malloc 5MiB\nstats\nZ = malloc 21MiB\nstats\n";
-  auto r = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.file("s.txt", script)) +
-                   " --conf max_split_size_mb:20",
-               dir);
+  auto r = run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                       shell_quote(dir.file("s.txt", script)) + " --conf max_split_size_mb:20");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = json_lines(r);
   ASSERT_EQ(lines.size(), 3u);
@@ -109,9 +107,8 @@ TEST(ReplayCli, MaxSplitSize20DemoMatchesReference) {
 TEST(ReplayCli, JsonSummaryAndOomCountWithCapacity) {
   TempDir dir;
   const char* script = "A = malloc 30MiB\nB = malloc 30MiB\nfree A\nC = malloc 10MiB\n";
-  auto r = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.file("s.txt", script)) +
-                   " --capacity 50MiB --json",
-               dir);
+  auto r = run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                       shell_quote(dir.file("s.txt", script)) + " --capacity 50MiB --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = json_lines(r);
   ASSERT_EQ(lines.size(), 2u);
@@ -135,9 +132,8 @@ TEST(ReplayCli, JsonSummaryAndOomCountWithCapacity) {
 TEST(ReplayCli, BfcAndMallocPolicies) {
   TempDir dir;
   const char* script = "A = malloc 1000\nB = malloc 3MiB\nfree A\nstats\n";
-  auto bfc = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.file("s.txt", script)) +
-                     " --allocator bfc --json",
-                 dir);
+  auto bfc = run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                         shell_quote(dir.file("s.txt", script)) + " --allocator bfc --json");
   ASSERT_EQ(bfc.exit_code, 0) << bfc.err;
   auto lines = json_lines(bfc);
   ASSERT_EQ(lines.size(), 2u);
@@ -146,9 +142,8 @@ TEST(ReplayCli, BfcAndMallocPolicies) {
   EXPECT_EQ(lines[0].at("bytes_in_use"), 4 << 20);
   EXPECT_EQ(lines[0].at("pool_bytes"), (2 << 20) + (4 << 20));
   EXPECT_EQ(lines[0].at("num_allocs"), 2);
-  auto plain = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.path + "/s.txt") +
-                       " --allocator malloc --json",
-                   dir);
+  auto plain = run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                           shell_quote(dir.path + "/s.txt") + " --allocator malloc --json");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   lines = json_lines(plain);
   EXPECT_EQ(lines[0].at("reserved_bytes"), 3145728);
@@ -167,7 +162,8 @@ TEST(ReplayCli, StreamsRecordStreamAndSynchronize) {
       "synchronize 2\n"
       "C = malloc 1000 stream=1  # processes the event first, then reuses A\n"
       "stats\n";
-  auto r = run(std::string(MEMTRAIL_CLI) + " replay " + quote(dir.file("s.txt", script)), dir);
+  auto r =
+      run_command(std::string(MEMTRAIL_CLI) + " replay " + shell_quote(dir.file("s.txt", script)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = json_lines(r);
   ASSERT_EQ(lines.size(), 3u);
@@ -202,20 +198,19 @@ TEST(ReplayCli, ErrorsAreOneLineWithExitCode2) {
   };
   for (const CliError& c : cases) {
     SCOPED_TRACE(c.message);
-    auto r = run(std::string("cd ") + quote(dir.path) + " && " + MEMTRAIL_CLI + " replay " +
-                     quote(dir.file("s.txt", c.script)) + " " + c.args,
-                 dir);
+    auto r = run_command(std::string("cd ") + shell_quote(dir.path) + " && " + MEMTRAIL_CLI +
+                         " replay " + shell_quote(dir.file("s.txt", c.script)) + " " + c.args);
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   // A file with the trace magic but nothing valid after it.
   const std::string bad = dir.file("bad.mtr", std::string("\x89MTRACE\n") + "garbage");
-  auto corrupt = run(std::string(MEMTRAIL_CLI) + " replay " + quote(bad), dir);
+  auto corrupt = run_command(std::string(MEMTRAIL_CLI) + " replay " + shell_quote(bad));
   EXPECT_EQ(corrupt.exit_code, 2);
   EXPECT_NE(corrupt.err.find("bad.mtr"), std::string::npos) << corrupt.err;
   EXPECT_EQ(std::count(corrupt.err.begin(), corrupt.err.end(), '\n'), 1) << corrupt.err;
-  auto missing = run(std::string(MEMTRAIL_CLI) + " replay /nonexistent/script.txt", dir);
+  auto missing = run_command(std::string(MEMTRAIL_CLI) + " replay /nonexistent/script.txt");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/script.txt: cannot open"), std::string::npos);
 }

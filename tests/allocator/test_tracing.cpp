@@ -93,9 +93,9 @@ TEST(Tracing, PoolsEmitEveryEventWithTheirPoolId) {
   }
 
   // The recorded pool replays through the CLI.
-  auto r = memtrail::test::run(std::string(MEMTRAIL_CLI) + " replay " +
-                                   memtrail::test::quote(path) + " --pool 'traced caching' --json",
-                               dir);
+  auto r = memtrail::test::run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                                       memtrail::test::shell_quote(path) +
+                                       " --pool 'traced caching' --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto summary = nlohmann::json::parse(r.out_lines().back()).at("replay_summary");
   EXPECT_EQ(summary.at("mallocs"), 3);  // the OOM'd request never became an alloc event
@@ -103,8 +103,8 @@ TEST(Tracing, PoolsEmitEveryEventWithTheirPoolId) {
   // The trace holds allocs and frees, not the program's empty_cache() call:
   // the replayed pool keeps the 20 MiB segment cached beside the 40 MiB one.
   EXPECT_EQ(summary.at("peak_reserved_bytes"), 60 * kMiB);
-  auto missing = memtrail::test::run(
-      std::string(MEMTRAIL_CLI) + " replay " + memtrail::test::quote(path) + " --pool nope", dir);
+  auto missing = memtrail::test::run_command(std::string(MEMTRAIL_CLI) + " replay " +
+                                             memtrail::test::shell_quote(path) + " --pool nope");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no pool named 'nope' (pools: "), std::string::npos) << missing.err;
 }

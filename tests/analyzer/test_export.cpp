@@ -13,16 +13,16 @@ namespace {
 
 using nlohmann::json;
 using test::memtrail;
-using test::run_shell;
+using test::run_command;
 using test::shell_quote;
 using test::temp_trace;
 using test::TraceBuilder;
 
 bool have(const char* tool) {
-  return run_shell(std::string("command -v ") + tool).exit_code == 0;
+  return run_command(std::string("command -v ") + tool).exit_code == 0;
 }
 
-// Heap pool (stacks 1..3, see test_analysis.cpp's sequence) plus a caching
+// Heap pool (trace_builder.hpp's heap events; stack 3 called from stack 2) plus a caching
 // pool with one segment, and process samples.
 void write_trace(TraceBuilder& b) {
   b.pool(1, "malloc", PoolKind::heap);
@@ -30,13 +30,7 @@ void write_trace(TraceBuilder& b) {
   b.stack(1, 0, 0x1000);
   b.stack(2, 0, 0x2000);
   b.stack(3, 2, 0x3000);  // 0x3000 called from 0x2000
-  b.alloc(10, 1, 0xA0, 100, 1);
-  b.alloc(20, 1, 0xB0, 200, 2);
-  b.free(30, 1, 0xA0);
-  b.alloc(40, 1, 0xC0, 50, 1);
-  b.free(50, 1, 0xC0);
-  b.free(60, 1, 0xB0);
-  b.alloc(70, 1, 0xD0, 300, 3);
+  test::write_heap_events(b);
   b.segment(80, EventKind::segment_reserve, 2, 0x100000, 4 << 20);
   b.alloc(90, 2, 0x100000, 2 << 20, 3);
   b.sample(100, 8 << 20, 1000, 4096);
@@ -120,14 +114,14 @@ TEST(Export, SqliteDatabaseAnswersQueries) {
   auto r = memtrail("export --no-symbols --format sqlite -o " + shell_quote(db) + " " +
                     shell_quote(b.finish()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto q = run_shell("sqlite3 " + shell_quote(db) +
-                     " \"SELECT count(*) FROM events;"
-                     " SELECT count(*) FROM events WHERE kind='alloc';"
-                     " SELECT sum(leaked_bytes) FROM sites;"
-                     " SELECT name || '=' || peak_used_bytes FROM pools ORDER BY id;"
-                     " SELECT pool || ':' || leaked_bytes FROM leaks ORDER BY leaked_bytes;"
-                     " SELECT count(*) FROM frames;"
-                     " SELECT text FROM marks;\"");
+  auto q = run_command("sqlite3 " + shell_quote(db) +
+                       " \"SELECT count(*) FROM events;"
+                       " SELECT count(*) FROM events WHERE kind='alloc';"
+                       " SELECT sum(leaked_bytes) FROM sites;"
+                       " SELECT name || '=' || peak_used_bytes FROM pools ORDER BY id;"
+                       " SELECT pool || ':' || leaked_bytes FROM leaks ORDER BY leaked_bytes;"
+                       " SELECT count(*) FROM frames;"
+                       " SELECT text FROM marks;\"");
   ASSERT_EQ(q.exit_code, 0) << q.err;
   EXPECT_EQ(q.out,
             "11\n"
@@ -143,7 +137,7 @@ TEST(Export, SqliteDatabaseAnswersQueries) {
   r = memtrail("export --no-symbols --format sqlite --from 25 --to 65 -o " + shell_quote(db) + " " +
                shell_quote(b.path()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  q = run_shell("sqlite3 " + shell_quote(db) + " 'SELECT count(*) FROM events'");
+  q = run_command("sqlite3 " + shell_quote(db) + " 'SELECT count(*) FROM events'");
   EXPECT_EQ(q.out, "4\n");
   std::remove(db.c_str());
 }
@@ -157,11 +151,11 @@ TEST(Export, PprofDecodesWithPprofSchema) {
   auto r = memtrail("export --no-symbols --format pprof -o " + shell_quote(out) + " " +
                     shell_quote(b.finish()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto raw = run_shell("gunzip -c " + shell_quote(out) + " | protoc --decode_raw");
+  auto raw = run_command("gunzip -c " + shell_quote(out) + " | protoc --decode_raw");
   ASSERT_EQ(raw.exit_code, 0) << raw.err;
-  auto d = run_shell("gunzip -c " + shell_quote(out) +
-                     " | protoc --proto_path=" + shell_quote(MEMTRAIL_TEST_DIR) +
-                     " --decode=perftools.profiles.Profile profile.proto");
+  auto d = run_command("gunzip -c " + shell_quote(out) +
+                       " | protoc --proto_path=" + shell_quote(MEMTRAIL_TEST_DIR) +
+                       " --decode=perftools.profiles.Profile profile.proto");
   ASSERT_EQ(d.exit_code, 0) << d.err;
   // Four sample types in the Go heap convention.
   for (const char* s : {"\"alloc_objects\"", "\"alloc_space\"", "\"inuse_objects\"",

@@ -156,6 +156,7 @@ TEST(Symbolizer, DisabledGivesModuleOffsetOnly) {
 
 #include <fstream>
 
+#include "run_command.hpp"
 #include "trace_builder.hpp"
 
 namespace memtrail {
@@ -180,7 +181,7 @@ TEST(Symbolizer, SymbolCacheIsWrittenAndReused) {
   ASSERT_EQ(first.sites.size(), 1u);
   ASSERT_EQ(first.sites[0].frames.size(), 2u);
   EXPECT_EQ(first.sites[0].frames[1].function, "outer_caller()");
-  std::string text = test::slurp_file(cache);
+  std::string text = test::slurp(cache);
   ASSERT_NE(text.find("outer_caller()"), std::string::npos) << text;
 
   // Plant a different name under the same key: the cache must win.

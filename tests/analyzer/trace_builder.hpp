@@ -17,16 +17,6 @@ inline std::string temp_trace(const std::string& name) {
          std::to_string(getpid()) + "-" + name;
 }
 
-inline std::string slurp_file(const std::string& path) {
-  std::string out;
-  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-    std::fclose(f);
-  }
-  return out;
-}
-
 class TraceBuilder {
  public:
   // Threads 1 and 2 exist in every trace (the reader insists events refer
@@ -58,15 +48,11 @@ class TraceBuilder {
   }
   void alloc(std::uint64_t t, std::uint32_t pool, std::uint64_t addr, std::uint64_t size,
              std::uint32_t stack = 0, std::uint32_t thread = 1, EventKind kind = EventKind::alloc) {
-    Event e;
-    e.time_ns = t;
-    e.kind = kind;
-    e.pool = pool;
+    Event e = event(t, kind, pool, thread);
     e.address = addr;
     e.size = size;
     e.requested = size;
     e.stack = stack;
-    e.thread = thread;
     w_.add_event(e);
   }
   void reuse(std::uint64_t t, std::uint32_t pool, std::uint64_t addr, std::uint64_t size,
@@ -74,68 +60,55 @@ class TraceBuilder {
     alloc(t, pool, addr, size, stack, 1, EventKind::reuse);
   }
   void free(std::uint64_t t, std::uint32_t pool, std::uint64_t addr, std::uint32_t thread = 1) {
-    Event e;
-    e.time_ns = t;
-    e.kind = EventKind::free;
-    e.pool = pool;
+    Event e = event(t, EventKind::free, pool, thread);
     e.address = addr;
-    e.thread = thread;
     w_.add_event(e);
   }
   void segment(std::uint64_t t, EventKind kind, std::uint32_t pool, std::uint64_t addr,
                std::uint64_t size, SegmentDetail detail = SegmentDetail::whole) {
-    Event e;
-    e.time_ns = t;
-    e.kind = kind;
-    e.pool = pool;
+    Event e = event(t, kind, pool, 1);
     e.address = addr;
     e.size = size;
     e.detail = static_cast<std::uint8_t>(detail);
-    e.thread = 1;
     w_.add_event(e);
   }
   void reachability(std::uint64_t t, std::uint32_t pool, std::uint64_t addr, std::uint64_t size,
                     LeakClass c) {
-    Event e;
-    e.time_ns = t;
-    e.kind = EventKind::reachability;
-    e.pool = pool;
+    Event e = event(t, EventKind::reachability, pool, 1);
     e.address = addr;
     e.size = size;
     e.detail = static_cast<std::uint8_t>(c);
-    e.thread = 1;
     w_.add_event(e);
   }
   void scope(std::uint64_t t, EventKind kind, std::uint32_t scope, std::uint32_t thread = 1) {
-    Event e;
-    e.time_ns = t;
-    e.kind = kind;
+    Event e = event(t, kind, 0, thread);
     e.aux = scope;
-    e.thread = thread;
     w_.add_event(e);
   }
   void mark(std::uint64_t t, std::uint32_t string_id, const std::string& text) {
     w_.add_string(string_id, text);
-    Event e;
-    e.time_ns = t;
-    e.kind = EventKind::mark;
+    Event e = event(t, EventKind::mark, 0, 1);
     e.aux = string_id;
-    e.thread = 1;
     w_.add_event(e);
   }
   void sample(std::uint64_t t, std::uint64_t rss, std::uint64_t heap_used,
               std::uint64_t heap_reserved) {
-    Event e;
-    e.time_ns = t;
-    e.kind = EventKind::sample;
+    Event e = event(t, EventKind::sample, 0, 1);
     e.address = rss;
     e.size = heap_used;
     e.requested = heap_reserved;
-    e.thread = 1;
     w_.add_event(e);
   }
 
  private:
+  static Event event(std::uint64_t t, EventKind kind, std::uint32_t pool, std::uint32_t thread) {
+    Event e;
+    e.time_ns = t;
+    e.kind = kind;
+    e.pool = pool;
+    e.thread = thread;
+    return e;
+  }
   static TraceHeader header() {
     TraceHeader h;
     h.pid = 1234;
@@ -145,5 +118,24 @@ class TraceBuilder {
   std::string path_;
   TraceWriter w_;
 };
+
+// The heap events several tests assert on (pool 1, thread 1; the caller
+// defines the pool and stacks 1..3):
+//   t10 alloc A 100 (stack 1)   used 100
+//   t20 alloc B 200 (stack 2)   used 300  <- peak, first reached here
+//   t30 free A                  used 200
+//   t40 alloc C 50  (stack 1)   used 250
+//   t50 free C                  used 200  C is temporary (no alloc in between)
+//   t60 free B                  used 0    B is not (C was allocated after it)
+//   t70 alloc D 300 (stack 3)   used 300  equals the peak, does not move it; leaked
+inline void write_heap_events(TraceBuilder& b) {
+  b.alloc(10, 1, 0xA0, 100, 1);
+  b.alloc(20, 1, 0xB0, 200, 2);
+  b.free(30, 1, 0xA0);
+  b.alloc(40, 1, 0xC0, 50, 1);
+  b.free(50, 1, 0xC0);
+  b.free(60, 1, 0xB0);
+  b.alloc(70, 1, 0xD0, 300, 3);
+}
 
 }  // namespace memtrail::test

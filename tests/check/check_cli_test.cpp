@@ -1,30 +1,25 @@
 // `memtrail check` end to end: real programs traced by `memtrail run`,
 // checked by the real CLI; exit codes, exact numbers, files.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace {
+
+namespace test = memtrail::test;
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
+using test::CommandResult;
+using test::contains;
 
-Result sh(const std::string& command) {
-  Result r;
-  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+CommandResult sh(const std::string& command) {
+  return test::run_merged(command);  // the messages are checked wherever they go
 }
 
 const std::string kMemtrail = MEMTRAIL_BIN;
@@ -34,26 +29,28 @@ class CheckCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("memtrail-check-test-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("leaks.mtr") + " -- " LEAKS_BIN).rc, 0);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("base.mtr") + " -- " LEAKER_BIN).rc, 0);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("extra.mtr") + " -- " LEAKER_BIN " extra").rc, 0);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("peak.mtr") + " -- " LEAKER_BIN " peak 1000000").rc,
+    ASSERT_EQ(sh(kMemtrail + " run -o " + path("leaks.mtr") + " -- " LEAKS_BIN).exit_code, 0);
+    ASSERT_EQ(sh(kMemtrail + " run -o " + path("base.mtr") + " -- " LEAKER_BIN).exit_code, 0);
+    ASSERT_EQ(sh(kMemtrail + " run -o " + path("extra.mtr") + " -- " LEAKER_BIN " extra").exit_code,
               0);
+    ASSERT_EQ(
+        sh(kMemtrail + " run -o " + path("peak.mtr") + " -- " LEAKER_BIN " peak 1000000").exit_code,
+        0);
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
   static std::string path(const std::string& name) { return (dir_ / name).string(); }
   static void write(const std::string& name, const std::string& text) {
     std::ofstream(path(name)) << text;
   }
-  static Result check(const std::string& args) { return sh(kMemtrail + " check " + args); }
+  static CommandResult check(const std::string& args) { return sh(kMemtrail + " check " + args); }
   static fs::path dir_;
 };
 fs::path CheckCli::dir_;
 
 // samples/leaks/README.md: 8797 bytes in 13 direct blocks + 288 in 9 indirect.
 TEST_F(CheckCli, FailsWithTheExactLeakedNumbersAndSites) {
-  Result r = check(path("leaks.mtr"));
-  EXPECT_EQ(r.rc, 1) << r.out;
+  CommandResult r = check(path("leaks.mtr"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(
       r.out.find("FAIL leaked-bytes: leaked 9085 bytes (8.87 KiB) in 22 blocks; limit 0 bytes"),
       std::string::npos)
@@ -66,27 +63,28 @@ TEST_F(CheckCli, FailsWithTheExactLeakedNumbersAndSites) {
 }
 
 TEST_F(CheckCli, LimitsAtAndBelowTheMeasuredValue) {
-  EXPECT_EQ(check(path("leaks.mtr") + " --max-leaked 9085").rc, 0);
-  EXPECT_EQ(check(path("leaks.mtr") + " --max-leaked 9084").rc, 1);
-  EXPECT_EQ(check(path("leaks.mtr") + " --max-leaked-blocks 22").rc, 0);
-  Result r = check(path("leaks.mtr") + " --max-leaked-blocks 21");
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(check(path("leaks.mtr") + " --max-leaked 9085").exit_code, 0);
+  EXPECT_EQ(check(path("leaks.mtr") + " --max-leaked 9084").exit_code, 1);
+  EXPECT_EQ(check(path("leaks.mtr") + " --max-leaked-blocks 22").exit_code, 0);
+  CommandResult r = check(path("leaks.mtr") + " --max-leaked-blocks 21");
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("leaked 22 blocks (9085 bytes (8.87 KiB)); limit 21 blocks"),
             std::string::npos)
       << r.out;
 }
 
 TEST_F(CheckCli, PeakLimitNamesTheMeasuredPeakAndItsSite) {
-  Result r = check(path("peak.mtr") + " --max-leaked 100 --max-peak 500KiB");
-  EXPECT_EQ(r.rc, 1) << r.out;
+  CommandResult r = check(path("peak.mtr") + " --max-leaked 100 --max-peak 500KiB");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("FAIL peak-used: peak used"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("limit 512000 bytes (500.00 KiB)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1000000 bytes (976.56 KiB) live at the peak"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("hold("), std::string::npos) << r.out;
-  EXPECT_EQ(check(path("peak.mtr") + " --max-leaked 100 --max-peak 2MiB").rc, 0);
+  EXPECT_EQ(check(path("peak.mtr") + " --max-leaked 100 --max-peak 2MiB").exit_code, 0);
   // Per pool: one verdict per named pool.
-  Result pool = check(path("peak.mtr") + " --max-leaked 100 --pool malloc --max-peak 500KiB");
-  EXPECT_EQ(pool.rc, 1);
+  CommandResult pool =
+      check(path("peak.mtr") + " --max-leaked 100 --pool malloc --max-peak 500KiB");
+  EXPECT_EQ(pool.exit_code, 1);
   EXPECT_NE(pool.out.find("FAIL peak-used[malloc]: pool 'malloc' peak used"), std::string::npos)
       << pool.out;
 }
@@ -96,8 +94,8 @@ TEST_F(CheckCli, SuppressionsMakeItPassAndAreCounted) {
         "# every deliberate leak of samples/leaks\n"
         "leak:leak_*\n"
         "leak:*thread_leaker*\n");
-  Result r = check(path("leaks.mtr") + " --suppressions " + path("leaks.supp"));
-  EXPECT_EQ(r.rc, 0) << r.out;
+  CommandResult r = check(path("leaks.mtr") + " --suppressions " + path("leaks.supp"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("leaked 0 bytes in 0 blocks; limit 0 bytes; 9085 bytes (8.87 KiB) in 22 "
                        "blocks suppressed"),
             std::string::npos)
@@ -108,44 +106,47 @@ TEST_F(CheckCli, SuppressionsMakeItPassAndAreCounted) {
       << r.out;
   // Matching by file name and by module works too; a partial one still fails.
   write("file.supp", "leak:leaks.cpp\n");
-  EXPECT_EQ(check(path("leaks.mtr") + " --suppressions " + path("file.supp")).rc, 0);
+  EXPECT_EQ(check(path("leaks.mtr") + " --suppressions " + path("file.supp")).exit_code, 0);
   write("partial.supp", "leak:leak_calloc\n");
-  Result p = check(path("leaks.mtr") + " --suppressions " + path("partial.supp"));
-  EXPECT_EQ(p.rc, 1);
+  CommandResult p = check(path("leaks.mtr") + " --suppressions " + path("partial.supp"));
+  EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.out.find("leaked 8445 bytes (8.25 KiB) in 21 blocks"), std::string::npos) << p.out;
 }
 
 TEST_F(CheckCli, BadSuppressionsAreUsageErrors) {
   write("bad.supp", "leak:ok\nrace:foo\n");
-  Result r = check(path("leaks.mtr") + " --suppressions " + path("bad.supp"));
-  EXPECT_EQ(r.rc, 2);
+  CommandResult r = check(path("leaks.mtr") + " --suppressions " + path("bad.supp"));
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("bad.supp:2: unknown suppression type 'race'"), std::string::npos) << r.out;
 }
 
 TEST_F(CheckCli, BaselineRoundTripPassesAndNewSiteFails) {
-  Result w = check(path("base.mtr") + " --max-leaked 1MiB --write-baseline " + path("base.json"));
-  ASSERT_EQ(w.rc, 0) << w.out;
-  EXPECT_EQ(check(path("base.mtr") + " --baseline " + path("base.json")).rc, 0);
+  CommandResult w =
+      check(path("base.mtr") + " --max-leaked 1MiB --write-baseline " + path("base.json"));
+  ASSERT_EQ(w.exit_code, 0) << w.out;
+  EXPECT_EQ(check(path("base.mtr") + " --baseline " + path("base.json")).exit_code, 0);
   // The same program with one more leak site: fails even with a huge tolerance.
-  Result r = check(path("extra.mtr") + " --baseline " + path("base.json") + " --tolerance 1000");
-  EXPECT_EQ(r.rc, 1) << r.out;
+  CommandResult r =
+      check(path("extra.mtr") + " --baseline " + path("base.json") + " --tolerance 1000");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("FAIL baseline-leak-sites: 2 leak sites, 1 new and 0 grown"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("New leak site: 64 bytes in 1 block"), std::string::npos);
   EXPECT_NE(r.out.find("extra_leak()"), std::string::npos);
   // A higher peak fails without tolerance and passes within it.
-  Result peak = check(path("peak.mtr") + " --baseline " + path("base.json"));
-  EXPECT_EQ(peak.rc, 1) << peak.out;
+  CommandResult peak = check(path("peak.mtr") + " --baseline " + path("base.json"));
+  EXPECT_EQ(peak.exit_code, 1) << peak.out;
   EXPECT_NE(peak.out.find("FAIL baseline-peak-used:"), std::string::npos) << peak.out;
 }
 
 TEST_F(CheckCli, JUnitHasOneTestcasePerLimit) {
   std::string xml = path("junit.xml");
-  Result r = check(path("leaks.mtr") +
-                   " --max-leaked 1KiB --max-peak 1MiB --max-leaked-blocks 100 --junit " + xml);
-  EXPECT_EQ(r.rc, 1);
-  Result py =
+  CommandResult r =
+      check(path("leaks.mtr") +
+            " --max-leaked 1KiB --max-peak 1MiB --max-leaked-blocks 100 --junit " + xml);
+  EXPECT_EQ(r.exit_code, 1);
+  CommandResult py =
       sh("python3 -c \"import sys, xml.etree.ElementTree as E\n"
          "r = E.parse(sys.argv[1]).getroot()\n"
          "s = r.find('testsuite')\n"
@@ -155,7 +156,7 @@ TEST_F(CheckCli, JUnitHasOneTestcasePerLimit) {
          "len(cases), failed)\n"
          "print(cases[0].find('failure').get('message'))\" " +
          xml);
-  ASSERT_EQ(py.rc, 0) << py.out;
+  ASSERT_EQ(py.exit_code, 0) << py.out;
   EXPECT_EQ(py.out,
             "testsuites 3 1 3 1 3 ['leaked-bytes']\n"
             "leaked 9085 bytes (8.87 KiB) in 22 blocks; limit 1024 bytes (1.00 KiB)\n");
@@ -165,44 +166,45 @@ TEST_F(CheckCli, PolicyHoldsLimitsAndFlagsOverrideIt) {
   write("policy.json",
         R"({"max_leaked": "9 KiB", "max_peak": 1048576, "suppressions": ["leak:leak_strdup"],
             "default_suppressions": true})");
-  Result r = check(path("leaks.mtr") + " --policy " + path("policy.json"));
-  EXPECT_EQ(r.rc, 0) << r.out;  // 9085 - 21 suppressed = 9064 <= 9216
+  CommandResult r = check(path("leaks.mtr") + " --policy " + path("policy.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;  // 9085 - 21 suppressed = 9064 <= 9216
   EXPECT_NE(r.out.find("leaked 9064 bytes"), std::string::npos) << r.out;
-  EXPECT_EQ(check(path("leaks.mtr") + " --policy " + path("policy.json") + " --max-leaked 9063").rc,
+  EXPECT_EQ(check(path("leaks.mtr") + " --policy " + path("policy.json") + " --max-leaked 9063")
+                .exit_code,
             1);
   write("typo.json", R"({"max_leak": "1 KiB"})");
-  Result t = check(path("leaks.mtr") + " --policy " + path("typo.json"));
-  EXPECT_EQ(t.rc, 2);
+  CommandResult t = check(path("leaks.mtr") + " --policy " + path("typo.json"));
+  EXPECT_EQ(t.exit_code, 2);
   EXPECT_NE(t.out.find("unknown key 'max_leak'"), std::string::npos) << t.out;
   write("type.json", R"({"max_peak": true})");
-  EXPECT_EQ(check(path("leaks.mtr") + " --policy " + path("type.json")).rc, 2);
+  EXPECT_EQ(check(path("leaks.mtr") + " --policy " + path("type.json")).exit_code, 2);
 }
 
 TEST_F(CheckCli, BadInputIsExit2WithOneLine) {
   write("garbage.mtr", "this is not a trace");
-  Result r = check(path("garbage.mtr"));
-  EXPECT_EQ(r.rc, 2);
+  CommandResult r = check(path("garbage.mtr"));
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  EXPECT_EQ(check(path("missing.mtr")).rc, 2);
-  Result size = check(path("leaks.mtr") + " --max-leaked 12parsecs");
-  EXPECT_EQ(size.rc, 2);
+  EXPECT_EQ(check(path("missing.mtr")).exit_code, 2);
+  CommandResult size = check(path("leaks.mtr") + " --max-leaked 12parsecs");
+  EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.out.find("--max-leaked"), std::string::npos) << size.out;
-  EXPECT_EQ(check(path("leaks.mtr") + " --frobnicate").rc, 2);
-  Result pool = check(path("leaks.mtr") + " --pool mallocc --max-peak 1MiB");
-  EXPECT_EQ(pool.rc, 2);
+  EXPECT_EQ(check(path("leaks.mtr") + " --frobnicate").exit_code, 2);
+  CommandResult pool = check(path("leaks.mtr") + " --pool mallocc --max-peak 1MiB");
+  EXPECT_EQ(pool.exit_code, 2);
   EXPECT_NE(pool.out.find("pool 'mallocc' is not in the trace"), std::string::npos) << pool.out;
-  EXPECT_EQ(check("").rc, 2);
-  EXPECT_EQ(check(path("leaks.mtr") + " --tolerance 5").rc, 2);
+  EXPECT_EQ(check("").exit_code, 2);
+  EXPECT_EQ(check(path("leaks.mtr") + " --tolerance 5").exit_code, 2);
 }
 
 TEST_F(CheckCli, RunModeTracesThenChecks) {
-  Result r = check("--max-leaked 100 --run -- " LEAKER_BIN " extra");
-  EXPECT_EQ(r.rc, 1) << r.out;
+  CommandResult r = check("--max-leaked 100 --run -- " LEAKER_BIN " extra");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("leaked 164 bytes in 2 blocks; limit 100 bytes"), std::string::npos)
       << r.out;
-  EXPECT_EQ(check("--max-leaked 164 --run -- " LEAKER_BIN " extra").rc, 0);
-  Result fails = check("--run -- /bin/false");
-  EXPECT_EQ(fails.rc, 1);
+  EXPECT_EQ(check("--max-leaked 164 --run -- " LEAKER_BIN " extra").exit_code, 0);
+  CommandResult fails = check("--run -- /bin/false");
+  EXPECT_EQ(fails.exit_code, 1);
   EXPECT_NE(fails.out.find("'/bin/false' exited with status 1"), std::string::npos) << fails.out;
 }
 

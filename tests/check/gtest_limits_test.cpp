@@ -1,32 +1,23 @@
 // Drives the gtest_limits binary (memtrail/gtest.hpp) in-process and under
 // `memtrail run`, and checks exit codes, messages and gtest's XML.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
+namespace test = memtrail::test;
 
-Result sh(const std::string& command) {
-  Result r;
-  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using test::CommandResult;
+using test::contains;
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+CommandResult sh(const std::string& command) {
+  return test::run_merged(command);  // the messages are checked wherever they go
 }
 
 // In-process (no MEMTRAIL_OUTPUT) and under `memtrail run`.
@@ -38,7 +29,7 @@ class GtestLimits : public ::testing::TestWithParam<bool> {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  Result limits(const std::string& args) {
+  CommandResult limits(const std::string& args) {
     std::string prefix = "env -u MEMTRAIL_OUTPUT ";
     if (GetParam()) prefix = std::string(MEMTRAIL_BIN) + " run -o " + dir() + "/run-%p.mtr -- ";
     return sh(prefix + GTEST_LIMITS_BIN " " + args);
@@ -48,38 +39,38 @@ class GtestLimits : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(GtestLimits, PassingLimitsPass) {
-  Result r = limits("--gtest_filter=*Passes");
-  EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "[  PASSED  ] 5 tests.")) << r.out;
+  CommandResult r = limits("--gtest_filter=*Passes");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "[  PASSED  ] 5 tests.")) << r.out;
 }
 
 TEST_P(GtestLimits, PeakAtTheLimitFailsWithTheMeasuredPeakAndSite) {
-  Result r = limits("--gtest_filter=Limits.PeakAtLimitFails");
-  EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_TRUE(has(r.out,
-                  "Test was limited to 64.00 KiB (65536 bytes) but allocated 64.00 KiB "
-                  "(65536 bytes) at its peak"))
+  CommandResult r = limits("--gtest_filter=Limits.PeakAtLimitFails");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "Test was limited to 64.00 KiB (65536 bytes) but allocated 64.00 KiB "
+                       "(65536 bytes) at its peak"))
       << r.out;
-  EXPECT_TRUE(has(r.out, "hold_and_free(unsigned long) at ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "hold_and_free(unsigned long) at ")) << r.out;
 }
 
 TEST_P(GtestLimits, PeakOfBlocksLiveTogetherFails) {
-  Result r = limits("--gtest_filter=Limits.PeakOfTwoBlocksFails");
-  EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_TRUE(has(r.out, "but allocated 1.17 MiB (1228800 bytes) at its peak")) << r.out;
+  CommandResult r = limits("--gtest_filter=Limits.PeakOfTwoBlocksFails");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "but allocated 1.17 MiB (1228800 bytes) at its peak")) << r.out;
 }
 
 TEST_P(GtestLimits, PerSiteLeakFailsAndLandsInGtestXml) {
   std::string xml = dir() + "/gtest.xml";
-  Result r = limits("--gtest_filter=Limits.LeaksPerSiteFails --gtest_output=xml:" + xml);
-  EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_TRUE(has(r.out,
-                  "Test was allowed to leak 1.00 KiB (1024 bytes) per location but at "
-                  "least one location leaked more"))
+  CommandResult r = limits("--gtest_filter=Limits.LeaksPerSiteFails --gtest_output=xml:" + xml);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "Test was allowed to leak 1.00 KiB (1024 bytes) per location but at "
+                       "least one location leaked more"))
       << r.out;
-  EXPECT_TRUE(has(r.out, "1.17 KiB (1200 bytes) in 2 blocks allocated from:")) << r.out;
-  EXPECT_TRUE(has(r.out, "leak_from_one_site(int, unsigned long)")) << r.out;
-  Result py =
+  EXPECT_TRUE(contains(r.out, "1.17 KiB (1200 bytes) in 2 blocks allocated from:")) << r.out;
+  EXPECT_TRUE(contains(r.out, "leak_from_one_site(int, unsigned long)")) << r.out;
+  CommandResult py =
       sh("python3 -c \"import sys, xml.etree.ElementTree as E\n"
          "r = E.parse(sys.argv[1]).getroot()\n"
          "f = r.find('.//testcase/failure')\n"
@@ -89,11 +80,11 @@ TEST_P(GtestLimits, PerSiteLeakFailsAndLandsInGtestXml) {
 }
 
 TEST_P(GtestLimits, ListenerFailsOnlyTheLeakingTest) {
-  Result r = limits("--leak-listener --gtest_filter=Listener.*");
-  EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_TRUE(has(r.out, "[       OK ] Listener.CleanTestPasses")) << r.out;
-  EXPECT_TRUE(has(r.out, "[  FAILED  ] Listener.LeakingTestFails")) << r.out;
-  EXPECT_TRUE(has(r.out, "3.91 KiB (4000 bytes) in 1 block allocated from:")) << r.out;
+  CommandResult r = limits("--leak-listener --gtest_filter=Listener.*");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "[       OK ] Listener.CleanTestPasses")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[  FAILED  ] Listener.LeakingTestFails")) << r.out;
+  EXPECT_TRUE(contains(r.out, "3.91 KiB (4000 bytes) in 1 block allocated from:")) << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(InProcessAndUnderRun, GtestLimits, ::testing::Values(false, true),
@@ -102,10 +93,10 @@ INSTANTIATE_TEST_SUITE_P(InProcessAndUnderRun, GtestLimits, ::testing::Values(fa
 TEST(GtestLimitsInProcess, LeavesNoTraceInTheWorkingDirectory) {
   auto cwd = std::filesystem::temp_directory_path() / ("memtrail-cwd-" + std::to_string(getpid()));
   std::filesystem::create_directories(cwd);
-  Result r = sh("cd " + cwd.string() +
-                " && env -u MEMTRAIL_OUTPUT " GTEST_LIMITS_BIN
-                " --gtest_filter=Limits.PeakBelowLimitPasses");
-  EXPECT_EQ(r.rc, 0) << r.out;
+  CommandResult r = sh("cd " + cwd.string() +
+                       " && env -u MEMTRAIL_OUTPUT " GTEST_LIMITS_BIN
+                       " --gtest_filter=Limits.PeakBelowLimitPasses");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(std::filesystem::is_empty(cwd));
   std::filesystem::remove_all(cwd);
 }

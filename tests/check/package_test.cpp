@@ -2,66 +2,58 @@
 // samples/ci-example with CMake/CTest, and checks that exactly its four
 // deliberately failing tests fail, each with the message that says why.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
+namespace test = memtrail::test;
 
-Result sh(const std::string& command) {
-  Result r;
-  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using test::CommandResult;
+using test::contains;
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+CommandResult sh(const std::string& command) {
+  return test::run_merged(command);  // the messages are checked wherever they go
 }
 
 // Configures, builds and tests samples/ci-example against `memtrail_dir`.
 void expect_ci_example_works(const std::string& memtrail_dir, const std::string& build) {
   std::filesystem::remove_all(build);
-  Result configure =
+  CommandResult configure =
       sh("\"" CMAKE_COMMAND "\" -S " EXAMPLE_SOURCE_DIR " -B " + build +
          " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -Dmemtrail_DIR=" + memtrail_dir);
-  ASSERT_EQ(configure.rc, 0) << configure.out;
-  Result compile = sh("\"" CMAKE_COMMAND "\" --build " + build + " -j2");
-  ASSERT_EQ(compile.rc, 0) << compile.out;
+  ASSERT_EQ(configure.exit_code, 0) << configure.out;
+  CommandResult compile = sh("\"" CMAKE_COMMAND "\" --build " + build + " -j2");
+  ASSERT_EQ(compile.exit_code, 0) << compile.out;
 
-  Result ctest = sh("\"" CTEST_COMMAND "\" --test-dir " + build + " --output-on-failure");
-  EXPECT_NE(ctest.rc, 0);
+  CommandResult ctest = sh("\"" CTEST_COMMAND "\" --test-dir " + build + " --output-on-failure");
+  EXPECT_NE(ctest.exit_code, 0);
   const std::string& out = ctest.out;
-  EXPECT_TRUE(has(out, "50% tests passed, 4 tests failed out of 8")) << out;
+  EXPECT_TRUE(contains(out, "50% tests passed, 4 tests failed out of 8")) << out;
   for (const char* failing :
        {"leak_limit_fails", "peak_limit_fails", "Cache.LimitMemoryFails", "Cache.LimitLeaksFails"})
-    EXPECT_TRUE(has(out, std::string(" - ") + failing + " (Failed)")) << failing << "\n" << out;
+    EXPECT_TRUE(contains(out, std::string(" - ") + failing + " (Failed)")) << failing << "\n"
+                                                                           << out;
   for (const char* passing : {"leak_limit_passes", "peak_limit_passes", "Cache.LimitMemoryPasses",
                               "Cache.LimitLeaksPasses"})
-    EXPECT_FALSE(has(out, std::string(" - ") + passing + " (Failed)")) << passing;
+    EXPECT_FALSE(contains(out, std::string(" - ") + passing + " (Failed)")) << passing;
 
-  EXPECT_TRUE(has(out,
-                  "FAIL leaked-bytes: leaked 4096 bytes (4.00 KiB) in 1 block; limit 1024 "
-                  "bytes (1.00 KiB)"))
+  EXPECT_TRUE(contains(out,
+                       "FAIL leaked-bytes: leaked 4096 bytes (4.00 KiB) in 1 block; limit 1024 "
+                       "bytes (1.00 KiB)"))
       << out;
-  EXPECT_TRUE(has(out, "allocate_report(unsigned long) at ")) << out;
-  EXPECT_TRUE(has(out, "FAIL peak-used: peak used 3000")) << out;
-  EXPECT_TRUE(has(out, "limit 2097152 bytes (2.00 MiB)")) << out;
-  EXPECT_TRUE(has(out, "Test was limited to 1.00 MiB (1048576 bytes) but allocated ")) << out;
-  EXPECT_TRUE(has(out, "Test was allowed to leak 1.00 KiB (1024 bytes) per location")) << out;
-  EXPECT_TRUE(has(out, "8.00 KiB (8192 bytes) in 1 block allocated from:")) << out;
-  EXPECT_TRUE(has(out, "remember_forever(unsigned long)")) << out;
+  EXPECT_TRUE(contains(out, "allocate_report(unsigned long) at ")) << out;
+  EXPECT_TRUE(contains(out, "FAIL peak-used: peak used 3000")) << out;
+  EXPECT_TRUE(contains(out, "limit 2097152 bytes (2.00 MiB)")) << out;
+  EXPECT_TRUE(contains(out, "Test was limited to 1.00 MiB (1048576 bytes) but allocated ")) << out;
+  EXPECT_TRUE(contains(out, "Test was allowed to leak 1.00 KiB (1024 bytes) per location")) << out;
+  EXPECT_TRUE(contains(out, "8.00 KiB (8192 bytes) in 1 block allocated from:")) << out;
+  EXPECT_TRUE(contains(out, "remember_forever(unsigned long)")) << out;
   // memtrail_add_test keeps a JUnit report per test.
   EXPECT_TRUE(std::filesystem::exists(build + "/leak_limit_fails.junit.xml"));
 }
@@ -73,8 +65,8 @@ TEST(Package, CiExampleFromTheBuildTree) {
 TEST(Package, CiExampleFromTheInstallTree) {
   std::string prefix = EXAMPLE_BUILD_DIR "/prefix";
   std::filesystem::remove_all(prefix);
-  Result install = sh("\"" CMAKE_COMMAND "\" --install " MEMTRAIL_DIR " --prefix " + prefix);
-  ASSERT_EQ(install.rc, 0) << install.out;
+  CommandResult install = sh("\"" CMAKE_COMMAND "\" --install " MEMTRAIL_DIR " --prefix " + prefix);
+  ASSERT_EQ(install.exit_code, 0) << install.out;
   expect_ci_example_works(prefix + "/lib/cmake/memtrail", EXAMPLE_BUILD_DIR "/install-tree");
   // The installed CLI finds its preload library relative to itself.
   EXPECT_TRUE(std::filesystem::exists(prefix + "/bin/memtrail"));

@@ -53,10 +53,10 @@ void write_folded(const Analysis& a, FoldedCost cost, std::ostream& out) {
   bool many_pools = a.pools.size() > 1;
   for (const Site& s : a.sites) {
     std::uint64_t c = cost_of(s, cost);
-    if (c == 0) continue;
+    const PoolStats* p = a.pool(s.pool);
+    if (c == 0 || (p && p->upstream)) continue;  // leaf pools only: no bytes twice
     std::string path;
-    if (many_pools)
-      if (const PoolStats* p = a.pool(s.pool)) path = "[" + p->info.name + "]";
+    if (many_pools && p) path = "[" + p->info.name + "]";
     for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) {
       if (!path.empty()) path += ';';
       path += frame_name(*it);

@@ -123,6 +123,7 @@ std::string pprof_profile_bytes(const Analysis& a) {
   std::vector<ProtoWriter> samples;
   for (const Site& s : a.sites) {
     if (s.calls == 0 && s.live_at_range_end_blocks == 0) continue;
+    if (const PoolStats* p = a.pool(s.pool); p && p->upstream) continue;  // leaf pools only
     std::vector<std::uint64_t> loc_ids;
     std::size_t i = 0;
     while (i < s.frames.size()) {

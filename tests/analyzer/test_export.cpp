@@ -57,6 +57,22 @@ TEST(Export, FoldedLinesAreExact) {
   EXPECT_EQ(memtrail("export --format sqlite " + shell_quote(path)).exit_code, 2);  // needs -o
 }
 
+// A cache over an upstream "system" pool that records the cache's segment as
+// its own 4096-byte alloc: the flame graph shows the cache's bytes once.
+TEST(Export, FoldedCountsLeafPoolsOnly) {
+  TraceBuilder b(temp_trace("folded-tree.mtr"));
+  b.pool(1, "system", PoolKind::system);
+  b.pool(2, "cache", PoolKind::caching, 1);
+  b.stack(1, 0, 0x1000);
+  b.stack(2, 0, 0x2000);
+  b.alloc(1, 1, 0x10000, 4096, 1);
+  b.segment(1, EventKind::segment_reserve, 2, 0x10000, 4096);
+  b.alloc(2, 2, 0x10000, 1024, 2);
+  auto r = memtrail("export --no-symbols --format folded --cost bytes " + shell_quote(b.finish()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "[cache];0x2000 1024\n");
+}
+
 TEST(Export, ChromeTraceHasDocumentedCountersAndSlices) {
   TraceBuilder b(temp_trace("chrome.mtr"));
   write_trace(b);

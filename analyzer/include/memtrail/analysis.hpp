@@ -19,10 +19,11 @@
 //   level of an allocator stack. Every process-wide figure counts leaf pools
 //   only: the summary's peak/final used, allocations, frees, bytes_allocated,
 //   temporary_allocations, leaked_* and live_at_range_end_*, the Leaks totals
-//   and sites, top_sites() and both histograms. Per-pool figures (PoolStats,
-//   Site) stay per pool: an upstream still shows what it handed out. The
-//   anomaly counters (unmatched/late-matched frees, replaced blocks) and
-//   `events` cover every pool.
+//   and sites, top_sites(), the diff's sites, the folded and pprof exports
+//   and both histograms. Per-pool figures (PoolStats, Site) stay per pool: an
+//   upstream still shows what it handed out. The anomaly counters
+//   (unmatched/late-matched frees, replaced blocks) and `events` cover every
+//   pool.
 // - a `reuse` event is an allocation served from cache: it counts in
 //   `allocations` and in `reuses`.
 // - temporary allocation: freed by the thread that allocated it, with no other

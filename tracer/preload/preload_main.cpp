@@ -83,6 +83,9 @@ void remove_self_from_ld_preload() {
     if (!follow) remove_self_from_ld_preload();
   }
   if (detail::recorder_started()) return;  // the recorder started itself (MEMTRAIL_AUTOSTART)
+  // The options' strings are allocated before tracing starts: their frees
+  // (when `options` goes out of scope) must not reach the trace either.
+  detail::ScopedInternal internal;
   RecorderOptions options = RecorderOptions::from_environment();
   options.track_live_heap = true;
   options.follow_forks = follow;

@@ -21,6 +21,7 @@ namespace {
 using format::AllocCandidates;
 using format::chunk_class;
 using format::kClassDepth;
+using format::kFreshEnds;
 using format::ThreadCodecState;
 using test::Collected;
 
@@ -58,14 +59,23 @@ TEST(AllocCandidates, SameClassFreesComeFirstNewestFirst) {
   EXPECT_FALSE(AllocCandidates(st, chunk_class(40)).index_of(0x3000, index));
 }
 
-TEST(AllocCandidates, FreshBlockFollowsThePreviousOne) {
+TEST(AllocCandidates, FreshBlocksFollowRecentOnes) {
   ThreadCodecState st;
   st.push_freed(0x1000, 40);
-  st.next_fresh = 0x9000 + chunk_class(500);
-  // One same-class entry, so the continuation is index 1.
-  expect_round_trip(st, chunk_class(40), 0x9000 + chunk_class(500), 1);
-  // A class with no entries: the continuation is index 0.
-  expect_round_trip(st, chunk_class(4000), 0x9000 + chunk_class(500), 0);
+  st.push_fresh(0x9000 + chunk_class(500));
+  st.push_fresh(0xa000 + chunk_class(70));
+  // One same-class entry, so the ends of recent blocks start at index 1, newest first.
+  expect_round_trip(st, chunk_class(40), 0xa000 + chunk_class(70), 1);
+  expect_round_trip(st, chunk_class(40), 0x9000 + chunk_class(500), 2);
+  // A class with no entries: they start at index 0.
+  expect_round_trip(st, chunk_class(4000), 0x9000 + chunk_class(500), 1);
+  std::uint64_t address;
+  EXPECT_FALSE(AllocCandidates(st, chunk_class(4000)).address_at(2, address));  // no third end
+  // The ring keeps the last kFreshEnds ends.
+  for (int i = 0; i < kFreshEnds; ++i) st.push_fresh(0x100000 + 0x1000 * i);
+  std::uint64_t index;
+  EXPECT_FALSE(AllocCandidates(st, chunk_class(4000)).index_of(0x9000 + chunk_class(500), index));
+  expect_round_trip(st, chunk_class(4000), 0x100000, kFreshEnds - 1);
 }
 
 TEST(AllocCandidates, OtherClassFreesByRecencyAmongLiveOnes) {
@@ -73,13 +83,13 @@ TEST(AllocCandidates, OtherClassFreesByRecencyAmongLiveOnes) {
   st.push_freed(0xa000, 5000);
   st.push_freed(0xb000, 7000);
   st.push_freed(0xc000, 9000);
-  std::uint64_t cls = chunk_class(2000);  // no same-class entries, no continuation
-  expect_round_trip(st, cls, 0xc000, 1 + 0);
-  expect_round_trip(st, cls, 0xa000, 1 + 2);
+  std::uint64_t cls = chunk_class(2000);  // no same-class entries, no block ends
+  expect_round_trip(st, cls, 0xc000, kFreshEnds + 0);
+  expect_round_trip(st, cls, 0xa000, kFreshEnds + 2);
   st.take_freed(cls, 0xb000);  // taken entries no longer count in the rank
-  expect_round_trip(st, cls, 0xa000, 1 + 1);
+  expect_round_trip(st, cls, 0xa000, kFreshEnds + 1);
   std::uint64_t address;
-  EXPECT_FALSE(AllocCandidates(st, cls).address_at(1 + 2, address));
+  EXPECT_FALSE(AllocCandidates(st, cls).address_at(kFreshEnds + 2, address));
   EXPECT_FALSE(AllocCandidates(st, cls).index_of(0xd000, address));  // a miss
 }
 
@@ -90,7 +100,7 @@ TEST(AllocCandidates, ClassListKeepsTheNewestEntries) {
   expect_round_trip(st, cls, 0x10000 + 0x100 * (kClassDepth + 3), 0);
   // The oldest same-class entry fell off the class list; it is still a recent free.
   ASSERT_TRUE(AllocCandidates(st, cls).index_of(0x10000, index));
-  EXPECT_GT(index, static_cast<std::uint64_t>(kClassDepth));
+  EXPECT_GE(index, static_cast<std::uint64_t>(kClassDepth + kFreshEnds));
 }
 
 TEST(StackCode, AlternatingSitesCodeAsZero) {

@@ -150,6 +150,7 @@ inline std::uint64_t chunk_class(std::uint64_t size) {
 }
 
 inline constexpr int kClassBuckets = 256;
+inline constexpr int kFreshEnds = 64;
 inline constexpr int kClassDepth = 16;
 // Bounds the reader's per-chunk state (each thread's ClassFrees is ~37 KiB):
 // the writer starts a new chunk before a chunk would hold more threads.
@@ -224,9 +225,17 @@ struct ThreadCodecState {
   int next_slot = 0;
   RecentFrees recent_frees;
   ClassFrees class_frees;
-  // End of the thread's previous alloc/reuse block (address + chunk_class):
-  // glibc carves fresh blocks from the top chunk back to back.
-  std::uint64_t next_fresh = 0;
+  // Ends (address + chunk_class) of the thread's last kFreshEnds allocs,
+  // a ring, newest first: glibc carves a new block from the top chunk, or
+  // from the rest of a free chunk it just split, right where one ended.
+  std::array<std::uint64_t, kFreshEnds> fresh_ring{};
+  std::uint64_t fresh_pushed = 0;
+  std::uint64_t fresh_end(int j) const {  // 0 = newest; 0 when none
+    return static_cast<std::uint64_t>(j) < fresh_pushed
+               ? fresh_ring[(fresh_pushed - 1 - static_cast<std::uint64_t>(j)) & (kFreshEnds - 1)]
+               : 0;
+  }
+  void push_fresh(std::uint64_t end) { fresh_ring[fresh_pushed++ & (kFreshEnds - 1)] = end; }
 
   // A freed block enters both free lists; its class only when its size is known.
   void push_freed(std::uint64_t address, std::uint64_t size) {
@@ -272,10 +281,10 @@ struct ThreadCodecState {
 
 // Where an alloc/reuse of chunk class `cls` probably lands, in index order:
 // 0..n-1 the class's n freed blocks, newest first (tcache and bins are LIFO
-// per class); n the end of the thread's previous block (glibc carves fresh
-// blocks from the top chunk back to back); n+1+r rank r of RecentFrees
-// (blocks split or coalesced into another class). An index is one byte where
-// a delta costs about three.
+// per class); n+j the end of the thread's j-th newest block (glibc carves
+// from the top chunk, or from the rest of a chunk it split, back to back);
+// n+kFreshEnds+r rank r of RecentFrees (blocks split from or merged into
+// another class's). An index is one byte where a delta costs about three.
 struct AllocCandidates {
   ThreadCodecState& st;
   const ClassFrees::Bucket* same_class;
@@ -289,10 +298,11 @@ struct AllocCandidates {
   bool index_of(std::uint64_t address, std::uint64_t& index) const {
     for (std::uint64_t i = 0; i < n; ++i)
       if (same_class->address[i] == address) return index = i, true;
-    if (st.next_fresh != 0 && address == st.next_fresh) return index = n, true;
+    for (int j = 0; j < kFreshEnds; ++j)
+      if (address == st.fresh_end(j)) return index = n + static_cast<std::uint64_t>(j), true;
     std::uint64_t seq;
     if (!st.recent_frees.find(address, seq)) return false;
-    index = n + 1 + static_cast<std::uint64_t>(st.recent_frees.rank_of(seq));
+    index = n + kFreshEnds + static_cast<std::uint64_t>(st.recent_frees.rank_of(seq));
     return true;
   }
   // False when `index` names no candidate.
@@ -301,12 +311,12 @@ struct AllocCandidates {
       address = same_class->address[index];
       return true;
     }
-    if (index == n) {
-      address = st.next_fresh;
+    if (index - n < kFreshEnds) {
+      address = st.fresh_end(static_cast<int>(index - n));
       return address != 0;
     }
     std::uint64_t seq;
-    if (!st.recent_frees.seq_at(index - n - 1, seq)) return false;
+    if (!st.recent_frees.seq_at(index - n - kFreshEnds, seq)) return false;
     address = st.recent_frees.ring[RecentFrees::slot(seq)];
     return true;
   }

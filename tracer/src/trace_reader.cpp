@@ -374,7 +374,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
     if (alloc) {
       if (e.address != 0) {
         st.take_freed(cls, e.address);
-        st.next_fresh = e.address + cls;
+        st.push_fresh(e.address + cls);
       }
       ordinals.emplace_back(e.address, e.size);
     }

@@ -271,7 +271,7 @@ struct TraceWriter::Impl {
     if (alloc) {
       if (e.address != 0) {
         *live.try_emplace({e.pool, e.address}).first = {ordinals, e.size};
-        st.next_fresh = e.address + cls;
+        st.push_fresh(e.address + cls);
       }
       ++ordinals;
     }

@@ -161,6 +161,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
           format_size(p.peak_used_bytes).c_str(), format_size(p.peak_reserved_bytes).c_str(),
           format_size(p.final_used_bytes).c_str(), format_size(p.final_reserved_bytes).c_str(),
           count(p.allocations).c_str(), 100.0 * p.reuse_ratio, count(p.segment_reserves).c_str());
+      if (p.upstream)
+        out += "    upstream: its blocks are segments of the pools above it (not in the summary)\n";
       if (p.has_segments && p.allocations + p.live_blocks > 0) {
         const Fragmentation& f = p.final_fragmentation;
         out +=

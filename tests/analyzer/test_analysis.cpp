@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_text.hpp"
 #include "trace_builder.hpp"
 
 namespace memtrail {
@@ -320,6 +321,13 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   EXPECT_EQ(device->leaked_bytes, 4096u);
   EXPECT_EQ(cache->allocations, 3u);
   EXPECT_EQ(cache->leaked_bytes, 512u);
+  // The text report says which pools the summary leaves out: mmap and device.
+  std::string text = report_text(a, TextReportOptions{});
+  std::size_t notes = 0;
+  for (auto at = text.find("upstream: "); at != std::string::npos;
+       at = text.find("upstream: ", at + 1))
+    ++notes;
+  EXPECT_EQ(notes, 2u) << text;
 
   // --pool naming an upstream alone: its blocks are the process-wide figures.
   AnalysisOptions only_device = no_symbols();

@@ -11,16 +11,11 @@
 
 namespace {
 
-namespace test = memtrail::test;
-
 namespace fs = std::filesystem;
 
-using test::CommandResult;
-using test::contains;
-
-CommandResult sh(const std::string& command) {
-  return test::run_merged(command);  // the messages are checked wherever they go
-}
+using memtrail::test::CommandResult;
+// stdout and stderr together: the messages are checked wherever they go.
+using memtrail::test::run_merged;
 
 const std::string kMemtrail = MEMTRAIL_BIN;
 
@@ -29,12 +24,16 @@ class CheckCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("memtrail-check-test-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("leaks.mtr") + " -- " LEAKS_BIN).exit_code, 0);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("base.mtr") + " -- " LEAKER_BIN).exit_code, 0);
-    ASSERT_EQ(sh(kMemtrail + " run -o " + path("extra.mtr") + " -- " LEAKER_BIN " extra").exit_code,
+    ASSERT_EQ(run_merged(kMemtrail + " run -o " + path("leaks.mtr") + " -- " LEAKS_BIN).exit_code,
+              0);
+    ASSERT_EQ(run_merged(kMemtrail + " run -o " + path("base.mtr") + " -- " LEAKER_BIN).exit_code,
+              0);
+    ASSERT_EQ(run_merged(kMemtrail + " run -o " + path("extra.mtr") + " -- " LEAKER_BIN " extra")
+                  .exit_code,
               0);
     ASSERT_EQ(
-        sh(kMemtrail + " run -o " + path("peak.mtr") + " -- " LEAKER_BIN " peak 1000000").exit_code,
+        run_merged(kMemtrail + " run -o " + path("peak.mtr") + " -- " LEAKER_BIN " peak 1000000")
+            .exit_code,
         0);
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
@@ -42,7 +41,9 @@ class CheckCli : public ::testing::Test {
   static void write(const std::string& name, const std::string& text) {
     std::ofstream(path(name)) << text;
   }
-  static CommandResult check(const std::string& args) { return sh(kMemtrail + " check " + args); }
+  static CommandResult check(const std::string& args) {
+    return run_merged(kMemtrail + " check " + args);
+  }
   static fs::path dir_;
 };
 fs::path CheckCli::dir_;
@@ -146,16 +147,16 @@ TEST_F(CheckCli, JUnitHasOneTestcasePerLimit) {
       check(path("leaks.mtr") +
             " --max-leaked 1KiB --max-peak 1MiB --max-leaked-blocks 100 --junit " + xml);
   EXPECT_EQ(r.exit_code, 1);
-  CommandResult py =
-      sh("python3 -c \"import sys, xml.etree.ElementTree as E\n"
-         "r = E.parse(sys.argv[1]).getroot()\n"
-         "s = r.find('testsuite')\n"
-         "cases = s.findall('testcase')\n"
-         "failed = [c.get('name') for c in cases if c.find('failure') is not None]\n"
-         "print(r.tag, r.get('tests'), r.get('failures'), s.get('tests'), s.get('failures'), "
-         "len(cases), failed)\n"
-         "print(cases[0].find('failure').get('message'))\" " +
-         xml);
+  CommandResult py = run_merged(
+      "python3 -c \"import sys, xml.etree.ElementTree as E\n"
+      "r = E.parse(sys.argv[1]).getroot()\n"
+      "s = r.find('testsuite')\n"
+      "cases = s.findall('testcase')\n"
+      "failed = [c.get('name') for c in cases if c.find('failure') is not None]\n"
+      "print(r.tag, r.get('tests'), r.get('failures'), s.get('tests'), s.get('failures'), "
+      "len(cases), failed)\n"
+      "print(cases[0].find('failure').get('message'))\" " +
+      xml);
   ASSERT_EQ(py.exit_code, 0) << py.out;
   EXPECT_EQ(py.out,
             "testsuites 3 1 3 1 3 ['leaked-bytes']\n"

@@ -11,14 +11,10 @@
 
 namespace {
 
-namespace test = memtrail::test;
-
-using test::CommandResult;
-using test::contains;
-
-CommandResult sh(const std::string& command) {
-  return test::run_merged(command);  // the messages are checked wherever they go
-}
+using memtrail::test::CommandResult;
+using memtrail::test::contains;
+// stdout and stderr together: the messages are checked wherever they go.
+using memtrail::test::run_merged;
 
 // In-process (no MEMTRAIL_OUTPUT) and under `memtrail run`.
 class GtestLimits : public ::testing::TestWithParam<bool> {
@@ -32,7 +28,7 @@ class GtestLimits : public ::testing::TestWithParam<bool> {
   CommandResult limits(const std::string& args) {
     std::string prefix = "env -u MEMTRAIL_OUTPUT ";
     if (GetParam()) prefix = std::string(MEMTRAIL_BIN) + " run -o " + dir() + "/run-%p.mtr -- ";
-    return sh(prefix + GTEST_LIMITS_BIN " " + args);
+    return run_merged(prefix + GTEST_LIMITS_BIN " " + args);
   }
   std::string dir() const { return dir_.string(); }
   std::filesystem::path dir_;
@@ -70,12 +66,12 @@ TEST_P(GtestLimits, PerSiteLeakFailsAndLandsInGtestXml) {
       << r.out;
   EXPECT_TRUE(contains(r.out, "1.17 KiB (1200 bytes) in 2 blocks allocated from:")) << r.out;
   EXPECT_TRUE(contains(r.out, "leak_from_one_site(int, unsigned long)")) << r.out;
-  CommandResult py =
-      sh("python3 -c \"import sys, xml.etree.ElementTree as E\n"
-         "r = E.parse(sys.argv[1]).getroot()\n"
-         "f = r.find('.//testcase/failure')\n"
-         "print(r.get('tests'), r.get('failures'), 'per location' in f.get('message'))\" " +
-         xml);
+  CommandResult py = run_merged(
+      "python3 -c \"import sys, xml.etree.ElementTree as E\n"
+      "r = E.parse(sys.argv[1]).getroot()\n"
+      "f = r.find('.//testcase/failure')\n"
+      "print(r.get('tests'), r.get('failures'), 'per location' in f.get('message'))\" " +
+      xml);
   EXPECT_EQ(py.out, "1 1 True\n");
 }
 
@@ -93,9 +89,9 @@ INSTANTIATE_TEST_SUITE_P(InProcessAndUnderRun, GtestLimits, ::testing::Values(fa
 TEST(GtestLimitsInProcess, LeavesNoTraceInTheWorkingDirectory) {
   auto cwd = std::filesystem::temp_directory_path() / ("memtrail-cwd-" + std::to_string(getpid()));
   std::filesystem::create_directories(cwd);
-  CommandResult r = sh("cd " + cwd.string() +
-                       " && env -u MEMTRAIL_OUTPUT " GTEST_LIMITS_BIN
-                       " --gtest_filter=Limits.PeakBelowLimitPasses");
+  CommandResult r = run_merged("cd " + cwd.string() +
+                               " && env -u MEMTRAIL_OUTPUT " GTEST_LIMITS_BIN
+                               " --gtest_filter=Limits.PeakBelowLimitPasses");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(std::filesystem::is_empty(cwd));
   std::filesystem::remove_all(cwd);

@@ -12,26 +12,23 @@
 
 namespace {
 
-namespace test = memtrail::test;
-
-using test::CommandResult;
-using test::contains;
-
-CommandResult sh(const std::string& command) {
-  return test::run_merged(command);  // the messages are checked wherever they go
-}
+using memtrail::test::CommandResult;
+using memtrail::test::contains;
+// stdout and stderr together: the messages are checked wherever they go.
+using memtrail::test::run_merged;
 
 // Configures, builds and tests samples/ci-example against `memtrail_dir`.
 void expect_ci_example_works(const std::string& memtrail_dir, const std::string& build) {
   std::filesystem::remove_all(build);
   CommandResult configure =
-      sh("\"" CMAKE_COMMAND "\" -S " EXAMPLE_SOURCE_DIR " -B " + build +
-         " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -Dmemtrail_DIR=" + memtrail_dir);
+      run_merged("\"" CMAKE_COMMAND "\" -S " EXAMPLE_SOURCE_DIR " -B " + build +
+                 " -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -Dmemtrail_DIR=" + memtrail_dir);
   ASSERT_EQ(configure.exit_code, 0) << configure.out;
-  CommandResult compile = sh("\"" CMAKE_COMMAND "\" --build " + build + " -j2");
+  CommandResult compile = run_merged("\"" CMAKE_COMMAND "\" --build " + build + " -j2");
   ASSERT_EQ(compile.exit_code, 0) << compile.out;
 
-  CommandResult ctest = sh("\"" CTEST_COMMAND "\" --test-dir " + build + " --output-on-failure");
+  CommandResult ctest =
+      run_merged("\"" CTEST_COMMAND "\" --test-dir " + build + " --output-on-failure");
   EXPECT_NE(ctest.exit_code, 0);
   const std::string& out = ctest.out;
   EXPECT_TRUE(contains(out, "50% tests passed, 4 tests failed out of 8")) << out;
@@ -65,7 +62,8 @@ TEST(Package, CiExampleFromTheBuildTree) {
 TEST(Package, CiExampleFromTheInstallTree) {
   std::string prefix = EXAMPLE_BUILD_DIR "/prefix";
   std::filesystem::remove_all(prefix);
-  CommandResult install = sh("\"" CMAKE_COMMAND "\" --install " MEMTRAIL_DIR " --prefix " + prefix);
+  CommandResult install =
+      run_merged("\"" CMAKE_COMMAND "\" --install " MEMTRAIL_DIR " --prefix " + prefix);
   ASSERT_EQ(install.exit_code, 0) << install.out;
   expect_ci_example_works(prefix + "/lib/cmake/memtrail", EXAMPLE_BUILD_DIR "/install-tree");
   // The installed CLI finds its preload library relative to itself.

@@ -133,10 +133,25 @@ struct RecentFrees {
     return n;
   }
   // The live entry of rank `rank`; false when there are not that many.
+  // Walks the live bitmap a word at a time, newest first.
   bool seq_at(std::uint64_t rank, std::uint64_t& seq) const {
     std::uint64_t oldest = pushed > kRecentFrees ? pushed - kRecentFrees : 0;
-    for (std::uint64_t s = pushed; s-- > oldest;)
-      if (is_live(s) && rank-- == 0) return seq = s, true;
+    for (std::uint64_t s = pushed; s > oldest;) {  // entries [s - span, s) share a word
+      unsigned top = slot(s - 1);
+      std::uint64_t span = std::min<std::uint64_t>((top & 63) + 1, s - oldest);
+      std::uint64_t w = live[top >> 6] >> ((top & 63) + 1 - span);
+      if (span < 64) w &= (std::uint64_t{1} << span) - 1;
+      std::uint64_t c = static_cast<std::uint64_t>(std::popcount(w));
+      if (rank < c) {
+        for (;; --rank) {
+          int bit = 63 - std::countl_zero(w);
+          if (rank == 0) return seq = s - span + static_cast<std::uint64_t>(bit), true;
+          w &= ~(std::uint64_t{1} << bit);
+        }
+      }
+      rank -= c;
+      s -= span;
+    }
     return false;
   }
 };
@@ -298,8 +313,12 @@ struct AllocCandidates {
   bool index_of(std::uint64_t address, std::uint64_t& index) const {
     for (std::uint64_t i = 0; i < n; ++i)
       if (same_class->address[i] == address) return index = i, true;
-    for (int j = 0; j < kFreshEnds; ++j)
-      if (address == st.fresh_end(j)) return index = n + static_cast<std::uint64_t>(j), true;
+    int found = -1;  // branch-free, so the compiler can vectorize the scan
+    for (int k = 0; k < kFreshEnds; ++k) found = st.fresh_ring[k] == address ? k : found;
+    if (found >= 0) {
+      index = n + ((st.fresh_pushed - 1 - static_cast<std::uint64_t>(found)) & (kFreshEnds - 1));
+      return true;
+    }
     std::uint64_t seq;
     if (!st.recent_frees.find(address, seq)) return false;
     index = n + kFreshEnds + static_cast<std::uint64_t>(st.recent_frees.rank_of(seq));

@@ -38,9 +38,11 @@ extern "C" __attribute__((noinline)) void memtrail_test_skip_caller(void) {
   asm volatile("" ::: "memory");
 }
 
-// An allocator whose record call sits two frames below its entry point.
+// An allocator whose record call sits two frames below its entry point. Its
+// pool is registered by the test, so the trace is valid on its own.
+static std::uint32_t g_test_pool = 0;
 extern "C" __attribute__((noinline)) void memtrail_test_pool_internals(const void* p) {
-  memtrail::record_alloc(1, p, 32, 32);
+  memtrail::record_alloc(g_test_pool, p, 32, 32);
   asm volatile("" ::: "memory");
 }
 extern "C" __attribute__((noinline)) void memtrail_test_pool_entry(const void* p) {
@@ -177,7 +179,10 @@ std::vector<std::string> innermost_symbols(const char* name, Body body) {
 }
 
 TEST(Stacks, AllocatorEntryMakesItsCallerTheInnermostFrame) {
-  auto got = innermost_symbols("stacks-entry.mtr", [] { memtrail_test_pool_user(); });
+  auto got = innermost_symbols("stacks-entry.mtr", [] {
+    g_test_pool = register_pool({0, 0, "entry", PoolKind::other, MemorySpace::host, -1});
+    memtrail_test_pool_user();
+  });
   EXPECT_EQ(got, std::vector<std::string>{"alloc memtrail_test_pool_user"});
 }
 

@@ -42,12 +42,6 @@ Tables& tables() {
 
 namespace {
 
-std::uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
-}
-
 struct InternalGuard {
   InternalGuard() { ++t_internal; }
   ~InternalGuard() { --t_internal; }

@@ -219,8 +219,8 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
         }
         case kTagPool: {
           PoolInfo p;
-          std::uint8_t kind, space;
-          std::int64_t device;
+          std::uint8_t kind = 0, space = 0;
+          std::int64_t device = 0;
           table_id(p.id, "pool");
           need(ops.varint32(p.parent) && ops.str(text) && ops.u8(kind) && ops.u8(space) &&
                    ops.svarint(device),
@@ -249,7 +249,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
         }
         case kTagScope: {
           ScopeInfo sc;
-          std::uint8_t kind;
+          std::uint8_t kind = 0;
           table_id(sc.id, "scope");
           need(ops.str(text) && ops.u8(kind) && ops.varint32(sc.pool), "scope record");
           need(kind <= static_cast<std::uint8_t>(ScopeKind::iteration),
@@ -357,7 +357,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
         throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
     }
     if (!has_ref && (mask & kMaskAddr)) {
-      std::uint64_t zz;
+      std::uint64_t zz = 0;
       need(split_varint(s[kAddr], s[kAddrHigh], zz), "event address");
       std::int64_t delta = unzigzag(zz);
       std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;

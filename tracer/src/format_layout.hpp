@@ -98,15 +98,20 @@ struct RecentFrees {
     unsigned i = slot(seq);
     return seq < pushed && pushed - seq <= kRecentFrees && ((live[i >> 6] >> (i & 63)) & 1);
   }
+  // `newest` keeps addresses that left the window (is_live rejects their
+  // seq), so a push costs one probe, not a probe plus a backward-shift
+  // erase; it is rebuilt from the window once it holds 4x the window.
   void push(std::uint64_t a) {
     unsigned i = slot(pushed);
-    if (pushed >= kRecentFrees) {  // the oldest entry leaves the window
-      std::uint64_t* old = newest.find(ring[i]);
-      if (old && *old == pushed - kRecentFrees) newest.erase(ring[i]);
-    }
     ring[i] = a;
     live[i >> 6] |= std::uint64_t{1} << (i & 63);
     *newest.try_emplace(a).first = pushed++;
+    if (newest.size() > 4 * static_cast<std::size_t>(kRecentFrees)) rebuild_index();
+  }
+  void rebuild_index() {
+    newest.clear();
+    std::uint64_t oldest = pushed > kRecentFrees ? pushed - kRecentFrees : 0;
+    for (std::uint64_t s = oldest; s < pushed; ++s) *newest.try_emplace(ring[slot(s)]).first = s;
   }
   // The newest live entry holding `a`.
   bool find(std::uint64_t a, std::uint64_t& seq) {

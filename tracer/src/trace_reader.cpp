@@ -5,6 +5,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,39 @@ struct FileCloser {
   }
 };
 
+// The defined ids of one table. Writers hand ids out densely from 1, so a
+// bitmap answers the per-event reference checks with one load where a hash
+// set cost a hash and a probe; ids past kDenseIds (only a hostile file has
+// them) go to a hash set so the bitmap stays bounded.
+class IdSet {
+ public:
+  static constexpr std::uint32_t kDenseIds = 1u << 24;  // 2 MiB of bits at most
+  bool contains(std::uint32_t id) const {
+    if (id < kDenseIds) {
+      std::size_t w = id >> 6;
+      return w < bits_.size() && ((bits_[w] >> (id & 63)) & 1);
+    }
+    return sparse_.count(id) != 0;
+  }
+  void insert(std::uint32_t id) {
+    if (id >= kDenseIds) {
+      sparse_.insert(id);
+      return;
+    }
+    std::size_t w = id >> 6;
+    if (w >= bits_.size()) bits_.resize(std::max<std::size_t>(w + 1, bits_.size() * 2), 0);
+    bits_[w] |= std::uint64_t{1} << (id & 63);
+  }
+  void clear() {
+    bits_.clear();
+    sparse_.clear();
+  }
+
+ private:
+  std::vector<std::uint64_t> bits_;
+  std::unordered_set<std::uint32_t> sparse_;
+};
+
 // Thrown inside chunk decoding; turned into ReadResult::error.
 struct DecodeError {
   std::string what;
@@ -50,7 +84,7 @@ struct TraceReader::Impl {
   TraceHeader header;
 
   // Defined table ids (file-wide).
-  std::unordered_set<std::uint32_t> strings, modules, threads, pools, stack_nodes, scopes;
+  IdSet strings, modules, threads, pools, stack_nodes, scopes;
 
   std::string stored, payload;
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
@@ -165,15 +199,15 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
   const std::uint64_t time_resolution = header.time_resolution_ns;
   std::uint32_t current_thread = 0;
   std::unordered_map<std::uint32_t, ThreadCodecState> states;
+  ThreadCodecState* current_state = nullptr;  // of current_thread; null after a switch
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ordinals;  // alloc (address, size)
   std::uint64_t chunk_events = 0;
 
   auto need = [](bool ok, const char* what) {
     if (!ok) throw DecodeError{std::string("undecodable ") + what};
   };
-  auto defined = [](const std::unordered_set<std::uint32_t>& set, std::uint32_t id,
-                    const char* table) {
-    if (id != 0 && !set.count(id))
+  auto defined = [](const IdSet& set, std::uint32_t id, const char* table) {
+    if (id != 0 && !set.contains(id))
       throw DecodeError{std::string("reference to undefined ") + table + " " + std::to_string(id)};
   };
   auto table_id = [&](std::uint32_t& id, const char* what) {
@@ -263,6 +297,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
         }
         case kTagThreadSwitch:
           need(ops.varint32(current_thread), "thread switch");
+          current_state = nullptr;
           defined(threads, current_thread, "thread");
           break;
         default:
@@ -281,14 +316,17 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
     Event e;
     e.kind = static_cast<EventKind>(kind_index);
     e.thread = current_thread;
-    auto found = states.find(current_thread);
-    if (found == states.end()) {
-      if (states.size() >= kMaxThreadsPerChunk)
-        throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
-                          " threads with events in one chunk"};
-      found = states.try_emplace(current_thread).first;
+    if (!current_state) {  // looked up once per thread switch, not per event
+      auto found = states.find(current_thread);
+      if (found == states.end()) {
+        if (states.size() >= kMaxThreadsPerChunk)
+          throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
+                            " threads with events in one chunk"};
+        found = states.try_emplace(current_thread).first;
+      }
+      current_state = &found->second;
     }
-    ThreadCodecState& st = found->second;
+    ThreadCodecState& st = *current_state;
 
     std::uint64_t dt;
     need(split_varint(s[kTime], s[kTimeHigh], dt), "event time");

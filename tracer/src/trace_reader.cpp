@@ -73,6 +73,11 @@ struct DecodeError {
   std::string what;
 };
 
+[[noreturn, gnu::noinline, gnu::cold]] void undefined_reference(const char* table,
+                                                                std::uint32_t id) {
+  throw DecodeError{std::string("reference to undefined ") + table + " " + std::to_string(id)};
+}
+
 }  // namespace
 
 struct TraceReader::Impl {
@@ -206,9 +211,10 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
   auto need = [](bool ok, const char* what) {
     if (!ok) throw DecodeError{std::string("undecodable ") + what};
   };
+  // Inlined per event; only the error path is out of line.
   auto defined = [](const IdSet& set, std::uint32_t id, const char* table) {
-    if (id != 0 && !set.contains(id))
-      throw DecodeError{std::string("reference to undefined ") + table + " " + std::to_string(id)};
+    if (id != 0 && !set.contains(id)) [[unlikely]]
+      undefined_reference(table, id);
   };
   auto table_id = [&](std::uint32_t& id, const char* what) {
     need(ops.varint32(id), what);
@@ -365,7 +371,7 @@ bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
       case kSizeZero:
         break;
       case kSizeCached: {
-        std::uint8_t i;
+        std::uint8_t i = 0;
         need(s[kSize].u8(i) && i < kSizeSlots, "event size slot");
         slot = i;
         e.size = st.slot_size[slot];

@@ -1,5 +1,6 @@
 // The replay engine: one policy per allocator, all over VirtualResource.
 #include <memory>
+#include <vector>
 
 #include "memtrail/alloc/bfc_pool.hpp"
 #include "memtrail/alloc/replay.hpp"
@@ -19,12 +20,22 @@ class Policy {
   virtual std::map<std::string, std::int64_t> stats() const = 0;
   virtual std::uint64_t allocated() const = 0;
   virtual std::uint64_t reserved() const = 0;
+  virtual VirtualResource& device() = 0;
 };
+
+// Addresses must be planned before a pool reserves anything (BFC
+// preallocates its region in its constructor).
+using AddressPlan = const std::vector<std::uint64_t>*;
+VirtualResource& planned(VirtualResource& device, AddressPlan plan) {
+  if (plan) device.plan_addresses(*plan);
+  return device;
+}
 
 class CachingPolicy final : public Policy {
  public:
-  CachingPolicy(std::uint64_t capacity, const std::string& conf)
-      : device_(capacity), pool_(device_, CachingConfig::parse(conf), "replay caching pool") {}
+  CachingPolicy(std::uint64_t capacity, const std::string& conf, AddressPlan plan)
+      : device_(capacity),
+        pool_(planned(device_, plan), CachingConfig::parse(conf), "replay caching pool") {}
   void* malloc(std::uint64_t size, StreamId stream) override { return pool_.malloc(size, stream); }
   void free(void* p) override { pool_.free(p); }
   void record_stream(void* p, StreamId stream) override { pool_.record_stream(p, stream); }
@@ -38,6 +49,7 @@ class CachingPolicy final : public Policy {
   std::map<std::string, std::int64_t> stats() const override { return pool_.memory_stats(); }
   std::uint64_t allocated() const override { return pool_.allocated_bytes(); }
   std::uint64_t reserved() const override { return pool_.reserved_bytes(); }
+  VirtualResource& device() override { return device_; }
 
  private:
   VirtualResource device_;
@@ -46,8 +58,9 @@ class CachingPolicy final : public Policy {
 
 class BfcPolicy final : public Policy {
  public:
-  BfcPolicy(std::uint64_t capacity, const std::string& conf)
-      : device_(capacity), pool_(device_, options(capacity, conf), "replay bfc pool") {}
+  BfcPolicy(std::uint64_t capacity, const std::string& conf, AddressPlan plan)
+      : device_(capacity),
+        pool_(planned(device_, plan), options(capacity, conf), "replay bfc pool") {}
   void* malloc(std::uint64_t size, StreamId) override { return pool_.allocate_raw(size); }
   void free(void* p) override { pool_.deallocate_raw(p); }
   std::map<std::string, std::int64_t> stats() const override { return pool_.stats().to_map(); }
@@ -57,6 +70,7 @@ class BfcPolicy final : public Policy {
   std::uint64_t reserved() const override {
     return static_cast<std::uint64_t>(pool_.stats().pool_bytes);
   }
+  VirtualResource& device() override { return device_; }
 
  private:
   // Without a capacity there is no fraction to preallocate: the arena grows.
@@ -74,7 +88,9 @@ class BfcPolicy final : public Policy {
 // that never fragments).
 class MallocPolicy final : public Policy {
  public:
-  explicit MallocPolicy(std::uint64_t capacity) : device_(capacity) {}
+  MallocPolicy(std::uint64_t capacity, AddressPlan plan) : device_(capacity) {
+    planned(device_, plan);
+  }
   void* malloc(std::uint64_t size, StreamId) override {
     if (size == 0) return nullptr;
     UpstreamFailure why;
@@ -101,6 +117,7 @@ class MallocPolicy final : public Policy {
   }
   std::uint64_t allocated() const override { return device_.bytes_in_use(); }
   std::uint64_t reserved() const override { return device_.bytes_in_use(); }
+  VirtualResource& device() override { return device_; }
 
  private:
   VirtualResource device_;
@@ -108,15 +125,15 @@ class MallocPolicy final : public Policy {
   std::int64_t num_allocs_ = 0, num_frees_ = 0;
 };
 
-std::unique_ptr<Policy> make_policy(const ReplayOptions& o) {
+std::unique_ptr<Policy> make_policy(const ReplayOptions& o, AddressPlan plan) {
   switch (o.allocator) {
     case ReplayAllocator::caching:
-      return std::make_unique<CachingPolicy>(o.capacity, o.conf);
+      return std::make_unique<CachingPolicy>(o.capacity, o.conf, plan);
     case ReplayAllocator::bfc:
-      return std::make_unique<BfcPolicy>(o.capacity, o.conf);
+      return std::make_unique<BfcPolicy>(o.capacity, o.conf, plan);
     case ReplayAllocator::malloc:
       if (!o.conf.empty()) throw ConfigError("the malloc policy takes no --conf");
-      return std::make_unique<MallocPolicy>(o.capacity);
+      return std::make_unique<MallocPolicy>(o.capacity, plan);
   }
   throw ConfigError("unknown allocator");
 }
@@ -125,7 +142,12 @@ std::unique_ptr<Policy> make_policy(const ReplayOptions& o) {
 
 ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options,
                         ReplaySink* sink) {
-  std::unique_ptr<Policy> policy = make_policy(options);
+  if (options.keep_addresses && script.segment_addresses.empty())
+    throw ReplayError("--keep-addresses: " + script.source +
+                      " recorded no segment reserves for this pool (only a trace of a pool that "
+                      "reserves segments, such as CachingPool or BfcPool, has addresses to keep)");
+  std::unique_ptr<Policy> policy =
+      make_policy(options, options.keep_addresses ? &script.segment_addresses : nullptr);
   std::vector<void*> blocks(script.names.size(), nullptr);
   ReplayResult r;
   for (const ReplayOp& op : script.ops) {
@@ -167,6 +189,8 @@ ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options
   }
   r.final_reserved = policy->reserved();
   r.final_allocated = policy->allocated();
+  r.addresses_kept = policy->device().planned_addresses_used();
+  r.addresses_skipped = policy->device().planned_addresses_skipped();
   return r;
 }
 

@@ -37,6 +37,10 @@ class PoolSequence final : public TraceVisitor {
         script_.ops.push_back(op);
         break;
       }
+      case EventKind::segment_reserve:
+        if (e.detail == static_cast<std::uint8_t>(SegmentDetail::whole))
+          script_.segment_addresses.push_back(e.address);
+        break;
       case EventKind::free: {
         ++events_;
         if (auto it = live_.find(e.address); it != live_.end())

@@ -1,5 +1,7 @@
 #include "memtrail/alloc/virtual_resource.hpp"
 
+#include <iterator>
+
 #include "memtrail/size.hpp"
 
 namespace memtrail::alloc {
@@ -18,12 +20,72 @@ std::uint64_t VirtualResource::free_bytes() const {
   return capacity_ > used ? capacity_ - used : 0;
 }
 
-void* VirtualResource::next_range(std::size_t bytes) {
+void VirtualResource::plan_addresses(std::vector<std::uint64_t> addresses) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::uint64_t address = next_;
+  planned_ = true;
+  plan_ = std::move(addresses);
+  plan_next_ = 0;
+}
+
+std::uint64_t VirtualResource::planned_addresses_used() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_used_;
+}
+
+std::uint64_t VirtualResource::planned_addresses_skipped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_skipped_;
+}
+
+bool VirtualResource::overlaps_in_use(std::uint64_t start, std::uint64_t bytes) const {
+  if (start == 0 || start + bytes < start) return true;  // null or wrapping: never usable
+  auto after = in_use_.upper_bound(start);
+  if (after != in_use_.end() && after->first < start + bytes) return true;
+  if (after == in_use_.begin()) return false;
+  auto before = std::prev(after);
+  return before->first + before->second > start;
+}
+
+void* VirtualResource::next_range(std::size_t bytes, bool may_use_plan) {
+  std::lock_guard<std::mutex> lock(mutex_);
   const std::uint64_t span = bytes <= kStride ? kStride : (bytes + kStride - 1) / kStride * kStride;
-  next_ += span;
+  if (!planned_) {
+    const std::uint64_t address = next_;
+    next_ += span;
+    return reinterpret_cast<void*>(address);
+  }
+  // Segment i of the replay takes the address of recorded segment i, or
+  // none, so one skipped address does not shift the rest.
+  std::uint64_t address = 0;
+  if (may_use_plan && plan_next_ < plan_.size()) {
+    const std::uint64_t candidate = plan_[plan_next_++];
+    if (overlaps_in_use(candidate, bytes))
+      ++plan_skipped_;
+    else
+      address = candidate, ++plan_used_;
+  }
+  if (!address) {
+    // Recorded addresses are real process addresses, which can lie anywhere
+    // in the scheme's range: step over the ranges in use.
+    while (overlaps_in_use(next_, span)) next_ += kStride;
+    address = next_;
+    next_ += span;
+  }
+  in_use_.emplace(address, bytes);
   return reinterpret_cast<void*>(address);
+}
+
+void VirtualResource::forget_range(void* p) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (planned_) in_use_.erase(reinterpret_cast<std::uint64_t>(p));
+}
+
+void VirtualResource::give_back(void* p, std::size_t, std::size_t) noexcept {
+  forget_range(p);
+}
+
+void VirtualResource::do_release_reservation(void* p, std::size_t) noexcept {
+  forget_range(p);
 }
 
 // The base class has already counted `bytes` as in use when these run.
@@ -37,11 +99,11 @@ void* VirtualResource::acquire(std::size_t bytes, std::size_t, UpstreamFailure* 
     }
     return nullptr;
   }
-  return next_range(bytes);
+  return next_range(bytes, true);
 }
 
 void* VirtualResource::do_reserve(std::size_t bytes) {
-  return next_range(bytes);
+  return next_range(bytes, false);
 }
 
 bool VirtualResource::do_map(void*, std::size_t bytes, UpstreamFailure* why) {

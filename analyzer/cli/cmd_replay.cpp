@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: memtrail replay SCRIPT|TRACE [--allocator caching|bfc|malloc] [--conf STR]\n"
-    "                       [--capacity SIZE] [--pool NAME] [--json]\n"
+    "                       [--capacity SIZE] [--pool NAME] [--keep-addresses] [--json]\n"
     "\n"
     "  SCRIPT            one operation per line: 'A = malloc 1000 [stream=1]', 'free A',\n"
     "                    'record_stream A 2', 'synchronize [2]', 'empty_cache', 'stats'\n"
@@ -29,6 +29,8 @@ constexpr const char* kUsage =
     "                    bfc: preallocate:False,memory_fraction:0.9,memory_limit:8GiB\n"
     "  --capacity SIZE   size of the virtual device (default unbounded); OOMs are counted\n"
     "  --pool NAME       pool of the trace to replay (default: the heap, 'malloc')\n"
+    "  --keep-addresses  TRACE only: segments take the addresses the pool recorded, so\n"
+    "                    equal-size free blocks are ordered as in the recorded run\n"
     "  --json            the final summary as one JSON line\n"
     "\n"
     "Each 'stats' line prints the policy's stats as one JSON line (PyTorch memory_stats()\n"
@@ -99,8 +101,7 @@ int cmd_replay(int argc, char** argv) {
       } else if (a == "--json") {
         json = true;
       } else if (a == "--keep-addresses") {
-        return usage_error(
-            "--keep-addresses is not supported yet: trace replays use virtual addresses");
+        options.keep_addresses = true;
       } else if (!a.empty() && a[0] == '-') {
         return usage_error("unknown option '" + a + "' (see memtrail replay --help)");
       } else if (input.empty()) {
@@ -122,6 +123,9 @@ int cmd_replay(int argc, char** argv) {
   else
     return usage_error("unknown allocator '" + allocator + "' (caching, bfc or malloc)");
 
+  if (options.keep_addresses && !looks_like_trace(input))
+    return usage_error("--keep-addresses needs a trace (.mtr); '" + input +
+                       "' is a replay script, whose segments have no recorded addresses");
   alloc::ReplayScript script;
   try {
     script = looks_like_trace(input) ? alloc::ReplayScript::from_trace(input, pool)
@@ -153,6 +157,10 @@ int cmd_replay(int argc, char** argv) {
                           {"peak_fragmentation_bytes", r.peak_fragmentation},
                           {"final_reserved_bytes", r.final_reserved},
                           {"final_allocated_bytes", r.final_allocated}}}};
+    if (options.keep_addresses) {
+      j["replay_summary"]["addresses_kept"] = r.addresses_kept;
+      j["replay_summary"]["addresses_skipped"] = r.addresses_skipped;
+    }
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("allocator:          %s (%llu ops)\n", allocator.c_str(),
@@ -165,6 +173,10 @@ int cmd_replay(int argc, char** argv) {
                 format_size(r.peak_fragmentation).c_str(),
                 static_cast<unsigned long long>(r.peak_fragmentation));
     std::printf("OOMs:               %llu\n", static_cast<unsigned long long>(r.ooms));
+    if (options.keep_addresses)
+      std::printf("recorded addresses: %llu kept, %llu skipped (they overlapped a live segment)\n",
+                  static_cast<unsigned long long>(r.addresses_kept),
+                  static_cast<unsigned long long>(r.addresses_skipped));
   }
   return 0;
 }

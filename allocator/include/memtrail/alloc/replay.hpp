@@ -44,6 +44,9 @@ struct ReplayScript {
   std::vector<ReplayOp> ops;
   std::vector<std::string> names;  // slot -> name
   std::string warning;             // one line, e.g. a trace cut short; empty if none
+  // Trace input only: the addresses of the pool's whole-segment reserves, in
+  // order (what --keep-addresses replays with).
+  std::vector<std::uint64_t> segment_addresses;
 
   // Throws ReplayError "SOURCE:LINE: what is wrong".
   static ReplayScript parse(std::istream& in, const std::string& source);
@@ -63,12 +66,19 @@ struct ReplayOptions {
   ReplayAllocator allocator = ReplayAllocator::caching;
   std::string conf;            // CachingConfig text (caching) or BfcOptions text (bfc)
   std::uint64_t capacity = 0;  // virtual device size; 0 = unbounded
+  // Segments take the script's recorded segment_addresses instead of the
+  // virtual scheme (see VirtualResource::plan_addresses). Needs a trace input
+  // whose pool recorded segment reserves; throws ReplayError otherwise.
+  bool keep_addresses = false;
 };
 
 struct ReplayResult {
   std::uint64_t ops = 0, mallocs = 0, frees = 0, ooms = 0;
   std::uint64_t peak_reserved = 0, peak_allocated = 0, peak_fragmentation = 0;
   std::uint64_t final_reserved = 0, final_allocated = 0;
+  // keep_addresses only: recorded addresses used, and skipped because they
+  // overlapped a range the replay still had in use.
+  std::uint64_t addresses_kept = 0, addresses_skipped = 0;
 };
 
 class ReplaySink {

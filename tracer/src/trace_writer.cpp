@@ -6,13 +6,16 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
 #include "byte_io.hpp"
+#include "encoder_state.hpp"
 #include "flat_map.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
@@ -39,6 +42,63 @@ struct PoolAddressHash {
   }
 };
 
+// One stream of the chunk being built. The encoder reserves room for a
+// whole event once (reserve), then writes with plain stores: no capacity
+// check and no size update per byte, as std::string::push_back has.
+class OutBuf {
+ public:
+  OutBuf() = default;
+  OutBuf(const OutBuf&) = delete;
+  OutBuf& operator=(const OutBuf&) = delete;
+  ~OutBuf() { std::free(begin_); }
+
+  const char* data() const { return begin_; }
+  std::size_t size() const { return static_cast<std::size_t>(pos_ - begin_); }
+  void clear() { pos_ = begin_; }
+  void reserve(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - pos_) < n) grow(n);
+  }
+  void append(const char* p, std::size_t n) {
+    reserve(n);
+    if (n) std::memcpy(pos_, p, n);
+    pos_ += n;
+  }
+  // Unchecked: the caller reserved the room.
+  void u8(std::uint8_t v) { *pos_++ = static_cast<char>(v); }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      *pos_++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *pos_++ = static_cast<char>(v);
+  }
+
+ private:
+  void grow(std::size_t n) {
+    std::size_t used = size();
+    std::size_t cap = static_cast<std::size_t>(end_ - begin_);
+    std::size_t want = std::max<std::size_t>({cap * 2, used + n, 4096});
+    auto* p = static_cast<char*>(std::realloc(begin_, want));
+    if (!p) throw std::bad_alloc();
+    begin_ = p;
+    pos_ = p + used;
+    end_ = p + want;
+  }
+  char* begin_ = nullptr;
+  char* pos_ = nullptr;
+  char* end_ = nullptr;
+};
+
+// byte_io.hpp's split_varint, on OutBufs.
+inline void split_varint(OutBuf& first, OutBuf& rest, std::uint64_t v) {
+  if (v < 0x80) {
+    first.u8(static_cast<std::uint8_t>(v));
+    return;
+  }
+  first.u8(static_cast<std::uint8_t>(v | 0x80));
+  rest.varint(v >> 7);
+}
+
 }  // namespace
 
 struct TraceWriter::Impl {
@@ -51,21 +111,27 @@ struct TraceWriter::Impl {
   std::string path;
   std::uint64_t time_resolution = 1;
 
-  std::string streams[kStreamCount];
-  std::string payload, compressed, frame;
+  OutBuf streams[kStreamCount];
+  std::string payload, compressed, frame, record_scratch;
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
 
   // Chunk-local prediction state.
   std::uint32_t current_thread = 0;
-  ThreadCodecState* current_state = nullptr;  // threads[current_thread] (node-stable)
-  std::unordered_map<std::uint32_t, ThreadCodecState> threads;
+  EncoderThreadState* current_state = nullptr;  // threads[current_thread] (node-stable)
+  std::unordered_map<std::uint32_t, EncoderThreadState> threads;
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
   runtime::FlatMap<PoolAddress, std::pair<std::uint64_t, std::uint64_t>, PoolAddressHash>
       live;  // -> (ordinal, size)
 
   ~Impl() { ZSTD_freeCCtx(cctx); }
 
-  ByteSink sink(Stream s) { return ByteSink{streams[s]}; }
+  // Table records are rare: they are built with ByteSink in a scratch
+  // string, then appended to OPS.
+  ByteSink record_sink() {
+    record_scratch.clear();
+    return ByteSink{record_scratch};
+  }
+  void end_record() { streams[kOps].append(record_scratch.data(), record_scratch.size()); }
 
   void set_time_resolution(const TraceHeader& h) {
     if (h.time_resolution_ns == 0 || h.time_resolution_ns > kMaxTimeResolution)
@@ -141,7 +207,7 @@ struct TraceWriter::Impl {
     payload.clear();
     ByteSink p{payload};
     for (auto& s : streams) p.varint(s.size());
-    for (auto& s : streams) payload += s;
+    for (auto& s : streams) payload.append(s.data(), s.size());
     compressed.resize(ZSTD_compressBound(payload.size()));
     std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
                                       payload.size(), kZstdLevel);
@@ -163,15 +229,25 @@ struct TraceWriter::Impl {
     if (raw_size() >= kTargetRawChunk) flush_chunk();
   }
 
-  void record(RecordTag tag) { sink(kOps).u8(kRecordBit | tag); }
+  void record(RecordTag tag) {
+    streams[kOps].reserve(1);
+    streams[kOps].u8(kRecordBit | tag);
+  }
+
+  // Worst case bytes one event adds to any stream (thread switch, op, mask,
+  // five varints in MISC, ...): reserved once per event, so the writes
+  // below are plain stores.
+  static constexpr std::size_t kMaxEventBytes = 40;
 
   void encode(const Event& e) {
     auto kind_index = static_cast<std::uint8_t>(e.kind);
     if (kind_index == 0 || kind_index >= kEventKindCount)
       throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));
+    for (auto& s : streams) s.reserve(kMaxEventBytes);
+    OutBuf& ops = streams[kOps];
     if (e.thread != current_thread) {
-      record(kTagThreadSwitch);
-      sink(kOps).varint(e.thread);
+      ops.u8(kRecordBit | kTagThreadSwitch);
+      ops.varint(e.thread);
       current_thread = e.thread;
       current_state = nullptr;
     }
@@ -179,13 +255,14 @@ struct TraceWriter::Impl {
     if (current_state == nullptr) {
       if (threads.size() >= kMaxThreadsPerChunk && !threads.count(e.thread)) {
         flush_chunk();  // bounds the reader's per-chunk state
-        record(kTagThreadSwitch);
-        sink(kOps).varint(e.thread);
+        for (auto& s : streams) s.reserve(kMaxEventBytes);
+        ops.u8(kRecordBit | kTagThreadSwitch);
+        ops.varint(e.thread);
         current_thread = e.thread;
       }
       current_state = &threads[e.thread];
     }
-    ThreadCodecState& st = *current_state;
+    EncoderThreadState& st = *current_state;
     std::uint8_t op = kind_index;
     std::uint8_t mask = 0;
 
@@ -215,9 +292,7 @@ struct TraceWriter::Impl {
         op |= kOpAddrRef;
       }
     } else if (alloc && e.address != 0) {
-      AllocCandidates c(st, cls);
-      if (c.index_of(e.address, ref_distance)) op |= kOpAddrRef;
-      st.take_freed(cls, e.address);
+      if (st.alloc_index_and_take(cls, e.address, ref_distance)) op |= kOpAddrRef;
     }
 
     // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
@@ -240,25 +315,27 @@ struct TraceWriter::Impl {
     if (e.aux != 0) mask |= kMaskAux;
     if (!(op & kOpAddrRef) && e.address != 0) mask |= kMaskAddr;
 
-    ByteSink ops = sink(kOps), misc = sink(kMisc), sizes = sink(kSize), addr = sink(kAddr);
+    OutBuf &misc = streams[kMisc], &sizes = streams[kSize], &addr = streams[kAddr];
     ops.u8(op);
     ops.u8(mask);
-    split_varint(sink(kTime), sink(kTimeHigh), dt);
+    split_varint(streams[kTime], streams[kTimeHigh], dt);
     if (mask & kMaskPool) misc.varint(e.pool);
     if (mask & kMaskStack) misc.varint(st.stack_code(kind_index, e.stack));
     if (mask & kMaskDetail) misc.u8(e.detail);
     if (mask & kMaskAux) misc.varint(e.aux);
     if (size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(slot));
     if (size_mode == kSizeExplicit) {
-      split_varint(sizes, sink(kSizeHigh), e.size);
+      split_varint(sizes, streams[kSizeHigh], e.size);
       slot = st.insert_size(e.size);
     }
-    if (mask & kMaskRequested) sizes.svarint(static_cast<std::int64_t>(e.size - e.requested));
+    if (mask & kMaskRequested)
+      sizes.varint(zigzag(static_cast<std::int64_t>(e.size - e.requested)));
     if (op & kOpAddrRef) {
       addr.varint(ref_distance);
     } else if (mask & kMaskAddr) {
       std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
-      split_varint(addr, sink(kAddrHigh), zigzag(static_cast<std::int64_t>(e.address - predicted)));
+      split_varint(addr, streams[kAddrHigh],
+                   zigzag(static_cast<std::int64_t>(e.address - predicted)));
     }
 
     st.last_pool = e.pool;
@@ -308,61 +385,67 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
   impl_->record(kTagString);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(id);
   s.str(text);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_module(const ModuleInfo& m) {
   impl_->record(kTagModule);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(m.id);
   s.str(m.path);
   s.varint(m.load_address);
   s.varint(m.start);
   s.varint(m.end);
   s.str(m.build_id);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_thread(const ThreadInfo& t) {
   impl_->record(kTagThread);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(t.id);
   s.varint(t.tid);
   s.str(t.name);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_pool(const PoolInfo& p) {
   impl_->record(kTagPool);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(p.id);
   s.varint(p.parent);
   s.str(p.name);
   s.u8(static_cast<std::uint8_t>(p.kind));
   s.u8(static_cast<std::uint8_t>(p.space));
   s.svarint(p.device);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_stack_node(const StackNode& n) {
   impl_->record(kTagStackNode);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(n.id);
   s.varint(n.parent);
   s.varint(n.ip);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_scope(const ScopeInfo& sc) {
   impl_->record(kTagScope);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(sc.id);
   s.str(sc.name);
   s.u8(static_cast<std::uint8_t>(sc.kind));
   s.varint(sc.pool);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 

@@ -251,10 +251,9 @@ bool Session::drain() {
   carry_out.clear();
   pending.clear();
   for (const auto& [thread, offset] : carry_pending)
-    pending.emplace_back(thread, carry_in.data() + offset);
+    pending.push_back(Pending{carry_in[offset], carry_in.data() + offset, thread});
   carry_pending.clear();
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
-  constexpr std::size_t kHeaderWords = sizeof(RawEvent) / 8;
   // 1. Index every thread's published events.
   runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one time-ordered run
   if (!pending.empty()) runs.push_back(pending.size());  // the carry: already merged
@@ -272,10 +271,10 @@ bool Session::drain() {
       while (tb->read_pos < used) {
         // Events are whole 8-byte words at 8-byte-aligned offsets.
         const auto* event = reinterpret_cast<const std::uint64_t*>(b->data() + tb->read_pos);
-        RawEvent raw;
+        RawHead raw;
         std::memcpy(&raw, event, sizeof raw);
-        pending.emplace_back(tb->id, event);
-        tb->read_pos += static_cast<std::uint32_t>((kHeaderWords + raw.frames) * 8);
+        pending.push_back(Pending{raw.time, event, tb->id});
+        tb->read_pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
       }
       if (!next) break;
       tb->read_block = next;
@@ -310,23 +309,29 @@ bool Session::drain() {
 
   // 3. Merge threads by time. Each thread's run is already in time order, so
   // merging runs pairwise is O(n log threads) and free for one thread.
-  auto by_time = [](const std::pair<std::uint32_t, const std::uint64_t*>& a,
-                    const std::pair<std::uint32_t, const std::uint64_t*>& b) {
-    return *a.second < *b.second;
-  };
   // Pairwise merges into a reused buffer (inplace_merge would allocate a
-  // temporary buffer on every call).
+  // temporary buffer on every call). Branch-free: which run an event comes
+  // from is a coin toss when threads interleave, so a branch would miss.
   while (runs.size() > 2) {
-    merge_out.clear();
+    merge_out.resize(pending.size());
     std::vector<std::size_t> merged{0};
+    Pending* out = merge_out.data();
     for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
-      auto a = pending.begin() + runs[i], mid = pending.begin() + runs[i + 1];
+      const Pending* a = pending.data() + runs[i];
+      const Pending* a_end = pending.data() + runs[i + 1];
       if (i + 2 < runs.size()) {
-        std::merge(a, mid, mid, pending.begin() + runs[i + 2], std::back_inserter(merge_out),
-                   by_time);
+        const Pending* b = a_end;
+        const Pending* b_end = pending.data() + runs[i + 2];
+        while (a != a_end && b != b_end) {
+          bool take_b = b->time < a->time;  // ties keep a's (earlier run's) event first
+          *out++ = take_b ? *b : *a;
+          b += take_b;
+          a += !take_b;
+        }
+        out = std::copy(b, b_end, std::copy(a, a_end, out));
         merged.push_back(runs[i + 2]);
       } else {
-        merge_out.insert(merge_out.end(), a, mid);
+        out = std::copy(a, a_end, out);
         merged.push_back(runs[i + 1]);
       }
     }
@@ -336,13 +341,13 @@ bool Session::drain() {
 
   // Events at or after the cut wait for the next drain (see above).
   std::size_t keep = pending.size();
-  while (keep > 0 && *pending[keep - 1].second >= cut) --keep;
+  while (keep > 0 && pending[keep - 1].time >= cut) --keep;
   for (std::size_t i = keep; i < pending.size(); ++i) {
-    const std::uint64_t* event = pending[i].second;
-    RawEvent raw;
+    const std::uint64_t* event = pending[i].event;
+    RawHead raw;
     std::memcpy(&raw, event, sizeof raw);
-    carry_pending.emplace_back(pending[i].first, carry_out.size());
-    carry_out.insert(carry_out.end(), event, event + kHeaderWords + raw.frames);
+    carry_pending.emplace_back(pending[i].thread, carry_out.size());
+    carry_out.insert(carry_out.end(), event, event + raw_words(raw));
   }
   pending.resize(keep);
 
@@ -373,16 +378,18 @@ bool Session::drain() {
   constexpr std::size_t kPrefetchAhead = 8;  // events in blocks other cores wrote
   for (std::size_t i = 0; i < pending.size(); ++i) {
     if (i + kPrefetchAhead < pending.size()) {
-      const std::uint64_t* ahead = pending[i + kPrefetchAhead].second;
+      const std::uint64_t* ahead = pending[i + kPrefetchAhead].event;
       __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + sizeof(RawEvent) / 8 - 1);
+      __builtin_prefetch(ahead + kHeadWords - 1);
     }
-    const auto& [thread, event] = pending[i];
-    RawEvent raw;
+    const std::uint32_t thread = pending[i].thread;
+    const std::uint64_t* event = pending[i].event;
+    RawHead raw;
     std::memcpy(&raw, event, sizeof raw);
+    const std::uint64_t* frames = event + raw_fixed_words(raw);
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
-      std::memcpy(name, event + kHeaderWords, sizeof name);
+      std::memcpy(name, frames, sizeof name);
       name[kMaxNameBytes - 1] = '\0';
       writer->add_thread(ThreadInfo{thread, tids[thread], name});
       continue;
@@ -390,20 +397,30 @@ bool Session::drain() {
     Event e;
     e.time_ns = clock.to_ns(raw.time);
     e.thread = thread;
-    e.pool = raw.pool;
     e.kind = static_cast<EventKind>(raw.kind);
     e.detail = raw.detail;
     e.address = raw.address;
     e.size = raw.size;
-    e.requested = raw.requested;
-    e.aux = raw.aux;
+    std::uint32_t explicit_stack = 0;
+    if (raw.flags & kRawHasTail) {
+      RawTail tail;
+      std::memcpy(&tail, event + kHeadWords, sizeof tail);
+      e.pool = tail.pool;
+      e.requested = tail.requested;
+      e.aux = tail.aux;
+      explicit_stack = tail.stack;
+    } else {
+      e.pool = raw.pool;
+      e.requested = (raw.flags & kRawRequestedIsSize) ? raw.size : 0;
+      e.aux = 0;
+    }
     if (raw.frames) {
-      e.stack = trie.intern(event + kHeaderWords, raw.frames, on_node);
+      e.stack = trie.intern(frames, raw.frames, on_node);
       if (raw.stack_slot) threads_by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
     } else if (raw.stack_slot) {
       e.stack = threads_by_id[thread]->slot_stack[raw.stack_slot - 1];
     } else {
-      e.stack = raw.stack;
+      e.stack = explicit_stack;
     }
     if (live_on && e.pool == heap) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {

@@ -215,7 +215,7 @@ struct EncoderThreadState {
     }
     int n = h.count < kClassDepth ? h.count : kClassDepth - 1;
     auto& list = class_address[bucket];
-    std::memmove(&list[1], &list[0], static_cast<std::size_t>(n) * sizeof list[0]);
+    for (int i = n; i > 0; --i) list[i] = list[i - 1];  // short: no memmove call
     list[0] = a;
     h.count = n + 1;
   }

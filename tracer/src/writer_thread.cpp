@@ -268,6 +268,10 @@ bool Session::drain() {
       Block* b = tb->read_block;
       Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
       std::uint32_t used = b->used.load(std::memory_order_acquire);
+      // At most one event per head's bytes: room for them all up front, so
+      // the loop below appends without a capacity check per event.
+      std::size_t room = pending.size() + (used - std::min(used, tb->read_pos)) / sizeof(RawHead);
+      if (room > pending.capacity()) pending.reserve(std::max(room, 2 * pending.capacity()));
       while (tb->read_pos < used) {
         // Events are whole 8-byte words at 8-byte-aligned offsets.
         const auto* event = reinterpret_cast<const std::uint64_t*>(b->data() + tb->read_pos);

@@ -31,15 +31,75 @@ std::uint32_t crc32_of(const void* data, std::size_t n, std::uint32_t crc = 0) {
       ::crc32(crc, static_cast<const Bytef*>(data), static_cast<uInt>(n)));
 }
 
-struct PoolAddress {
-  std::uint32_t pool;
-  std::uint64_t address;
-  bool operator==(const PoolAddress&) const = default;
-};
-struct PoolAddressHash {
-  std::uint64_t operator()(const PoolAddress& k) const {
-    return (k.address ^ (std::uint64_t{k.pool} << 47)) * 0x9e3779b97f4a7c15ull;
+// The chunk's blocks allocated and not yet freed, by (pool, address) ->
+// (alloc ordinal, size): a free of one of them is coded as a reference.
+// Open addressing with linear probing and backward-shift deletion; address
+// 0 marks an empty slot (an alloc at address 0 is never entered). A free
+// finds and erases its entry in one probe sequence.
+class LiveBlocks {
+ public:
+  LiveBlocks() { resize(1024); }
+
+  // Enters (or replaces: its free was lost) the block at `address`.
+  void put(std::uint32_t pool, std::uint64_t address, std::uint64_t ordinal, std::uint64_t size) {
+    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
+    std::size_t i = home(pool, address);
+    while (slots_[i].address != 0 && !(slots_[i].address == address && slots_[i].pool == pool))
+      i = (i + 1) & mask_;
+    if (slots_[i].address == 0) ++count_;
+    slots_[i] = Slot{address, pool, ordinal, size};
   }
+  // Removes the block, returning its ordinal and size; false when absent.
+  bool take(std::uint32_t pool, std::uint64_t address, std::uint64_t& ordinal,
+            std::uint64_t& size) {
+    std::size_t i = home(pool, address);
+    for (;; i = (i + 1) & mask_) {
+      if (slots_[i].address == 0) return false;
+      if (slots_[i].address == address && slots_[i].pool == pool) break;
+    }
+    ordinal = slots_[i].ordinal;
+    size = slots_[i].size;
+    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
+      std::size_t h = home(slots_[j].pool, slots_[j].address);
+      bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+      if (!stays) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i].address = 0;
+    --count_;
+    return true;
+  }
+  void clear() {
+    if (count_ == 0) return;
+    for (Slot& s : slots_) s.address = 0;
+    count_ = 0;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t address;
+    std::uint32_t pool;
+    std::uint64_t ordinal, size;
+  };
+  std::size_t home(std::uint32_t pool, std::uint64_t address) const {
+    return static_cast<std::size_t>(
+        ((address ^ (std::uint64_t{pool} << 47)) * 0x9e3779b97f4a7c15ull) >> shift_);
+  }
+  void resize(std::size_t capacity) {
+    std::vector<Slot> old(capacity, Slot{});
+    old.swap(slots_);
+    mask_ = capacity - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
+    count_ = 0;
+    for (const Slot& s : old)
+      if (s.address != 0) put(s.pool, s.address, s.ordinal, s.size);
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 0;
+  std::size_t count_ = 0;
 };
 
 // One stream of the chunk being built. The encoder reserves room for a
@@ -119,9 +179,20 @@ struct TraceWriter::Impl {
   std::uint32_t current_thread = 0;
   EncoderThreadState* current_state = nullptr;  // threads[current_thread] (node-stable)
   std::unordered_map<std::uint32_t, EncoderThreadState> threads;
+  // threads[id] for small ids, so a thread switch (nearly every event when
+  // threads interleave) costs one load, not a hash lookup.
+  std::vector<EncoderThreadState*> state_by_id;
+  EncoderThreadState* state_of(std::uint32_t id) {
+    if (id < state_by_id.size() && state_by_id[id]) return state_by_id[id];
+    EncoderThreadState* st = &threads[id];
+    if (id < 65536) {
+      if (id >= state_by_id.size()) state_by_id.resize(id + 1, nullptr);
+      state_by_id[id] = st;
+    }
+    return st;
+  }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
-  runtime::FlatMap<PoolAddress, std::pair<std::uint64_t, std::uint64_t>, PoolAddressHash>
-      live;  // -> (ordinal, size)
+  LiveBlocks live;
 
   ~Impl() { ZSTD_freeCCtx(cctx); }
 
@@ -131,7 +202,10 @@ struct TraceWriter::Impl {
     record_scratch.clear();
     return ByteSink{record_scratch};
   }
-  void end_record() { streams[kOps].append(record_scratch.data(), record_scratch.size()); }
+  void end_record() {
+    streams[kOps].append(record_scratch.data(), record_scratch.size());
+    reserved_events = 0;
+  }
 
   void set_time_resolution(const TraceHeader& h) {
     if (h.time_resolution_ns == 0 || h.time_resolution_ns > kMaxTimeResolution)
@@ -220,6 +294,8 @@ struct TraceWriter::Impl {
     chunk_events = 0;
     current_thread = 0;
     current_state = nullptr;
+    for (auto& [id, state] : threads)
+      if (id < state_by_id.size()) state_by_id[id] = nullptr;
     threads.clear();
     ordinals = 0;
     live.clear();
@@ -232,18 +308,30 @@ struct TraceWriter::Impl {
   void record(RecordTag tag) {
     streams[kOps].reserve(1);
     streams[kOps].u8(kRecordBit | tag);
+    reserved_events = 0;
   }
 
   // Worst case bytes one event adds to any stream (thread switch, op, mask,
   // five varints in MISC, ...): reserved once per event, so the writes
   // below are plain stores.
   static constexpr std::size_t kMaxEventBytes = 40;
+  // Room is reserved for this many events at a time; a table record uses
+  // some of it, so it resets the count.
+  static constexpr std::size_t kReserveEvents = 64;
+  std::size_t reserved_events = 0;
+  void reserve_event() {
+    if (reserved_events == 0) {
+      for (auto& s : streams) s.reserve(kMaxEventBytes * kReserveEvents);
+      reserved_events = kReserveEvents;
+    }
+    --reserved_events;
+  }
 
   void encode(const Event& e) {
     auto kind_index = static_cast<std::uint8_t>(e.kind);
     if (kind_index == 0 || kind_index >= kEventKindCount)
       throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));
-    for (auto& s : streams) s.reserve(kMaxEventBytes);
+    reserve_event();
     OutBuf& ops = streams[kOps];
     if (e.thread != current_thread) {
       ops.u8(kRecordBit | kTagThreadSwitch);
@@ -254,13 +342,12 @@ struct TraceWriter::Impl {
     // Runs of one thread's events are the norm: look its state up once.
     if (current_state == nullptr) {
       if (threads.size() >= kMaxThreadsPerChunk && !threads.count(e.thread)) {
-        flush_chunk();  // bounds the reader's per-chunk state
-        for (auto& s : streams) s.reserve(kMaxEventBytes);
+        flush_chunk();  // bounds the reader's per-chunk state (room only grows)
         ops.u8(kRecordBit | kTagThreadSwitch);
         ops.varint(e.thread);
         current_thread = e.thread;
       }
-      current_state = &threads[e.thread];
+      current_state = state_of(e.thread);
     }
     EncoderThreadState& st = *current_state;
     std::uint8_t op = kind_index;
@@ -284,11 +371,9 @@ struct TraceWriter::Impl {
     bool alloc = is_alloc_kind(e.kind);
     std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
     if (e.kind == EventKind::free && e.address != 0) {
-      PoolAddress key{e.pool, e.address};
-      if (auto* known = live.find(key)) {
-        ref_distance = ordinals - known->first;
-        ref_size = known->second;
-        live.erase(key);
+      std::uint64_t ordinal;
+      if (live.take(e.pool, e.address, ordinal, ref_size)) {
+        ref_distance = ordinals - ordinal;
         op |= kOpAddrRef;
       }
     } else if (alloc && e.address != 0) {
@@ -347,7 +432,7 @@ struct TraceWriter::Impl {
       st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
       if (e.address != 0) {
-        *live.try_emplace({e.pool, e.address}).first = {ordinals, e.size};
+        live.put(e.pool, e.address, ordinals, e.size);
         st.push_fresh(e.address + cls);
       }
       ++ordinals;

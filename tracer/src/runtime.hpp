@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "block_pool.hpp"
-#include "flat_map.hpp"
+#include "live_heap.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
@@ -151,12 +151,6 @@ struct Tables {
 };
 Tables& tables();
 
-struct LiveEntry {
-  std::uint64_t size;
-  std::uint64_t time_ns;
-  std::uint32_t stack, thread;
-};
-
 struct Session {
   RecorderOptions options;
   std::string path;
@@ -211,7 +205,7 @@ struct Session {
   // Live heap blocks (track_live_heap), maintained by the writer.
   std::atomic<bool> track_live{false};
   std::mutex live_mutex;
-  FlatMap<std::uint64_t, LiveEntry, AddressHash> live;
+  LiveHeap live;
   detail::HeapWindow window;  // under live_mutex; see reset_heap_window()
 
   std::uint64_t now_ns() const;

@@ -16,7 +16,6 @@
 
 #include "byte_io.hpp"
 #include "encoder_state.hpp"
-#include "flat_map.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
 

@@ -428,15 +428,12 @@ bool Session::drain() {
     }
     if (live_on && e.pool == heap) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
-        auto [entry, fresh] = live.try_emplace(e.address);
-        if (!fresh) window_remove(*entry);  // its free was lost
-        *entry = LiveEntry{e.size, e.time_ns, e.stack, e.thread};
-        window_add(*entry);
+        LiveEntry entry{e.size, e.time_ns, e.stack, e.thread}, lost;
+        if (live.put(e.address, entry, lost)) window_remove(lost);  // its free was lost
+        window_add(entry);
       } else if (e.kind == EventKind::free) {
-        if (LiveEntry* entry = live.find(e.address)) {
-          window_remove(*entry);
-          live.erase(e.address);
-        }
+        LiveEntry freed;
+        if (live.take(e.address, freed)) window_remove(freed);
       }
     }
     writer->add_event(e);

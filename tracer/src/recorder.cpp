@@ -89,6 +89,7 @@ ThreadBuffer* register_thread(Session* s) {
   tb->write_block = first;
   tb->read_block = first;
   tb->id = s->next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  s->live_threads.fetch_add(1, std::memory_order_relaxed);
   ThreadBuffer* head = s->registry.load(std::memory_order_relaxed);
   do {
     tb->next = head;
@@ -140,20 +141,24 @@ std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
 }
 
 // Backpressure: when the writer is this far behind (24 blocks of 128 KiB
-// = 3 MiB of unconsumed events), a program thread waits for it rather than
-// mapping more memory, which bounds the tracer's footprint (heaptrack gets
-// the same from its pipe). The wait is bounded (~200 ms), so a thread that
-// holds a lock the writer needs (the loader lock, inside dlopen) can never
-// deadlock with it: it then maps a block anyway.
+// = 3 MiB of unconsumed events, besides the block each live thread is
+// writing), a program thread waits for it rather than mapping more memory,
+// which bounds the tracer's footprint (heaptrack gets the same from its
+// pipe). Counting the live threads' own blocks keeps a program with
+// hundreds of threads from waiting on every block change. The wait is
+// bounded (~200 ms), so a thread that holds a lock the writer needs (the
+// loader lock, inside dlopen) can never deadlock with it: it then maps a
+// block anyway.
 constexpr std::uint64_t kBacklogBlocks = 24;
 
 Block* next_block(Session* s) {
-  Block* b = s->blocks.get_bounded(kBacklogBlocks);
+  std::uint64_t bound = kBacklogBlocks + s->live_threads.load(std::memory_order_relaxed);
+  Block* b = s->blocks.get_bounded(bound);
   timespec nap{0, 50'000};
   for (int waited = 0; !b && waited < 4000; ++waited) {
     s->wake();
     ::nanosleep(&nap, nullptr);
-    b = s->blocks.get_bounded(kBacklogBlocks);
+    b = s->blocks.get_bounded(bound);
   }
   return b ? b : s->blocks.get();
 }

@@ -162,6 +162,7 @@ struct Session {
   Arena arena;
   std::atomic<ThreadBuffer*> registry{nullptr};
   std::atomic<std::uint32_t> next_thread_id{1};
+  std::atomic<std::uint64_t> live_threads{0};  // registered and not exited (backpressure)
 
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;

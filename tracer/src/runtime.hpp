@@ -182,7 +182,7 @@ struct Session {
   StackTrie trie;
   ModuleMap modules;
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
-  // A raw event in a block or in carry_in, with its time stamp copied next
+  // A raw event where it lies in its block, with its time stamp copied next
   // to the pointer: the merge compares keys it holds instead of loading
   // each event's first word from memory another core wrote.
   struct Pending {
@@ -193,12 +193,7 @@ struct Session {
   std::vector<Pending> pending;    // merged by time
   std::vector<Pending> merge_out;  // merge buffer
   std::vector<std::size_t> runs;   // per-thread run boundaries in `pending`
-  // Events stamped after a drain's cut, copied out for the next drain (see
-  // drain()): (thread id, offset in carry_out); carry_in is the previous
-  // drain's carry_out, read by this one.
-  std::vector<std::pair<std::uint32_t, std::size_t>> carry_pending;
-  std::vector<std::uint64_t> carry_in, carry_out;
-  std::vector<Block*> consumed;  // read by this drain, given back at its end
+  std::vector<Block*> consumed;    // read by this drain, given back at its end
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;

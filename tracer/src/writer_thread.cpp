@@ -239,37 +239,54 @@ bool Session::drain() {
   // by a thread registered after the registry was read). The cut fixes that:
   // only events stamped before `cut` are written now. A free stamped before
   // the cut happened after its alloc was published, so before this drain
-  // started reading, so the alloc is in this drain too. Later events wait in
-  // carry_* for the next drain; the exit drain takes everything.
+  // started reading, so the alloc is in this drain too. Later events stay
+  // where they are, unread, for the next drain; the exit drain takes
+  // everything.
   const bool exiting = exit_requested.load(std::memory_order_acquire);
   std::uint64_t cut = exiting ? UINT64_MAX : clock.raw_now();
   bool more = false;  // a thread's intake was capped: drain again at once
   clock.calibrate();
-  // Events are read in place (blocks are given back only at the end of the
-  // drain); only the carry is copied, into the buffer the next drain reads.
-  carry_in.swap(carry_out);
-  carry_out.clear();
   pending.clear();
-  for (const auto& [thread, offset] : carry_pending)
-    pending.push_back(Pending{carry_in[offset], carry_in.data() + offset, thread});
-  carry_pending.clear();
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
-  // 1. Index every thread's published events.
+  // The same threads in both steps below (the list only grows at its head;
+  // a thread registered later stamps all its events after `cut`).
+  ThreadBuffer* const threads = registry.load(std::memory_order_acquire);
+  // 1. A pass takes a few blocks per thread, so blocks go back to waiting
+  // program threads while the writer works on the next pass, instead of
+  // program threads and writer taking turns on the whole backlog: the cut
+  // stops before the first event of a thread's block past its share.
+  // Events of other threads past that cut are left unread in their blocks,
+  // not copied aside (copies made every event travel ~2.5 times through
+  // the drain on samples/churn).
+  if (!exiting) {
+    for (auto* tb = threads; tb; tb = tb->next) {
+      if (tb->retired) continue;
+      Block* b = tb->read_block;
+      for (int k = 0; k < kDrainBlocksPerThread && b; ++k)
+        b = b->next.load(std::memory_order_acquire);
+      if (b && b->used.load(std::memory_order_acquire) > 0) {
+        std::uint64_t first;
+        std::memcpy(&first, b->data(), sizeof first);
+        cut = std::min(cut, first);
+        more = true;
+      }
+    }
+  }
+  // 2. Index every thread's events stamped before the cut, in place (blocks
+  // are given back only at the end of the drain).
   runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one time-ordered run
-  if (!pending.empty()) runs.push_back(pending.size());  // the carry: already merged
-  for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
+  for (auto* tb = threads; tb; tb = tb->next) {
     tids[tb->id] = tb->tid;
     if (tb->id >= threads_by_id.size()) threads_by_id.resize(tb->id + 1, nullptr);
     threads_by_id[tb->id] = tb;
     if (tb->retired) continue;
-    bool exited = tb->exited.load(std::memory_order_acquire);
-    bool capped = false;
-    for (int blocks_read = 0;; ++blocks_read) {
+    bool exited = tb->exited.load(std::memory_order_acquire);  // before its events
+    bool stopped = false;  // at an event stamped at or after the cut
+    for (;;) {
       Block* b = tb->read_block;
       Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
       std::uint32_t used = b->used.load(std::memory_order_acquire);
-      // At most one event per head's bytes: room for them all up front, so
-      // the loop below appends without a capacity check per event.
+      // At most one event per head's bytes: room for them all up front.
       std::size_t room = pending.size() + (used - std::min(used, tb->read_pos)) / sizeof(RawHead);
       if (room > pending.capacity()) pending.reserve(std::max(room, 2 * pending.capacity()));
       while (tb->read_pos < used) {
@@ -277,31 +294,20 @@ bool Session::drain() {
         const auto* event = reinterpret_cast<const std::uint64_t*>(b->data() + tb->read_pos);
         RawHead raw;
         std::memcpy(&raw, event, sizeof raw);
+        if (raw.time >= cut) {
+          stopped = true;
+          break;
+        }
         pending.push_back(Pending{raw.time, event, tb->id});
         tb->read_pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
       }
-      if (!next) break;
+      if (stopped || !next) break;
       tb->read_block = next;
       tb->read_pos = 0;
       consumed.push_back(b);
-      // A pass takes a few blocks per thread, so blocks go back to waiting
-      // program threads while the writer works on the next pass, instead of
-      // program threads and writer taking turns on the whole backlog. The
-      // cut then stops before the first event left unread, which keeps the
-      // rule above.
-      if (blocks_read + 1 >= kDrainBlocksPerThread && !exiting) {
-        if (next->used.load(std::memory_order_acquire) > 0) {
-          std::uint64_t first_unread;
-          std::memcpy(&first_unread, next->data(), sizeof first_unread);
-          cut = std::min(cut, first_unread);
-          more = true;
-        }
-        capped = true;
-        break;
-      }
     }
     if (pending.size() > runs.back()) runs.push_back(pending.size());
-    if (exited && !capped) {  // the thread can no longer write: give its last block back
+    if (exited && !stopped) {  // the thread can no longer write: give its last block back
       consumed.push_back(tb->read_block);
       tb->retired = true;
     }
@@ -342,18 +348,6 @@ bool Session::drain() {
     pending.swap(merge_out);
     runs.swap(merged);
   }
-
-  // Events at or after the cut wait for the next drain (see above).
-  std::size_t keep = pending.size();
-  while (keep > 0 && pending[keep - 1].time >= cut) --keep;
-  for (std::size_t i = keep; i < pending.size(); ++i) {
-    const std::uint64_t* event = pending[i].event;
-    RawHead raw;
-    std::memcpy(&raw, event, sizeof raw);
-    carry_pending.emplace_back(pending[i].thread, carry_out.size());
-    carry_out.insert(carry_out.end(), event, event + raw_words(raw));
-  }
-  pending.resize(keep);
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {

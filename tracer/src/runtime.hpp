@@ -140,6 +140,8 @@ struct ThreadBuffer {
   std::uint32_t slot_stack[kStackSlots] = {};  // stack id of each sent slot
 };
 
+static_assert(ThreadBuffer::kStackSlots < 65536, "slot + 1 must fit RawHead::stack_slot");
+
 // Side tables with process-lifetime ids (pools, scopes, strings). A fork
 // child keeps them; each Session emits the entries it has not emitted yet.
 struct Tables {

@@ -5,10 +5,15 @@
 #
 # Runs, interleaved so machine noise hits every mode alike: churn plain,
 # under `memtrail run` (stacks on, and --no-stacks), and under `heaptrack`.
-# Reports the median wall time and max RSS of each mode (GNU time: %e, %M;
+# Reports the median wall time, cpu time (user + sys of the process tree)
+# and max RSS of each mode (GNU time: %e, %U + %S, %M;
 # %M is the largest process of the tree, which for heaptrack is its
 # interpreter), the ratio to plain, and the tracing machinery's resident
 # memory = median max RSS minus plain's. Prints a Markdown table.
+#
+# With BASELINE_LIB=DIR (a directory holding another build's libmemtrail.so)
+# a mode `memtrail_baseline` runs the same memtrail with that recorder, in
+# the same interleaving: before/after figures from one run.
 set -euo pipefail
 
 build=$(cd "${1:?usage: bench_preload.sh BUILD_DIR [RUNS] [PAIRS]}" && pwd)
@@ -26,8 +31,14 @@ work=$(mktemp -d /tmp/memtrail-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-export churn memtrail work pairs
+baseline=${BASELINE_LIB:-}
+[[ -z $baseline || -f $baseline/libmemtrail.so ]] || {
+  echo "bench_preload.sh: $baseline/libmemtrail.so is missing" >&2
+  exit 2
+}
+export churn memtrail work pairs baseline
 modes=(plain memtrail memtrail_nostacks)
+[[ -n $baseline ]] && modes+=(memtrail_baseline)
 ((have_heaptrack)) && modes+=(heaptrack)
 
 run_mode() {
@@ -35,18 +46,20 @@ run_mode() {
     plain) "$churn" "$pairs" ;;
     memtrail) "$memtrail" run -o "$work/m.mtr" -- "$churn" "$pairs" ;;
     memtrail_nostacks) "$memtrail" run --no-stacks -o "$work/n.mtr" -- "$churn" "$pairs" ;;
+    memtrail_baseline) LD_LIBRARY_PATH="$baseline" "$memtrail" run -o "$work/b.mtr" -- "$churn" "$pairs" ;;
     heaptrack) heaptrack -o "$work/ht" "$churn" "$pairs" ;;
   esac
 }
 
 for ((i = 0; i < runs; i++)); do
   for mode in "${modes[@]}"; do
-    rm -f "$work"/m.mtr "$work"/n.mtr "$work"/ht.*
-    /usr/bin/time -o "$work/time.txt" -f "%e %M" bash -c "$(declare -f run_mode); run_mode $mode" \
+    rm -f "$work"/m.mtr "$work"/n.mtr "$work"/b.mtr "$work"/ht.*
+    /usr/bin/time -o "$work/time.txt" -f "%e %M %U %S" bash -c "$(declare -f run_mode); run_mode $mode" \
       > "$work/out.txt" 2> /dev/null
-    read -r wall rss < "$work/time.txt"
+    read -r wall rss user sys < "$work/time.txt"
     echo "$wall" >> "$work/$mode.wall"
     echo "$rss" >> "$work/$mode.rss"
+    awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }' >> "$work/$mode.cpu"
     if [[ $mode == memtrail ]]; then stat -c %s "$work/m.mtr" >> "$work/$mode.bytes"; fi
     if [[ $mode == heaptrack ]]; then stat -c %s "$work"/ht.* 2> /dev/null | head -1 >> "$work/$mode.bytes" || true; fi
   done
@@ -56,15 +69,18 @@ median() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2
 
 plain_wall=$(median "$work/plain.wall")
 plain_rss=$(median "$work/plain.rss")
+plain_cpu=$(median "$work/plain.cpu")
 echo "churn $pairs pairs, $runs runs per mode, interleaved; $(nproc) CPUs; $(date -u +%Y-%m-%d)"
 echo
-echo "| mode | wall median (s) | vs plain | max RSS median (MB) | machinery RSS (MB) | trace bytes |"
-echo "|---|---|---|---|---|---|"
+echo "| mode | wall median (s) | vs plain | cpu median (s) | cpu vs plain | max RSS median (MB) | machinery RSS (MB) | trace bytes |"
+echo "|---|---|---|---|---|---|---|---|"
 for mode in "${modes[@]}"; do
   wall=$(median "$work/$mode.wall")
   rss=$(median "$work/$mode.rss")
+  cpu=$(median "$work/$mode.cpu")
   bytes="-"
   [[ -s $work/$mode.bytes ]] && bytes=$(median "$work/$mode.bytes")
-  awk -v m="$mode" -v w="$wall" -v pw="$plain_wall" -v r="$rss" -v pr="$plain_rss" -v b="$bytes" \
-    'BEGIN { printf "| %s | %.2f | %.1fx | %.1f | %.1f | %s |\n", m, w, w / pw, r / 1024, (r - pr) / 1024, b }'
+  awk -v m="$mode" -v w="$wall" -v pw="$plain_wall" -v c="$cpu" -v pc="$plain_cpu" -v r="$rss" \
+    -v pr="$plain_rss" -v b="$bytes" 'BEGIN { printf "| %s | %.2f | %.1fx | %.2f | %.1fx | %.1f | %.1f | %s |\n",
+      m, w, w / pw, c, c / pc, r / 1024, (r - pr) / 1024, b }'
 done

@@ -330,16 +330,20 @@ TEST(MemtrailRun, SigkillLeavesAReadableTrace) {
           "2000000000", nullptr);
     _exit(127);
   }
-  // Wait (no fixed sleep) until the traced program has flushed some chunks.
+  // Wait (no fixed sleep) until the traced program has flushed whole chunks
+  // holding allocations. A size alone is not enough: stat() can see a chunk
+  // half written, and a kill then leaves only the part before it.
   std::string trace;
   for (int i = 0; i < 6000 && trace.empty(); ++i) {
     for (const auto& f : dir.files()) {
       struct stat st;
-      if (stat((dir.path() + "/" + f).c_str(), &st) == 0 && st.st_size > 64 * 1024) trace = f;
+      if (stat((dir.path() + "/" + f).c_str(), &st) == 0 && st.st_size > 64 * 1024 &&
+          read_trace(dir.path() + "/" + f).allocs > 1000)
+        trace = f;
     }
     if (trace.empty()) usleep(10000);
   }
-  ASSERT_FALSE(trace.empty()) << "no trace grew past 64 KiB";
+  ASSERT_FALSE(trace.empty()) << "no trace grew past 64 KiB with 1000 allocations";
   pid_t traced = std::stoi(trace.substr(2));
   ASSERT_EQ(kill(traced, SIGKILL), 0);
   int status = 0;

@@ -214,6 +214,60 @@ TEST_F(RecorderTest, EveryRecordFunctionAndTableReachesTheFile) {
   EXPECT_NE(c.header.command_line.find("test_recorder"), std::string::npos);
 }
 
+// Program threads publish a 32-byte head, plus a tail only for what the
+// head cannot hold (aux, an explicit stack id, a pool id above 255, a
+// requested size that is neither the size nor 0): every field must come
+// back the same either way.
+TEST_F(RecorderTest, RawEventHeadAndTailCarryEveryField) {
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::uint32_t small_pool = heap_pool();
+  std::uint32_t big_pool = 0;
+  while (big_pool <= 300)
+    big_pool = register_pool({0, 0, "filler", PoolKind::system, MemorySpace::host, -1});
+  auto make = [](EventKind kind, std::uint32_t pool, std::uint64_t size, std::uint64_t requested,
+                 std::uint64_t aux, std::uint32_t stack) {
+    Event e;
+    e.kind = kind;
+    e.pool = pool;
+    e.address = 0x5000'0000 + size * 64;
+    e.size = size;
+    e.requested = requested;
+    e.aux = aux;
+    e.stack = stack;
+    e.detail = 3;
+    return e;
+  };
+  const std::vector<Event> sent = {
+      make(EventKind::alloc, small_pool, 48, 48, 0, 0),        // head: requested = size
+      make(EventKind::free, small_pool, 48, 0, 0, 0),          // head: requested = 0
+      make(EventKind::alloc, small_pool, 0, 0, 0, 0),          // head: all zero
+      make(EventKind::alloc, big_pool, 64, 64, 0, 0),          // tail: pool > 255
+      make(EventKind::alloc, small_pool, 80, 77, 0, 0),        // tail: odd requested
+      make(EventKind::alloc, small_pool, 96, 96, 4096, 0),     // tail: aux
+      make(EventKind::free, 255, 112, 0, 0, 0),                // head: largest short pool
+      make(EventKind::alloc, 256, 144, 144, 0, 0),             // tail: pool 256
+      make(EventKind::alloc, small_pool, 128, 1u << 40, 0, 0)  // tail: huge requested
+  };
+  for (const Event& e : sent) record(e);
+  stop();
+
+  Collected c;
+  ReadResult r = test::read_trace(path, c);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(c.events.size(), sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    const Event& got = c.events[i];
+    EXPECT_EQ(got.kind, sent[i].kind) << i;
+    EXPECT_EQ(got.pool, sent[i].pool) << i;
+    EXPECT_EQ(got.address, sent[i].address) << i;
+    EXPECT_EQ(got.size, sent[i].size) << i;
+    EXPECT_EQ(got.requested, sent[i].requested) << i;
+    EXPECT_EQ(got.aux, sent[i].aux) << i;
+    EXPECT_EQ(got.detail, sent[i].detail) << i;
+    EXPECT_EQ(got.stack, 0u) << i;  // stacks are off: no frames, no slot
+  }
+}
+
 TEST_F(RecorderTest, ThreadNamesAndRenamesAreRecorded) {
   ASSERT_TRUE(start(quiet_options(path)));
   std::thread([] {

@@ -9,6 +9,7 @@
 // a spin lock: the only synchronisation a program thread ever does.
 #pragma once
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -18,11 +19,20 @@
 
 namespace memtrail::runtime {
 
+// Held for a few instructions, but its holder can be preempted: with more
+// runnable threads than cores (hundreds of threads registering at once) a
+// pure spin burnt whole time slices, so a waiter yields its core after a
+// short spin.
 class SpinLock {
  public:
   void lock() noexcept {
-    while (flag_.test_and_set(std::memory_order_acquire))
-      while (flag_.test(std::memory_order_relaxed)) __builtin_ia32_pause();
+    for (int spins = 0; flag_.test_and_set(std::memory_order_acquire);)
+      while (flag_.test(std::memory_order_relaxed)) {
+        if (++spins < 64)
+          __builtin_ia32_pause();
+        else
+          sched_yield();
+      }
   }
   void unlock() noexcept { flag_.clear(std::memory_order_release); }
 

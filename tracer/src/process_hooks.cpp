@@ -28,6 +28,7 @@ void on_thread_exit(void* p) {
   t_internal = 1;
   t_buffer = nullptr;
   tb->exited.store(true, std::memory_order_release);
+  tb->session->live_threads.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void on_fatal_signal(int sig, siginfo_t*, void*) {

@@ -1,7 +1,8 @@
 // The recorder's public API and hot path. record_slow() runs inside malloc
 // when the preload tracer is active, so it takes no lock and never allocates:
 // it stamps the time, walks the stack with unw_backtrace into a local array
-// and appends one RawEvent to the thread's mmap'ed block.
+// and appends one RawHead (and, rarely, a RawTail) to the thread's mmap'ed
+// block.
 #define UNW_LOCAL_ONLY  // _UL* local-unwinding entry points of libunwind.so
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -88,6 +89,7 @@ ThreadBuffer* register_thread(Session* s) {
   tb->write_block = first;
   tb->read_block = first;
   tb->id = s->next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  s->live_threads.fetch_add(1, std::memory_order_relaxed);
   ThreadBuffer* head = s->registry.load(std::memory_order_relaxed);
   do {
     tb->next = head;
@@ -139,27 +141,33 @@ std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
 }
 
 // Backpressure: when the writer is this far behind (24 blocks of 128 KiB
-// = 3 MiB of unconsumed events), a program thread waits for it rather than
-// mapping more memory, which bounds the tracer's footprint (heaptrack gets
-// the same from its pipe). The wait is bounded (~200 ms), so a thread that
-// holds a lock the writer needs (the loader lock, inside dlopen) can never
-// deadlock with it: it then maps a block anyway.
+// = 3 MiB of unconsumed events, besides the block each live thread is
+// writing), a program thread waits for it rather than mapping more memory,
+// which bounds the tracer's footprint (heaptrack gets the same from its
+// pipe). Counting the live threads' own blocks keeps a program with
+// hundreds of threads from waiting on every block change. The wait is
+// bounded (~200 ms), so a thread that holds a lock the writer needs (the
+// loader lock, inside dlopen) can never deadlock with it: it then maps a
+// block anyway.
 constexpr std::uint64_t kBacklogBlocks = 24;
 
 Block* next_block(Session* s) {
-  Block* b = s->blocks.get_bounded(kBacklogBlocks);
+  std::uint64_t bound = kBacklogBlocks + s->live_threads.load(std::memory_order_relaxed);
+  Block* b = s->blocks.get_bounded(bound);
   timespec nap{0, 50'000};
   for (int waited = 0; !b && waited < 4000; ++waited) {
     s->wake();
     ::nanosleep(&nap, nullptr);
-    b = s->blocks.get_bounded(kBacklogBlocks);
+    b = s->blocks.get_bounded(bound);
   }
   return b ? b : s->blocks.get();
 }
 
 // Appends one event to the calling thread's block chain.
-void append(Session* s, ThreadBuffer* tb, const RawEvent& raw, const std::uint64_t* ips) {
-  std::uint32_t need = static_cast<std::uint32_t>(sizeof(RawEvent) + raw.frames * 8u);
+void append(Session* s, ThreadBuffer* tb, const RawHead& head, const RawTail* tail,
+            const std::uint64_t* ips) {
+  std::uint32_t need =
+      static_cast<std::uint32_t>(sizeof(RawHead) + (tail ? sizeof(RawTail) : 0) + head.frames * 8u);
   Block* b = tb->write_block;
   if (tb->write_pos + need > Block::capacity()) {
     Block* fresh = next_block(s);
@@ -169,8 +177,13 @@ void append(Session* s, ThreadBuffer* tb, const RawEvent& raw, const std::uint64
     tb->write_pos = 0;
   }
   unsigned char* p = b->data() + tb->write_pos;
-  std::memcpy(p, &raw, sizeof raw);
-  if (raw.frames) std::memcpy(p + sizeof raw, ips, raw.frames * 8u);
+  std::memcpy(p, &head, sizeof head);
+  p += sizeof head;
+  if (tail) {
+    std::memcpy(p, tail, sizeof *tail);
+    p += sizeof *tail;
+  }
+  if (head.frames) std::memcpy(p, ips, head.frames * 8u);
   tb->write_pos += need;
   b->used.store(tb->write_pos, std::memory_order_release);
 }
@@ -188,18 +201,20 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     tb = register_thread(s);
     if (!tb) return;
   }
-  RawEvent raw;
+  RawHead raw;
   raw.time = s->clock.raw_now();
   raw.address = e.address;
   raw.size = e.size;
-  raw.requested = e.requested;
-  raw.aux = e.aux;
-  raw.pool = e.pool;
-  raw.stack = e.stack;
   raw.kind = static_cast<std::uint8_t>(e.kind);
   raw.detail = e.detail;
   raw.frames = 0;
   raw.stack_slot = 0;
+  // Heap events fit the head alone; anything else carries a tail.
+  RawTail tail{e.requested, e.aux, e.pool, e.stack};
+  bool compact =
+      e.aux == 0 && e.stack == 0 && e.pool < 256 && (e.requested == e.size || e.requested == 0);
+  raw.pool = compact ? static_cast<std::uint8_t>(e.pool) : 0;
+  raw.flags = !compact ? kRawHasTail : e.requested == e.size ? kRawRequestedIsSize : 0;
   constexpr int kSlack = 32;  // room for skipped frames
   std::uint64_t ips[kMaxStackDepth + kSlack];
   const std::uint64_t* frames = ips;
@@ -225,26 +240,26 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
       frames = ips + first;
       std::uint64_t hash = hash_stack(frames, count);
       std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
-      raw.stack_slot = slot + 1;
+      raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
       if (tb->sent_stack_hash[slot] != hash) {  // new here: send the frames
         tb->sent_stack_hash[slot] = hash;
         raw.frames = static_cast<std::uint16_t>(count);
       }
     }
   }
-  append(s, tb, raw, frames);
+  append(s, tb, raw, compact ? nullptr : &tail, frames);
 }
 
 }  // namespace
 
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]) {
-  RawEvent raw{};
+  RawHead raw{};
   raw.kind = kRawRename;
   raw.time = s->clock.raw_now();
   raw.frames = kMaxNameBytes / 8;
   std::uint64_t words[kMaxNameBytes / 8];
   std::memcpy(words, name, sizeof words);
-  append(s, tb, raw, words);
+  append(s, tb, raw, nullptr, words);
 }
 
 // ---- sessions ---------------------------------------------------------------

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "block_pool.hpp"
-#include "flat_map.hpp"
+#include "live_heap.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
@@ -30,23 +30,44 @@ namespace memtrail::runtime {
 inline constexpr int kMaxStackDepth = 256;
 inline constexpr int kMaxNameBytes = 64;
 
-// What a program thread appends to its block for one event, followed by
-// `frames` return addresses (innermost first).
+// What a program thread appends to its block for one event: a 32-byte
+// head, which for nearly every heap event is the whole record; a 24-byte
+// RawTail only when the event has a field the head cannot hold (aux, an
+// explicit stack id, a pool id above 255, a requested size that is neither
+// the size nor 0); then `frames` return addresses (innermost first). The
+// writer first touches this memory on another core, so every byte saved
+// here is a byte less to pull across (56 bytes per event before).
 //
 // time: the session clock's raw reading (TSC ticks or ns, see SessionClock).
 // stack_slot: 0, or 1 + a slot of the thread's sent-stack cache: with
 // frames > 0 the event defines the slot, with frames == 0 it reuses the
 // stack the slot was last defined with.
-struct RawEvent {
+struct RawHead {
   std::uint64_t time;
-  std::uint64_t address, size, requested, aux;
-  std::uint32_t pool, stack;
+  std::uint64_t address, size;
   std::uint8_t kind, detail;
   std::uint16_t frames;
-  std::uint32_t stack_slot;
+  std::uint16_t stack_slot;
+  std::uint8_t pool;   // without a tail: the pool id
+  std::uint8_t flags;  // kRawHasTail, kRawRequestedIsSize
 };
-static_assert(sizeof(RawEvent) == 56);
-// RawEvent::kind of a thread rename; its 8 "frames" hold the new name.
+static_assert(sizeof(RawHead) == 32);
+struct RawTail {
+  std::uint64_t requested, aux;
+  std::uint32_t pool, stack;
+};
+static_assert(sizeof(RawTail) == 24);
+inline constexpr std::uint8_t kRawHasTail = 1;
+inline constexpr std::uint8_t kRawRequestedIsSize = 2;  // without a tail; else requested is 0
+inline constexpr std::size_t kHeadWords = sizeof(RawHead) / 8;
+inline constexpr std::size_t kTailWords = sizeof(RawTail) / 8;
+// Words before the frames, and in the whole record.
+inline std::size_t raw_fixed_words(const RawHead& h) {
+  return kHeadWords + ((h.flags & kRawHasTail) ? kTailWords : 0);
+}
+inline std::size_t raw_words(const RawHead& h) {
+  return raw_fixed_words(h) + h.frames;
+}
 inline constexpr std::uint8_t kRawRename = 0xff;
 
 struct Session;
@@ -102,7 +123,7 @@ struct ThreadBuffer {
   // Stacks this thread already sent, by a 64-bit hash of the ip array,
   // direct-mapped: a repeated stack travels as its slot number only, so it
   // costs the writer no copy and no trie walk. 0 = empty.
-  static constexpr std::uint32_t kStackSlots = 1024;
+  static constexpr std::uint32_t kStackSlots = 1024;  // slot + 1 fits RawHead::stack_slot
   std::uint64_t sent_stack_hash[kStackSlots] = {};
 
   // Set by the thread-exit key destructor after the thread's last event.
@@ -119,6 +140,8 @@ struct ThreadBuffer {
   std::uint32_t slot_stack[kStackSlots] = {};  // stack id of each sent slot
 };
 
+static_assert(ThreadBuffer::kStackSlots < 65536, "slot + 1 must fit RawHead::stack_slot");
+
 // Side tables with process-lifetime ids (pools, scopes, strings). A fork
 // child keeps them; each Session emits the entries it has not emitted yet.
 struct Tables {
@@ -129,12 +152,6 @@ struct Tables {
   std::unordered_map<std::string, std::uint32_t> string_ids;
 };
 Tables& tables();
-
-struct LiveEntry {
-  std::uint64_t size;
-  std::uint64_t time_ns;
-  std::uint32_t stack, thread;
-};
 
 struct Session {
   RecorderOptions options;
@@ -147,6 +164,7 @@ struct Session {
   Arena arena;
   std::atomic<ThreadBuffer*> registry{nullptr};
   std::atomic<std::uint32_t> next_thread_id{1};
+  std::atomic<std::uint64_t> live_threads{0};  // registered and not exited (backpressure)
 
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;
@@ -166,16 +184,18 @@ struct Session {
   StackTrie trie;
   ModuleMap modules;
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
-  // (thread id, raw event in a block or in carry_in), merged by time.
-  std::vector<std::pair<std::uint32_t, const std::uint64_t*>> pending;
-  std::vector<std::pair<std::uint32_t, const std::uint64_t*>> merge_out;  // merge buffer
-  std::vector<std::size_t> runs;  // per-thread run boundaries in `pending`
-  // Events stamped after a drain's cut, copied out for the next drain (see
-  // drain()): (thread id, offset in carry_out); carry_in is the previous
-  // drain's carry_out, read by this one.
-  std::vector<std::pair<std::uint32_t, std::size_t>> carry_pending;
-  std::vector<std::uint64_t> carry_in, carry_out;
-  std::vector<Block*> consumed;  // read by this drain, given back at its end
+  // A raw event where it lies in its block, with its time stamp copied next
+  // to the pointer: the merge compares keys it holds instead of loading
+  // each event's first word from memory another core wrote.
+  struct Pending {
+    std::uint64_t time;
+    const std::uint64_t* event;
+    std::uint32_t thread;
+  };
+  std::vector<Pending> pending;    // merged by time
+  std::vector<Pending> merge_out;  // merge buffer
+  std::vector<std::size_t> runs;   // per-thread run boundaries in `pending`
+  std::vector<Block*> consumed;    // read by this drain, given back at its end
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
@@ -183,7 +203,7 @@ struct Session {
   // Live heap blocks (track_live_heap), maintained by the writer.
   std::atomic<bool> track_live{false};
   std::mutex live_mutex;
-  FlatMap<std::uint64_t, LiveEntry, AddressHash> live;
+  LiveHeap live;
   detail::HeapWindow window;  // under live_mutex; see reset_heap_window()
 
   std::uint64_t now_ns() const;

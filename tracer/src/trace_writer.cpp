@@ -6,14 +6,16 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
 #include "byte_io.hpp"
-#include "flat_map.hpp"
+#include "encoder_state.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
 
@@ -28,16 +30,133 @@ std::uint32_t crc32_of(const void* data, std::size_t n, std::uint32_t crc = 0) {
       ::crc32(crc, static_cast<const Bytef*>(data), static_cast<uInt>(n)));
 }
 
-struct PoolAddress {
-  std::uint32_t pool;
-  std::uint64_t address;
-  bool operator==(const PoolAddress&) const = default;
-};
-struct PoolAddressHash {
-  std::uint64_t operator()(const PoolAddress& k) const {
-    return (k.address ^ (std::uint64_t{k.pool} << 47)) * 0x9e3779b97f4a7c15ull;
+// The chunk's blocks allocated and not yet freed, by (pool, address) ->
+// (alloc ordinal, size): a free of one of them is coded as a reference.
+// Open addressing with linear probing and backward-shift deletion; address
+// 0 marks an empty slot (an alloc at address 0 is never entered). A free
+// finds and erases its entry in one probe sequence.
+class LiveBlocks {
+ public:
+  LiveBlocks() { resize(1024); }
+
+  // Enters (or replaces: its free was lost) the block at `address`.
+  void put(std::uint32_t pool, std::uint64_t address, std::uint64_t ordinal, std::uint64_t size) {
+    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
+    std::size_t i = home(pool, address);
+    while (slots_[i].address != 0 && !(slots_[i].address == address && slots_[i].pool == pool))
+      i = (i + 1) & mask_;
+    if (slots_[i].address == 0) ++count_;
+    slots_[i] = Slot{address, pool, ordinal, size};
   }
+  // Removes the block, returning its ordinal and size; false when absent.
+  bool take(std::uint32_t pool, std::uint64_t address, std::uint64_t& ordinal,
+            std::uint64_t& size) {
+    std::size_t i = home(pool, address);
+    for (;; i = (i + 1) & mask_) {
+      if (slots_[i].address == 0) return false;
+      if (slots_[i].address == address && slots_[i].pool == pool) break;
+    }
+    ordinal = slots_[i].ordinal;
+    size = slots_[i].size;
+    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
+      std::size_t h = home(slots_[j].pool, slots_[j].address);
+      bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+      if (!stays) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i].address = 0;
+    --count_;
+    return true;
+  }
+  void clear() {
+    if (count_ == 0) return;
+    for (Slot& s : slots_) s.address = 0;
+    count_ = 0;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t address;
+    std::uint32_t pool;
+    std::uint64_t ordinal, size;
+  };
+  std::size_t home(std::uint32_t pool, std::uint64_t address) const {
+    return static_cast<std::size_t>(
+        ((address ^ (std::uint64_t{pool} << 47)) * 0x9e3779b97f4a7c15ull) >> shift_);
+  }
+  void resize(std::size_t capacity) {
+    std::vector<Slot> old(capacity, Slot{});
+    old.swap(slots_);
+    mask_ = capacity - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
+    count_ = 0;
+    for (const Slot& s : old)
+      if (s.address != 0) put(s.pool, s.address, s.ordinal, s.size);
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 0;
+  std::size_t count_ = 0;
 };
+
+// One stream of the chunk being built. The encoder reserves room for a
+// whole event once (reserve), then writes with plain stores: no capacity
+// check and no size update per byte, as std::string::push_back has.
+class OutBuf {
+ public:
+  OutBuf() = default;
+  OutBuf(const OutBuf&) = delete;
+  OutBuf& operator=(const OutBuf&) = delete;
+  ~OutBuf() { std::free(begin_); }
+
+  const char* data() const { return begin_; }
+  std::size_t size() const { return static_cast<std::size_t>(pos_ - begin_); }
+  void clear() { pos_ = begin_; }
+  void reserve(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - pos_) < n) grow(n);
+  }
+  void append(const char* p, std::size_t n) {
+    reserve(n);
+    if (n) std::memcpy(pos_, p, n);
+    pos_ += n;
+  }
+  // Unchecked: the caller reserved the room.
+  void u8(std::uint8_t v) { *pos_++ = static_cast<char>(v); }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      *pos_++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *pos_++ = static_cast<char>(v);
+  }
+
+ private:
+  void grow(std::size_t n) {
+    std::size_t used = size();
+    std::size_t cap = static_cast<std::size_t>(end_ - begin_);
+    std::size_t want = std::max<std::size_t>({cap * 2, used + n, 4096});
+    auto* p = static_cast<char*>(std::realloc(begin_, want));
+    if (!p) throw std::bad_alloc();
+    begin_ = p;
+    pos_ = p + used;
+    end_ = p + want;
+  }
+  char* begin_ = nullptr;
+  char* pos_ = nullptr;
+  char* end_ = nullptr;
+};
+
+// byte_io.hpp's split_varint, on OutBufs.
+inline void split_varint(OutBuf& first, OutBuf& rest, std::uint64_t v) {
+  if (v < 0x80) {
+    first.u8(static_cast<std::uint8_t>(v));
+    return;
+  }
+  first.u8(static_cast<std::uint8_t>(v | 0x80));
+  rest.varint(v >> 7);
+}
 
 }  // namespace
 
@@ -51,21 +170,41 @@ struct TraceWriter::Impl {
   std::string path;
   std::uint64_t time_resolution = 1;
 
-  std::string streams[kStreamCount];
-  std::string payload, compressed, frame;
+  OutBuf streams[kStreamCount];
+  std::string payload, compressed, frame, record_scratch;
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
 
   // Chunk-local prediction state.
   std::uint32_t current_thread = 0;
-  ThreadCodecState* current_state = nullptr;  // threads[current_thread] (node-stable)
-  std::unordered_map<std::uint32_t, ThreadCodecState> threads;
+  EncoderThreadState* current_state = nullptr;  // threads[current_thread] (node-stable)
+  std::unordered_map<std::uint32_t, EncoderThreadState> threads;
+  // threads[id] for small ids, so a thread switch (nearly every event when
+  // threads interleave) costs one load, not a hash lookup.
+  std::vector<EncoderThreadState*> state_by_id;
+  EncoderThreadState* state_of(std::uint32_t id) {
+    if (id < state_by_id.size() && state_by_id[id]) return state_by_id[id];
+    EncoderThreadState* st = &threads[id];
+    if (id < 65536) {
+      if (id >= state_by_id.size()) state_by_id.resize(id + 1, nullptr);
+      state_by_id[id] = st;
+    }
+    return st;
+  }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
-  runtime::FlatMap<PoolAddress, std::pair<std::uint64_t, std::uint64_t>, PoolAddressHash>
-      live;  // -> (ordinal, size)
+  LiveBlocks live;
 
   ~Impl() { ZSTD_freeCCtx(cctx); }
 
-  ByteSink sink(Stream s) { return ByteSink{streams[s]}; }
+  // Table records are rare: they are built with ByteSink in a scratch
+  // string, then appended to OPS.
+  ByteSink record_sink() {
+    record_scratch.clear();
+    return ByteSink{record_scratch};
+  }
+  void end_record() {
+    streams[kOps].append(record_scratch.data(), record_scratch.size());
+    reserved_events = 0;
+  }
 
   void set_time_resolution(const TraceHeader& h) {
     if (h.time_resolution_ns == 0 || h.time_resolution_ns > kMaxTimeResolution)
@@ -141,7 +280,7 @@ struct TraceWriter::Impl {
     payload.clear();
     ByteSink p{payload};
     for (auto& s : streams) p.varint(s.size());
-    for (auto& s : streams) payload += s;
+    for (auto& s : streams) payload.append(s.data(), s.size());
     compressed.resize(ZSTD_compressBound(payload.size()));
     std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
                                       payload.size(), kZstdLevel);
@@ -154,6 +293,8 @@ struct TraceWriter::Impl {
     chunk_events = 0;
     current_thread = 0;
     current_state = nullptr;
+    for (auto& [id, state] : threads)
+      if (id < state_by_id.size()) state_by_id[id] = nullptr;
     threads.clear();
     ordinals = 0;
     live.clear();
@@ -163,29 +304,51 @@ struct TraceWriter::Impl {
     if (raw_size() >= kTargetRawChunk) flush_chunk();
   }
 
-  void record(RecordTag tag) { sink(kOps).u8(kRecordBit | tag); }
+  void record(RecordTag tag) {
+    streams[kOps].reserve(1);
+    streams[kOps].u8(kRecordBit | tag);
+    reserved_events = 0;
+  }
+
+  // Worst case bytes one event adds to any stream (thread switch, op, mask,
+  // five varints in MISC, ...): reserved once per event, so the writes
+  // below are plain stores.
+  static constexpr std::size_t kMaxEventBytes = 40;
+  // Room is reserved for this many events at a time; a table record uses
+  // some of it, so it resets the count.
+  static constexpr std::size_t kReserveEvents = 64;
+  std::size_t reserved_events = 0;
+  void reserve_event() {
+    if (reserved_events == 0) {
+      for (auto& s : streams) s.reserve(kMaxEventBytes * kReserveEvents);
+      reserved_events = kReserveEvents;
+    }
+    --reserved_events;
+  }
 
   void encode(const Event& e) {
     auto kind_index = static_cast<std::uint8_t>(e.kind);
     if (kind_index == 0 || kind_index >= kEventKindCount)
       throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));
+    reserve_event();
+    OutBuf& ops = streams[kOps];
     if (e.thread != current_thread) {
-      record(kTagThreadSwitch);
-      sink(kOps).varint(e.thread);
+      ops.u8(kRecordBit | kTagThreadSwitch);
+      ops.varint(e.thread);
       current_thread = e.thread;
       current_state = nullptr;
     }
     // Runs of one thread's events are the norm: look its state up once.
     if (current_state == nullptr) {
       if (threads.size() >= kMaxThreadsPerChunk && !threads.count(e.thread)) {
-        flush_chunk();  // bounds the reader's per-chunk state
-        record(kTagThreadSwitch);
-        sink(kOps).varint(e.thread);
+        flush_chunk();  // bounds the reader's per-chunk state (room only grows)
+        ops.u8(kRecordBit | kTagThreadSwitch);
+        ops.varint(e.thread);
         current_thread = e.thread;
       }
-      current_state = &threads[e.thread];
+      current_state = state_of(e.thread);
     }
-    ThreadCodecState& st = *current_state;
+    EncoderThreadState& st = *current_state;
     std::uint8_t op = kind_index;
     std::uint8_t mask = 0;
 
@@ -207,17 +370,13 @@ struct TraceWriter::Impl {
     bool alloc = is_alloc_kind(e.kind);
     std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
     if (e.kind == EventKind::free && e.address != 0) {
-      PoolAddress key{e.pool, e.address};
-      if (auto* known = live.find(key)) {
-        ref_distance = ordinals - known->first;
-        ref_size = known->second;
-        live.erase(key);
+      std::uint64_t ordinal;
+      if (live.take(e.pool, e.address, ordinal, ref_size)) {
+        ref_distance = ordinals - ordinal;
         op |= kOpAddrRef;
       }
     } else if (alloc && e.address != 0) {
-      AllocCandidates c(st, cls);
-      if (c.index_of(e.address, ref_distance)) op |= kOpAddrRef;
-      st.take_freed(cls, e.address);
+      if (st.alloc_index_and_take(cls, e.address, ref_distance)) op |= kOpAddrRef;
     }
 
     // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
@@ -240,25 +399,27 @@ struct TraceWriter::Impl {
     if (e.aux != 0) mask |= kMaskAux;
     if (!(op & kOpAddrRef) && e.address != 0) mask |= kMaskAddr;
 
-    ByteSink ops = sink(kOps), misc = sink(kMisc), sizes = sink(kSize), addr = sink(kAddr);
+    OutBuf &misc = streams[kMisc], &sizes = streams[kSize], &addr = streams[kAddr];
     ops.u8(op);
     ops.u8(mask);
-    split_varint(sink(kTime), sink(kTimeHigh), dt);
+    split_varint(streams[kTime], streams[kTimeHigh], dt);
     if (mask & kMaskPool) misc.varint(e.pool);
     if (mask & kMaskStack) misc.varint(st.stack_code(kind_index, e.stack));
     if (mask & kMaskDetail) misc.u8(e.detail);
     if (mask & kMaskAux) misc.varint(e.aux);
     if (size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(slot));
     if (size_mode == kSizeExplicit) {
-      split_varint(sizes, sink(kSizeHigh), e.size);
+      split_varint(sizes, streams[kSizeHigh], e.size);
       slot = st.insert_size(e.size);
     }
-    if (mask & kMaskRequested) sizes.svarint(static_cast<std::int64_t>(e.size - e.requested));
+    if (mask & kMaskRequested)
+      sizes.varint(zigzag(static_cast<std::int64_t>(e.size - e.requested)));
     if (op & kOpAddrRef) {
       addr.varint(ref_distance);
     } else if (mask & kMaskAddr) {
       std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
-      split_varint(addr, sink(kAddrHigh), zigzag(static_cast<std::int64_t>(e.address - predicted)));
+      split_varint(addr, streams[kAddrHigh],
+                   zigzag(static_cast<std::int64_t>(e.address - predicted)));
     }
 
     st.last_pool = e.pool;
@@ -270,7 +431,7 @@ struct TraceWriter::Impl {
       st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
       if (e.address != 0) {
-        *live.try_emplace({e.pool, e.address}).first = {ordinals, e.size};
+        live.put(e.pool, e.address, ordinals, e.size);
         st.push_fresh(e.address + cls);
       }
       ++ordinals;
@@ -308,61 +469,67 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
   impl_->record(kTagString);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(id);
   s.str(text);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_module(const ModuleInfo& m) {
   impl_->record(kTagModule);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(m.id);
   s.str(m.path);
   s.varint(m.load_address);
   s.varint(m.start);
   s.varint(m.end);
   s.str(m.build_id);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_thread(const ThreadInfo& t) {
   impl_->record(kTagThread);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(t.id);
   s.varint(t.tid);
   s.str(t.name);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_pool(const PoolInfo& p) {
   impl_->record(kTagPool);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(p.id);
   s.varint(p.parent);
   s.str(p.name);
   s.u8(static_cast<std::uint8_t>(p.kind));
   s.u8(static_cast<std::uint8_t>(p.space));
   s.svarint(p.device);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_stack_node(const StackNode& n) {
   impl_->record(kTagStackNode);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(n.id);
   s.varint(n.parent);
   s.varint(n.ip);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_scope(const ScopeInfo& sc) {
   impl_->record(kTagScope);
-  ByteSink s = impl_->sink(kOps);
+  ByteSink s = impl_->record_sink();
   s.varint(sc.id);
   s.str(sc.name);
   s.u8(static_cast<std::uint8_t>(sc.kind));
   s.varint(sc.pool);
+  impl_->end_record();
   impl_->maybe_flush();
 }
 

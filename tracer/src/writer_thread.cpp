@@ -239,66 +239,75 @@ bool Session::drain() {
   // by a thread registered after the registry was read). The cut fixes that:
   // only events stamped before `cut` are written now. A free stamped before
   // the cut happened after its alloc was published, so before this drain
-  // started reading, so the alloc is in this drain too. Later events wait in
-  // carry_* for the next drain; the exit drain takes everything.
+  // started reading, so the alloc is in this drain too. Later events stay
+  // where they are, unread, for the next drain; the exit drain takes
+  // everything.
   const bool exiting = exit_requested.load(std::memory_order_acquire);
   std::uint64_t cut = exiting ? UINT64_MAX : clock.raw_now();
   bool more = false;  // a thread's intake was capped: drain again at once
   clock.calibrate();
-  // Events are read in place (blocks are given back only at the end of the
-  // drain); only the carry is copied, into the buffer the next drain reads.
-  carry_in.swap(carry_out);
-  carry_out.clear();
   pending.clear();
-  for (const auto& [thread, offset] : carry_pending)
-    pending.emplace_back(thread, carry_in.data() + offset);
-  carry_pending.clear();
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
-  constexpr std::size_t kHeaderWords = sizeof(RawEvent) / 8;
-  // 1. Index every thread's published events.
+  // The same threads in both steps below (the list only grows at its head;
+  // a thread registered later stamps all its events after `cut`).
+  ThreadBuffer* const threads = registry.load(std::memory_order_acquire);
+  // 1. A pass takes a few blocks per thread, so blocks go back to waiting
+  // program threads while the writer works on the next pass, instead of
+  // program threads and writer taking turns on the whole backlog: the cut
+  // stops before the first event of a thread's block past its share.
+  // Events of other threads past that cut are left unread in their blocks,
+  // not copied aside (copies made every event travel ~2.5 times through
+  // the drain on samples/churn).
+  if (!exiting) {
+    for (auto* tb = threads; tb; tb = tb->next) {
+      if (tb->retired) continue;
+      Block* b = tb->read_block;
+      for (int k = 0; k < kDrainBlocksPerThread && b; ++k)
+        b = b->next.load(std::memory_order_acquire);
+      if (b && b->used.load(std::memory_order_acquire) > 0) {
+        std::uint64_t first;
+        std::memcpy(&first, b->data(), sizeof first);
+        cut = std::min(cut, first);
+        more = true;
+      }
+    }
+  }
+  // 2. Index every thread's events stamped before the cut, in place (blocks
+  // are given back only at the end of the drain).
   runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one time-ordered run
-  if (!pending.empty()) runs.push_back(pending.size());  // the carry: already merged
-  for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next) {
+  for (auto* tb = threads; tb; tb = tb->next) {
     tids[tb->id] = tb->tid;
     if (tb->id >= threads_by_id.size()) threads_by_id.resize(tb->id + 1, nullptr);
     threads_by_id[tb->id] = tb;
     if (tb->retired) continue;
-    bool exited = tb->exited.load(std::memory_order_acquire);
-    bool capped = false;
-    for (int blocks_read = 0;; ++blocks_read) {
+    bool exited = tb->exited.load(std::memory_order_acquire);  // before its events
+    bool stopped = false;  // at an event stamped at or after the cut
+    for (;;) {
       Block* b = tb->read_block;
       Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
       std::uint32_t used = b->used.load(std::memory_order_acquire);
+      // At most one event per head's bytes: room for them all up front.
+      std::size_t room = pending.size() + (used - std::min(used, tb->read_pos)) / sizeof(RawHead);
+      if (room > pending.capacity()) pending.reserve(std::max(room, 2 * pending.capacity()));
       while (tb->read_pos < used) {
         // Events are whole 8-byte words at 8-byte-aligned offsets.
         const auto* event = reinterpret_cast<const std::uint64_t*>(b->data() + tb->read_pos);
-        RawEvent raw;
+        RawHead raw;
         std::memcpy(&raw, event, sizeof raw);
-        pending.emplace_back(tb->id, event);
-        tb->read_pos += static_cast<std::uint32_t>((kHeaderWords + raw.frames) * 8);
+        if (raw.time >= cut) {
+          stopped = true;
+          break;
+        }
+        pending.push_back(Pending{raw.time, event, tb->id});
+        tb->read_pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
       }
-      if (!next) break;
+      if (stopped || !next) break;
       tb->read_block = next;
       tb->read_pos = 0;
       consumed.push_back(b);
-      // A pass takes a few blocks per thread, so blocks go back to waiting
-      // program threads while the writer works on the next pass, instead of
-      // program threads and writer taking turns on the whole backlog. The
-      // cut then stops before the first event left unread, which keeps the
-      // rule above.
-      if (blocks_read + 1 >= kDrainBlocksPerThread && !exiting) {
-        if (next->used.load(std::memory_order_acquire) > 0) {
-          std::uint64_t first_unread;
-          std::memcpy(&first_unread, next->data(), sizeof first_unread);
-          cut = std::min(cut, first_unread);
-          more = true;
-        }
-        capped = true;
-        break;
-      }
     }
     if (pending.size() > runs.back()) runs.push_back(pending.size());
-    if (exited && !capped) {  // the thread can no longer write: give its last block back
+    if (exited && !stopped) {  // the thread can no longer write: give its last block back
       consumed.push_back(tb->read_block);
       tb->retired = true;
     }
@@ -310,41 +319,35 @@ bool Session::drain() {
 
   // 3. Merge threads by time. Each thread's run is already in time order, so
   // merging runs pairwise is O(n log threads) and free for one thread.
-  auto by_time = [](const std::pair<std::uint32_t, const std::uint64_t*>& a,
-                    const std::pair<std::uint32_t, const std::uint64_t*>& b) {
-    return *a.second < *b.second;
-  };
   // Pairwise merges into a reused buffer (inplace_merge would allocate a
-  // temporary buffer on every call).
+  // temporary buffer on every call). Branch-free: which run an event comes
+  // from is a coin toss when threads interleave, so a branch would miss.
   while (runs.size() > 2) {
-    merge_out.clear();
+    merge_out.resize(pending.size());
     std::vector<std::size_t> merged{0};
+    Pending* out = merge_out.data();
     for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
-      auto a = pending.begin() + runs[i], mid = pending.begin() + runs[i + 1];
+      const Pending* a = pending.data() + runs[i];
+      const Pending* a_end = pending.data() + runs[i + 1];
       if (i + 2 < runs.size()) {
-        std::merge(a, mid, mid, pending.begin() + runs[i + 2], std::back_inserter(merge_out),
-                   by_time);
+        const Pending* b = a_end;
+        const Pending* b_end = pending.data() + runs[i + 2];
+        while (a != a_end && b != b_end) {
+          bool take_b = b->time < a->time;  // ties keep a's (earlier run's) event first
+          *out++ = take_b ? *b : *a;
+          b += take_b;
+          a += !take_b;
+        }
+        out = std::copy(b, b_end, std::copy(a, a_end, out));
         merged.push_back(runs[i + 2]);
       } else {
-        merge_out.insert(merge_out.end(), a, mid);
+        out = std::copy(a, a_end, out);
         merged.push_back(runs[i + 1]);
       }
     }
     pending.swap(merge_out);
     runs.swap(merged);
   }
-
-  // Events at or after the cut wait for the next drain (see above).
-  std::size_t keep = pending.size();
-  while (keep > 0 && *pending[keep - 1].second >= cut) --keep;
-  for (std::size_t i = keep; i < pending.size(); ++i) {
-    const std::uint64_t* event = pending[i].second;
-    RawEvent raw;
-    std::memcpy(&raw, event, sizeof raw);
-    carry_pending.emplace_back(pending[i].first, carry_out.size());
-    carry_out.insert(carry_out.end(), event, event + kHeaderWords + raw.frames);
-  }
-  pending.resize(keep);
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {
@@ -373,16 +376,18 @@ bool Session::drain() {
   constexpr std::size_t kPrefetchAhead = 8;  // events in blocks other cores wrote
   for (std::size_t i = 0; i < pending.size(); ++i) {
     if (i + kPrefetchAhead < pending.size()) {
-      const std::uint64_t* ahead = pending[i + kPrefetchAhead].second;
+      const std::uint64_t* ahead = pending[i + kPrefetchAhead].event;
       __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + sizeof(RawEvent) / 8 - 1);
+      __builtin_prefetch(ahead + kHeadWords - 1);
     }
-    const auto& [thread, event] = pending[i];
-    RawEvent raw;
+    const std::uint32_t thread = pending[i].thread;
+    const std::uint64_t* event = pending[i].event;
+    RawHead raw;
     std::memcpy(&raw, event, sizeof raw);
+    const std::uint64_t* frames = event + raw_fixed_words(raw);
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
-      std::memcpy(name, event + kHeaderWords, sizeof name);
+      std::memcpy(name, frames, sizeof name);
       name[kMaxNameBytes - 1] = '\0';
       writer->add_thread(ThreadInfo{thread, tids[thread], name});
       continue;
@@ -390,32 +395,39 @@ bool Session::drain() {
     Event e;
     e.time_ns = clock.to_ns(raw.time);
     e.thread = thread;
-    e.pool = raw.pool;
     e.kind = static_cast<EventKind>(raw.kind);
     e.detail = raw.detail;
     e.address = raw.address;
     e.size = raw.size;
-    e.requested = raw.requested;
-    e.aux = raw.aux;
+    std::uint32_t explicit_stack = 0;
+    if (raw.flags & kRawHasTail) {
+      RawTail tail;
+      std::memcpy(&tail, event + kHeadWords, sizeof tail);
+      e.pool = tail.pool;
+      e.requested = tail.requested;
+      e.aux = tail.aux;
+      explicit_stack = tail.stack;
+    } else {
+      e.pool = raw.pool;
+      e.requested = (raw.flags & kRawRequestedIsSize) ? raw.size : 0;
+      e.aux = 0;
+    }
     if (raw.frames) {
-      e.stack = trie.intern(event + kHeaderWords, raw.frames, on_node);
+      e.stack = trie.intern(frames, raw.frames, on_node);
       if (raw.stack_slot) threads_by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
     } else if (raw.stack_slot) {
       e.stack = threads_by_id[thread]->slot_stack[raw.stack_slot - 1];
     } else {
-      e.stack = raw.stack;
+      e.stack = explicit_stack;
     }
     if (live_on && e.pool == heap) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
-        auto [entry, fresh] = live.try_emplace(e.address);
-        if (!fresh) window_remove(*entry);  // its free was lost
-        *entry = LiveEntry{e.size, e.time_ns, e.stack, e.thread};
-        window_add(*entry);
+        LiveEntry entry{e.size, e.time_ns, e.stack, e.thread}, lost;
+        if (live.put(e.address, entry, lost)) window_remove(lost);  // its free was lost
+        window_add(entry);
       } else if (e.kind == EventKind::free) {
-        if (LiveEntry* entry = live.find(e.address)) {
-          window_remove(*entry);
-          live.erase(e.address);
-        }
+        LiveEntry freed;
+        if (live.take(e.address, freed)) window_remove(freed);
       }
     }
     writer->add_event(e);

@@ -1,0 +1,114 @@
+// The writer's map of live heap blocks (address -> LiveEntry), read by the
+// exit-time reachability scan. Every heap event touches it, so it is made
+// for the writer's two questions: an alloc enters a block (and learns
+// whether one was there: its free was lost), a free finds and removes its
+// block in one probe sequence. Open addressing with linear probing and
+// backward-shift deletion, 32-byte slots; address 0 (never a real block,
+// but recorded if a caller reports one) lives outside the table, so 0 can
+// mark an empty slot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memtrail::runtime {
+
+struct LiveEntry {
+  std::uint64_t size;
+  std::uint64_t time_ns;
+  std::uint32_t stack, thread;
+};
+
+class LiveHeap {
+ public:
+  LiveHeap() { resize(1024); }
+
+  std::size_t size() const { return count_ + (has_zero_ ? 1 : 0); }
+
+  // Enters `entry` at `address`; true (and the old entry in `replaced`) when
+  // a block was already there.
+  bool put(std::uint64_t address, const LiveEntry& entry, LiveEntry& replaced) {
+    if (address == 0) {
+      bool had = has_zero_;
+      replaced = zero_;
+      zero_ = entry;
+      has_zero_ = true;
+      return had;
+    }
+    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
+    std::size_t i = home(address);
+    while (slots_[i].address != 0 && slots_[i].address != address) i = (i + 1) & mask_;
+    bool had = slots_[i].address == address;
+    if (had)
+      replaced = slots_[i].entry;
+    else
+      ++count_;
+    slots_[i] = Slot{address, entry};
+    return had;
+  }
+
+  // Removes the block at `address` into `out`; false when there is none.
+  bool take(std::uint64_t address, LiveEntry& out) {
+    if (address == 0) {
+      if (!has_zero_) return false;
+      out = zero_;
+      has_zero_ = false;
+      return true;
+    }
+    std::size_t i = home(address);
+    for (;; i = (i + 1) & mask_) {
+      if (slots_[i].address == 0) return false;
+      if (slots_[i].address == address) break;
+    }
+    out = slots_[i].entry;
+    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
+      std::size_t h = home(slots_[j].address);
+      bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+      if (!stays) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i].address = 0;
+    --count_;
+    return true;
+  }
+
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    if (has_zero_) fn(std::uint64_t{0}, zero_);
+    for (const Slot& s : slots_)
+      if (s.address != 0) fn(s.address, s.entry);
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t address;
+    LiveEntry entry;
+  };
+  static_assert(sizeof(Slot) == 32);
+
+  std::size_t home(std::uint64_t address) const {
+    return static_cast<std::size_t>((address * 0x9e3779b97f4a7c15ull) >> shift_);
+  }
+  void resize(std::size_t capacity) {
+    std::vector<Slot> old(capacity, Slot{});
+    old.swap(slots_);
+    mask_ = capacity - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
+    count_ = 0;
+    LiveEntry ignored;
+    for (const Slot& s : old)
+      if (s.address != 0) put(s.address, s.entry, ignored);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 0;
+  std::size_t count_ = 0;
+  bool has_zero_ = false;
+  LiveEntry zero_{};
+};
+
+}  // namespace memtrail::runtime

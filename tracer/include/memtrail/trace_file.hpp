@@ -113,6 +113,12 @@ class TraceReader {
   // byte 8123"); a cut file reads up to its last whole chunk with ok=true and
   // `dropped_bytes`/`warning` set.
   ReadResult read(TraceVisitor& visitor);
+  // The same delivery, results and errors as read(), with `decoders` worker
+  // threads decompressing and decoding the next chunks while the calling
+  // thread delivers the current one (chunks decode on their own; table
+  // references are still checked in file order). Memory grows by up to
+  // decoders + 1 decoded chunks. 0 = read().
+  ReadResult read_parallel(TraceVisitor& visitor, unsigned decoders);
 
  private:
   struct Impl;

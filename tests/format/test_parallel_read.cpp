@@ -56,16 +56,21 @@ void expect_same(const Collected& a, const Collected& b, const std::string& what
   EXPECT_EQ(a.scopes, b.scopes) << what;
 }
 
-// Reads `path` with read() and with read_parallel() at 1..3 decoders and
-// expects the same. Returns read()'s result.
+// Reads `path` with read() and with read_parallel() (several decoder counts
+// and buffer caps) and expects the same. Returns read()'s result.
 ReadResult read_both(const std::string& path, const std::string& what,
                      std::size_t stop_after = SIZE_MAX) {
   Stopping seq(stop_after);
   ReadResult expected = TraceReader(path).read(seq);
-  for (unsigned decoders = 1; decoders <= 3; ++decoders) {
+  // 1..3 decoders, then 2 with buffers too small for most chunks (those are
+  // decoded again by the calling thread).
+  for (unsigned run = 1; run <= 4; ++run) {
+    unsigned decoders = run <= 3 ? run : 2;
+    std::size_t cap = run <= 3 ? std::size_t{1} << 20 : 100;
     Stopping par(stop_after);
-    ReadResult got = TraceReader(path).read_parallel(par, decoders);
-    std::string where = what + " (" + std::to_string(decoders) + " decoders)";
+    ReadResult got = TraceReader(path).read_parallel(par, decoders, cap);
+    std::string where =
+        what + " (" + std::to_string(decoders) + " decoders, cap " + std::to_string(cap) + ")";
     expect_same(expected, got, where);
     expect_same(seq, par, where);
   }

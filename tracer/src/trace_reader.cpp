@@ -1,6 +1,6 @@
 // TraceReader: streams a .mtr file chunk by chunk. Memory is bounded by one
 // chunk (its payload plus its alloc-ordinal table) and the sets of defined
-// table ids; read_parallel() holds one decoded chunk per decoder on top.
+// table ids; read_parallel() holds up to decoders + 1 decoded chunks on top.
 // Every malformed input ends in a one-line error naming the byte offset of
 // the chunk; a file cut mid-chunk reads up to its last whole chunk.
 #include <zlib.h>
@@ -202,12 +202,14 @@ struct DecodedChunk {
   std::string error;                                    // non-empty: decoding stopped here
   bool error_event_refs = false;  // the failing event's pool/stack refs come first
   Event error_event;
+  bool overflow = false;  // too many events to buffer: the replay decodes it itself
 
   void clear() {
     events.clear();
     records.clear();
     error.clear();
     error_event_refs = false;
+    overflow = false;
   }
 };
 
@@ -215,6 +217,7 @@ struct DecodedChunk {
 struct BufferSink {
   DecodedChunk& out;
   const std::atomic<bool>& abort;
+  std::size_t max_events;
 
   template <class R>
   void add(R&& rec) {
@@ -236,7 +239,9 @@ struct BufferSink {
     throw DecodeError{what};
   }
   void event(const Event& e) { out.events.push_back(e); }
-  bool keep_going() { return !abort.load(std::memory_order_relaxed); }
+  bool keep_going() {
+    return out.events.size() < max_events && !abort.load(std::memory_order_relaxed);
+  }
 };
 
 // Replays a decoded chunk into `sink` exactly as read() would have delivered
@@ -823,11 +828,15 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
 // Chunks are decodable alone (docs/trace-format.md): `decoders` worker
 // threads decompress and decode the next chunks into DecodedChunks while the
 // calling thread replays the oldest one into the visitor, checking table
-// references in file order. At most decoders + 1 chunks are in flight, so
-// memory stays bounded by a few decoded chunks, and the visitor sees exactly
-// what read() would show it, errors included.
-ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders) {
+// references in file order. At most decoders + 1 chunks are in flight, each
+// buffering at most max_buffered_events events (a larger chunk is decoded
+// again by the calling thread when its turn comes), so memory stays bounded
+// by a few decoded chunks, and the visitor sees exactly what read() would
+// show it, errors included.
+ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders,
+                                      std::size_t max_buffered_events) {
   if (decoders == 0) return read(visitor);
+  max_buffered_events = std::max<std::size_t>(max_buffered_events, 1);
   ReadResult r;
   Impl& m = *impl_;
   if (!m.start(visitor, r)) return r;
@@ -859,12 +868,14 @@ ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders) 
       // Every event takes at least two payload bytes (op and mask). Reserving
       // a power of two up front, kept from chunk to chunk, stops the buffer
       // from regrowing (and faulting fresh pages) for every chunk.
-      j->chunk.events.reserve(
-          std::bit_ceil(std::min<std::uint64_t>(j->frame.count, j->frame.raw / 2)));
+      j->chunk.events.reserve(std::bit_ceil(
+          std::min<std::uint64_t>({j->frame.count, j->frame.raw / 2, max_buffered_events})));
       try {
         d.decompress(j->frame);
-        BufferSink sink{j->chunk, abort};
-        d.decode(j->frame, time_resolution, sink);
+        BufferSink sink{j->chunk, abort, max_buffered_events};
+        // Stopped early without an abort: the chunk holds more events than a
+        // buffer may (a hostile file can pack 2^25 into one chunk).
+        if (!d.decode(j->frame, time_resolution, sink)) j->chunk.overflow = true;
       } catch (const DecodeError& e) {
         j->chunk.error = e.what;
       }
@@ -932,7 +943,14 @@ ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders) 
       done_cv.wait(lock, [&] { return j.done; });
     }
     try {
-      if (!replay(j.chunk, sink)) {
+      bool more;
+      if (j.chunk.overflow) {  // decoded here, straight into the visitor
+        m.decoder.decompress(j.frame);
+        more = m.decoder.decode(j.frame, time_resolution, sink);
+      } else {
+        more = replay(j.chunk, sink);
+      }
+      if (!more) {
         r.ok = true;  // the visitor stopped reading inside this chunk
         return r;
       }

@@ -117,8 +117,11 @@ class TraceReader {
   // threads decompressing and decoding the next chunks while the calling
   // thread delivers the current one (chunks decode on their own; table
   // references are still checked in file order). Memory grows by up to
-  // decoders + 1 decoded chunks. 0 = read().
-  ReadResult read_parallel(TraceVisitor& visitor, unsigned decoders);
+  // decoders + 1 decoded chunks of at most `max_buffered_events` events
+  // each; a chunk with more is decoded by the calling thread instead.
+  // decoders == 0: read().
+  ReadResult read_parallel(TraceVisitor& visitor, unsigned decoders,
+                           std::size_t max_buffered_events = std::size_t{1} << 20);
 
  private:
   struct Impl;

@@ -1,7 +1,9 @@
 // analyze() and segment_map_at(): read the trace through the Engine, turn
 // reader status into one-line errors/warnings, symbolize the sites.
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "engine.hpp"
 #include "memtrail/analysis.hpp"
@@ -154,6 +156,17 @@ std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::si
   return idx;
 }
 
+// Threads that decode chunks ahead of the analysis (read_parallel), or 0 for
+// the one-thread pipeline (read_pipelined). Chunk-parallel decoding buffers
+// whole decoded chunks: it costs more CPU and ~40 MiB, and pays only where
+// cores are spare; on the 2-vCPU reference machine it measured slower than
+// the pipeline (docs/BENCHMARKS.md). MEMTRAIL_DECODERS overrides (0..8).
+unsigned decoder_threads() {
+  if (const char* env = std::getenv("MEMTRAIL_DECODERS"); env && *env)
+    return static_cast<unsigned>(std::min<unsigned long>(std::strtoul(env, nullptr, 10), 8));
+  return std::thread::hardware_concurrency() >= 4 ? 2 : 0;
+}
+
 Analysis analyze(const std::string& path, const AnalysisOptions& options,
                  const ProgressFn& progress) {
   Analysis a;
@@ -161,8 +174,10 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   a.options = options;
   TraceReader reader(path);
   detail::Engine engine(options, progress);
-  ReadResult r =
-      reader.header_error().empty() ? detail::read_pipelined(reader, engine) : reader.read(engine);
+  unsigned decoders = decoder_threads();
+  ReadResult r = !reader.header_error().empty() ? reader.read(engine)
+                 : decoders > 0                 ? reader.read_parallel(engine, decoders)
+                                                : detail::read_pipelined(reader, engine);
   apply_read_status(a, reader, r, options.allow_partial);
   if (!reader.header_error().empty()) return a;
   engine.finish(a);

@@ -156,7 +156,7 @@ std::uint32_t Engine::site_index(PoolState& pool, std::uint32_t pool_id, std::ui
 
 // ------------------------------------------------------------ range
 
-bool Engine::update_range(const Event& e) {
+bool Engine::update_range_slow(const Event& e) {
   if (range_ == RangeState::after) return false;
   bool is_mark = e.kind == EventKind::mark;
   if (range_ == RangeState::before) {
@@ -228,15 +228,6 @@ void Engine::end_range() {
 
 // ------------------------------------------------------------ state changes
 
-void Engine::settle_peak(SiteState& s) {
-  // A site's live bytes at the latest peak are what it held just before its
-  // first change after that peak (or now, if it has not changed since).
-  if (s.peak_epoch != peak_epoch_) {
-    s.out.peak_bytes = s.live;
-    s.peak_epoch = peak_epoch_;
-  }
-}
-
 void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
                       bool) {
   p.used += static_cast<std::uint64_t>(delta);
@@ -257,10 +248,7 @@ void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, s
   pool_timeline(p, t, true);
 }
 
-void Engine::pool_timeline(PoolState& p, std::uint64_t t, bool) {
-  std::uint64_t values[2] = {p.used, p.reserved};
-  p.timeline.record(t, values);
-  if (!p.out.has_segments || !p.has_blocks || t < p.next_fragmentation_ns) return;
+void Engine::sample_fragmentation(PoolState& p, std::uint64_t t) {
   // Once per timeline bucket: the cost is one pass over the pool's blocks.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
   blocks.reserve(p.live.size());

@@ -123,12 +123,33 @@ class Engine : public TraceVisitor {
   void grow_scopes(std::uint32_t id);
   ThreadState& grow_threads(std::uint32_t id);
   std::uint32_t site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack);
-  bool update_range(const Event& e);  // true if `e` is inside the range
+  // True if `e` is inside the range. Inline for the common case (inside,
+  // no end in sight); the transitions are out of line.
+  bool update_range(const Event& e) {
+    if (range_ == RangeState::inside && e.time_ns <= options_.to_ns &&
+        (e.kind != EventKind::mark || options_.to_mark.empty()))
+      return true;
+    return update_range_slow(e);
+  }
+  bool update_range_slow(const Event& e);
   void end_range();
-  void settle_peak(SiteState& s);
+  void settle_peak(SiteState& s) {
+    // A site's live bytes at the latest peak are what it held just before its
+    // first change after that peak (or now, if it has not changed since).
+    if (s.peak_epoch != peak_epoch_) {
+      s.out.peak_bytes = s.live;
+      s.peak_epoch = peak_epoch_;
+    }
+  }
   void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
                 bool in_range);
-  void pool_timeline(PoolState& p, std::uint64_t t, bool in_range);
+  void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
+    std::uint64_t values[2] = {p.used, p.reserved};
+    p.timeline.record(t, values);
+    if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns)
+      sample_fragmentation(p, t);
+  }
+  void sample_fragmentation(PoolState& p, std::uint64_t t);
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.

@@ -25,8 +25,10 @@ struct Batch {
   bool last = false;
 };
 
-constexpr std::size_t kBatchEvents = 2048;  // ~112 KiB: stays in L2 between the threads
-constexpr std::size_t kMaxQueued = 8;
+// ~224 KiB: stays in a 512 KiB L2 between the threads, and halves the
+// wake-ups (futex, scheduler) that 2048 cost.
+constexpr std::size_t kBatchEvents = 4096;
+constexpr std::size_t kMaxQueued = 4;
 
 class Queue {
  public:
@@ -45,6 +47,28 @@ class Queue {
     not_full_.notify_one();
     return b;
   }
+  // Consumed batches go back to the producer with their capacity, so no
+  // batch is allocated (and its pages faulted in) after the first few.
+  void recycle(Batch b) {
+    b.events.clear();
+    b.records.clear();
+    b.last = false;
+    std::lock_guard lock(mu_);
+    if (spare_.size() < kMaxQueued + 2) spare_.push_back(std::move(b));
+  }
+  Batch fresh() {
+    {
+      std::lock_guard lock(mu_);
+      if (!spare_.empty()) {
+        Batch b = std::move(spare_.back());
+        spare_.pop_back();
+        return b;
+      }
+    }
+    Batch b;
+    b.events.reserve(kBatchEvents);
+    return b;
+  }
   // The consumer stopped: drop what is queued and never block the producer.
   void abandon() {
     std::lock_guard lock(mu_);
@@ -57,14 +81,13 @@ class Queue {
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Batch> q_;
+  std::vector<Batch> spare_;
   bool abandoned_ = false;
 };
 
 class Producer : public TraceVisitor {
  public:
-  Producer(Queue& q, std::atomic<bool>& stop) : q_(q), stop_(stop) {
-    batch_.events.reserve(kBatchEvents);
-  }
+  Producer(Queue& q, std::atomic<bool>& stop) : q_(q), stop_(stop), batch_(q.fresh()) {}
   void on_header(const TraceHeader& h) override { add(h); }
   void on_string(std::uint32_t id, std::string_view text) override {
     add(StringRecord{id, std::string(text)});
@@ -88,8 +111,7 @@ class Producer : public TraceVisitor {
   void add(Record r) { batch_.records.emplace_back(batch_.events.size(), std::move(r)); }
   void send() {
     q_.push(std::move(batch_));
-    batch_ = Batch{};
-    batch_.events.reserve(kBatchEvents);
+    batch_ = q_.fresh();
   }
   Queue& q_;
   std::atomic<bool>& stop_;
@@ -140,6 +162,7 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
     }
     while (r < b.records.size()) replay_record(visitor, b.records[r++].second);
     if (b.last) break;
+    queue.recycle(std::move(b));
     if (!visitor.keep_going()) {
       stop = true;
       queue.abandon();

@@ -1,6 +1,6 @@
 // libFuzzer target for TraceReader: any byte string is written to a file and
-// read fully. The reader must return (ok or a one-line error), never crash,
-// hang or allocate without bound. Build and run: see docs/trace-format.md.
+// read fully, with read() and with read_parallel(). The reader must return (ok or a one-line
+// error), never crash, hang or allocate without bound. Build and run: see docs/trace-format.md.
 #include <unistd.h>
 
 #include <cstdint>
@@ -30,5 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   memtrail::ReadResult r = reader.read(v);
   if (!r.ok && r.error.empty()) __builtin_trap();                 // errors must say why
   if (r.error.find('\n') != std::string::npos) __builtin_trap();  // ... in one line
+  // The parallel reader sees and says exactly the same.
+  CountingVisitor pv;
+  memtrail::ReadResult p = memtrail::TraceReader(path).read_parallel(pv, 2);
+  if (p.ok != r.ok || p.error != r.error || p.events != r.events || p.chunks != r.chunks ||
+      p.warning != r.warning || pv.n != v.n)
+    __builtin_trap();
   return 0;
 }

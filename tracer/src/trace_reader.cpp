@@ -1,17 +1,25 @@
 // TraceReader: streams a .mtr file chunk by chunk. Memory is bounded by one
 // chunk (its payload plus its alloc-ordinal table) and the sets of defined
-// table ids. Every malformed input ends in a one-line error naming the byte
-// offset of the chunk; a file cut mid-chunk reads up to its last whole chunk.
+// table ids; read_parallel() holds up to decoders + 1 decoded chunks on top.
+// Every malformed input ends in a one-line error naming the byte offset of
+// the chunk; a file cut mid-chunk reads up to its last whole chunk.
 #include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "byte_io.hpp"
@@ -78,6 +86,485 @@ struct DecodeError {
   throw DecodeError{std::string("reference to undefined ") + table + " " + std::to_string(id)};
 }
 
+// Inlined per event; only the error path is out of line.
+inline void defined(const IdSet& set, std::uint32_t id, const char* table) {
+  if (id != 0 && !set.contains(id)) [[unlikely]]
+    undefined_reference(table, id);
+}
+
+// The ids each table has defined so far (file-wide, in file order).
+struct DefinedIds {
+  IdSet strings, modules, threads, pools, stack_nodes, scopes;
+  void clear() {
+    strings.clear();
+    modules.clear();
+    threads.clear();
+    pools.clear();
+    stack_nodes.clear();
+    scopes.clear();
+  }
+};
+
+// One chunk's frame, checked (header and payload crc32, sizes); the payload
+// still compressed.
+struct Frame {
+  std::uint64_t offset = 0;  // of the frame in the file
+  std::uint64_t raw = 0;     // payload bytes once decompressed
+  std::uint32_t count = 0;   // declared events
+  std::size_t stored_size = 0;
+  std::string stored;  // stored_size payload bytes, then the trailer
+};
+
+enum class FrameKind { data, end, stop, eof };
+
+// Delivers decoded items straight to the visitor in file order, checking
+// every table reference against the ids defined so far. read() decodes into
+// it; read_parallel() replays decoded chunks into it.
+struct DirectSink {
+  DefinedIds& ids;
+  TraceVisitor& v;
+  ReadResult& r;
+
+  void string(std::uint32_t id, std::string_view text) {
+    ids.strings.insert(id);
+    v.on_string(id, text);
+  }
+  void module(const ModuleInfo& m) {
+    ids.modules.insert(m.id);
+    v.on_module(m);
+  }
+  void thread(const ThreadInfo& t) {
+    ids.threads.insert(t.id);
+    v.on_thread(t);
+  }
+  void pool(const PoolInfo& p) {
+    defined(ids.pools, p.parent, "pool");
+    ids.pools.insert(p.id);
+    v.on_pool(p);
+  }
+  void stack_node(const StackNode& n) {
+    defined(ids.stack_nodes, n.parent, "stack node");
+    ids.stack_nodes.insert(n.id);
+    v.on_stack_node(n);
+  }
+  void scope(const ScopeInfo& s) {
+    defined(ids.pools, s.pool, "pool");
+    ids.scopes.insert(s.id);
+    v.on_scope(s);
+  }
+  void thread_switch(std::uint32_t thread) { defined(ids.threads, thread, "thread"); }
+  // The references every event has, checked before its aux range.
+  void event_refs(const Event& e) {
+    defined(ids.pools, e.pool, "pool");
+    defined(ids.stack_nodes, e.stack, "stack node");
+  }
+  [[noreturn]] void fail_after_refs(const Event&, const char* what) { throw DecodeError{what}; }
+  // The aux reference (range already checked), then the visitor.
+  void event(const Event& e) {
+    switch (e.kind) {
+      case EventKind::scope_begin:
+      case EventKind::scope_end:
+      case EventKind::workspace_reset:
+      case EventKind::workspace_learn:
+      case EventKind::spill:
+      case EventKind::donate:
+        defined(ids.scopes, static_cast<std::uint32_t>(e.aux), "scope");
+        break;
+      case EventKind::mark:
+      case EventKind::donate_rejected:
+      case EventKind::oom:
+        defined(ids.strings, static_cast<std::uint32_t>(e.aux), "string");
+        break;
+      default:
+        break;
+    }
+    ++r.events;
+    v.on_event(e);
+  }
+  bool keep_going() { return v.keep_going(); }
+};
+
+// A chunk decoded on a worker thread, waiting to be replayed in file order.
+// Reference checks need the ids of every earlier chunk, so they are left to
+// the replay; whatever the decoder rejected follows the items as `error`.
+struct DecodedChunk {
+  struct String {
+    std::uint32_t id;
+    std::string text;
+  };
+  struct Switch {
+    std::uint32_t thread;
+  };
+  using Record =
+      std::variant<String, ModuleInfo, ThreadInfo, PoolInfo, StackNode, ScopeInfo, Switch>;
+  std::vector<Event> events;
+  std::vector<std::pair<std::size_t, Record>> records;  // (events before it, record)
+  std::string error;                                    // non-empty: decoding stopped here
+  bool error_event_refs = false;  // the failing event's pool/stack refs come first
+  Event error_event;
+  bool overflow = false;  // too many events to buffer: the replay decodes it itself
+
+  void clear() {
+    events.clear();
+    records.clear();
+    error.clear();
+    error_event_refs = false;
+    overflow = false;
+  }
+};
+
+// Collects a chunk into a DecodedChunk, checking nothing across chunks.
+struct BufferSink {
+  DecodedChunk& out;
+  const std::atomic<bool>& abort;
+  std::size_t max_events;
+
+  template <class R>
+  void add(R&& rec) {
+    out.records.emplace_back(out.events.size(), std::forward<R>(rec));
+  }
+  void string(std::uint32_t id, std::string_view text) {
+    add(DecodedChunk::String{id, std::string(text)});
+  }
+  void module(const ModuleInfo& m) { add(m); }
+  void thread(const ThreadInfo& t) { add(t); }
+  void pool(const PoolInfo& p) { add(p); }
+  void stack_node(const StackNode& n) { add(n); }
+  void scope(const ScopeInfo& s) { add(s); }
+  void thread_switch(std::uint32_t thread) { add(DecodedChunk::Switch{thread}); }
+  void event_refs(const Event&) {}
+  [[noreturn]] void fail_after_refs(const Event& e, const char* what) {
+    out.error_event = e;
+    out.error_event_refs = true;
+    throw DecodeError{what};
+  }
+  void event(const Event& e) { out.events.push_back(e); }
+  bool keep_going() {
+    return out.events.size() < max_events && !abort.load(std::memory_order_relaxed);
+  }
+};
+
+// Replays a decoded chunk into `sink` exactly as read() would have delivered
+// it: records at their place between the events, references checked in
+// order, then the decoder's error if any. False when the visitor stopped.
+bool replay(const DecodedChunk& c, DirectSink& sink) {
+  auto record = [&](const DecodedChunk::Record& rec) {
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, DecodedChunk::String>)
+            sink.string(x.id, x.text);
+          else if constexpr (std::is_same_v<T, ModuleInfo>)
+            sink.module(x);
+          else if constexpr (std::is_same_v<T, ThreadInfo>)
+            sink.thread(x);
+          else if constexpr (std::is_same_v<T, PoolInfo>)
+            sink.pool(x);
+          else if constexpr (std::is_same_v<T, StackNode>)
+            sink.stack_node(x);
+          else if constexpr (std::is_same_v<T, ScopeInfo>)
+            sink.scope(x);
+          else
+            sink.thread_switch(x.thread);
+        },
+        rec);
+    return sink.keep_going();
+  };
+  std::size_t next = 0;
+  const std::size_t records = c.records.size();
+  for (std::size_t i = 0; i < c.events.size(); ++i) {
+    while (next < records && c.records[next].first == i)
+      if (!record(c.records[next++].second)) return false;
+    const Event& e = c.events[i];
+    sink.event_refs(e);
+    sink.event(e);
+    if (!sink.keep_going()) return false;
+  }
+  while (next < records)
+    if (!record(c.records[next++].second)) return false;
+  if (c.error_event_refs) sink.event_refs(c.error_event);
+  if (!c.error.empty()) throw DecodeError{c.error};
+  return true;
+}
+
+// Decompresses and decodes chunks. One per thread; its buffers and thread
+// states keep their capacity from chunk to chunk.
+struct ChunkDecoder {
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::string payload;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ordinals;  // alloc (address, size)
+  std::unordered_map<std::uint32_t, ThreadCodecState> states;
+
+  ChunkDecoder() = default;
+  ChunkDecoder(const ChunkDecoder&) = delete;
+  ChunkDecoder& operator=(const ChunkDecoder&) = delete;
+  ~ChunkDecoder() { ZSTD_freeDCtx(dctx); }
+
+  void decompress(const Frame& f) {
+    payload.resize(f.raw);
+    std::size_t n =
+        ZSTD_decompressDCtx(dctx, payload.data(), f.raw, f.stored.data(), f.stored_size);
+    if (ZSTD_isError(n) || n != f.raw)
+      throw DecodeError{"undecodable chunk (zstd: " +
+                        (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size mismatch") +
+                        ")"};
+  }
+
+  // Decodes the decompressed payload of `f` into `sink`. Throws DecodeError;
+  // false when the sink stopped.
+  template <class Sink>
+  bool decode(const Frame& f, std::uint64_t time_resolution, Sink& sink);
+};
+
+template <class Sink>
+bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& sink) {
+  ByteSource whole(payload.data(), f.raw);
+  ByteSource s[kStreamCount];
+  std::uint64_t lengths[kStreamCount];
+  for (auto& n : lengths)
+    if (!whole.varint(n)) throw DecodeError{"undecodable stream table"};
+  for (int i = 0; i < kStreamCount; ++i)
+    if (!whole.take(lengths[i], s[i])) throw DecodeError{"stream lengths exceed the chunk"};
+  if (!whole.empty()) throw DecodeError{"trailing bytes after the streams"};
+
+  ByteSource& ops = s[kOps];
+  std::uint32_t current_thread = 0;
+  states.clear();  // prediction state is per chunk
+  ordinals.clear();
+  ThreadCodecState* current_state = nullptr;  // of current_thread; null after a switch
+  std::uint64_t chunk_events = 0;
+
+  auto need = [](bool ok, const char* what) {
+    if (!ok) throw DecodeError{std::string("undecodable ") + what};
+  };
+  auto table_id = [&](std::uint32_t& id, const char* what) {
+    need(ops.varint32(id), what);
+    if (id == 0) throw DecodeError{std::string(what) + " record with id 0"};
+  };
+
+  while (!ops.empty()) {
+    std::uint8_t op;
+    ops.u8(op);
+    if (op & kRecordBit) {
+      std::string_view text;
+      switch (op & ~kRecordBit) {
+        case kTagString: {
+          std::uint32_t id;
+          table_id(id, "string");
+          need(ops.str(text), "string record");
+          sink.string(id, text);
+          break;
+        }
+        case kTagModule: {
+          ModuleInfo m;
+          std::string_view build_id;
+          table_id(m.id, "module");
+          need(ops.str(text) && ops.varint(m.load_address) && ops.varint(m.start) &&
+                   ops.varint(m.end) && ops.str(build_id),
+               "module record");
+          m.path = text;
+          m.build_id = build_id;
+          sink.module(m);
+          break;
+        }
+        case kTagThread: {
+          ThreadInfo t;
+          table_id(t.id, "thread");
+          need(ops.varint(t.tid) && ops.str(text), "thread record");
+          t.name = text;
+          sink.thread(t);
+          break;
+        }
+        case kTagPool: {
+          PoolInfo p;
+          std::uint8_t kind = 0, space = 0;
+          std::int64_t device = 0;
+          table_id(p.id, "pool");
+          need(ops.varint32(p.parent) && ops.str(text) && ops.u8(kind) && ops.u8(space) &&
+                   ops.svarint(device),
+               "pool record");
+          need(kind <= static_cast<std::uint8_t>(PoolKind::other) &&
+                   space <= static_cast<std::uint8_t>(MemorySpace::mmap) && device >= INT32_MIN &&
+                   device <= INT32_MAX,
+               "pool record (value out of range)");
+          p.name = text;
+          p.kind = static_cast<PoolKind>(kind);
+          p.space = static_cast<MemorySpace>(space);
+          p.device = static_cast<std::int32_t>(device);
+          sink.pool(p);
+          break;
+        }
+        case kTagStackNode: {
+          StackNode n;
+          table_id(n.id, "stack node");
+          need(ops.varint32(n.parent) && ops.varint(n.ip), "stack node record");
+          sink.stack_node(n);
+          break;
+        }
+        case kTagScope: {
+          ScopeInfo sc;
+          std::uint8_t kind = 0;
+          table_id(sc.id, "scope");
+          need(ops.str(text) && ops.u8(kind) && ops.varint32(sc.pool), "scope record");
+          need(kind <= static_cast<std::uint8_t>(ScopeKind::iteration),
+               "scope record (kind out of range)");
+          sc.name = text;
+          sc.kind = static_cast<ScopeKind>(kind);
+          sink.scope(sc);
+          break;
+        }
+        case kTagThreadSwitch:
+          need(ops.varint32(current_thread), "thread switch");
+          current_state = nullptr;
+          sink.thread_switch(current_thread);
+          break;
+        default:
+          throw DecodeError{"unknown record tag " + std::to_string(op & ~kRecordBit)};
+      }
+      if (!sink.keep_going()) return false;
+      continue;
+    }
+
+    // An event.
+    std::uint8_t kind_index = op & kOpKindMask;
+    if (kind_index == 0 || kind_index >= kEventKindCount)
+      throw DecodeError{"unknown event kind " + std::to_string(kind_index)};
+    std::uint8_t mask = 0;
+    need(ops.u8(mask), "event field mask");
+    Event e;
+    e.kind = static_cast<EventKind>(kind_index);
+    e.thread = current_thread;
+    if (!current_state) {  // looked up once per thread switch, not per event
+      auto found = states.find(current_thread);
+      if (found == states.end()) {
+        if (states.size() >= kMaxThreadsPerChunk)
+          throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
+                            " threads with events in one chunk"};
+        found = states.try_emplace(current_thread).first;
+      }
+      current_state = &found->second;
+    }
+    ThreadCodecState& st = *current_state;
+
+    std::uint64_t dt = 0;
+    need(split_varint(s[kTime], s[kTimeHigh], dt), "event time");
+    std::uint64_t units = (op & kOpTimeBack) ? st.last_time - dt : st.last_time + dt;
+    e.time_ns = units * time_resolution;
+
+    e.pool = st.last_pool;
+    e.stack = st.last_stack[kind_index];
+    e.detail = st.last_detail[kind_index];
+    if (mask & kMaskPool) need(s[kMisc].varint32(e.pool), "event pool");
+    if (mask & kMaskStack) {
+      std::uint64_t code;
+      need(s[kMisc].varint(code) && st.stack_of_code(kind_index, code, e.stack), "event stack");
+    }
+    if (mask & kMaskDetail) need(s[kMisc].u8(e.detail), "event detail");
+    if (mask & kMaskAux) need(s[kMisc].varint(e.aux), "event aux");
+
+    std::uint64_t ref_size = 0;
+    bool has_ref = op & kOpAddrRef;
+    bool is_free = e.kind == EventKind::free;
+    bool alloc = is_alloc_kind(e.kind);
+    if (has_ref) {
+      if (mask & kMaskAddr) throw DecodeError{"event with two addresses"};
+      if (!is_free && !alloc)
+        throw DecodeError{"address reference on a " + std::string(to_string(e.kind)) + " event"};
+    }
+    if (has_ref && is_free) {
+      std::uint64_t d;
+      need(s[kAddr].varint(d), "event address reference");
+      if (d == 0 || d > ordinals.size())
+        throw DecodeError{"address reference " + std::to_string(d) + " out of range"};
+      std::tie(e.address, ref_size) = ordinals[ordinals.size() - d];
+    }
+    int slot = -1;
+    switch (static_cast<SizeMode>((mask >> kMaskSizeShift) & 3)) {
+      case kSizeZero:
+        break;
+      case kSizeCached: {
+        std::uint8_t i = 0;
+        need(s[kSize].u8(i) && i < kSizeSlots, "event size slot");
+        slot = i;
+        e.size = st.slot_size[slot];
+        break;
+      }
+      case kSizeExplicit:
+        need(split_varint(s[kSize], s[kSizeHigh], e.size), "event size");
+        slot = st.insert_size(e.size);
+        break;
+      case kSizeOfRef:
+        if (!has_ref || !is_free)
+          throw DecodeError{"size refers to a block without an address reference"};
+        e.size = ref_size;
+        break;
+    }
+    e.requested = default_requested(e.kind, e.size);
+    if (mask & kMaskRequested) {
+      std::int64_t diff = 0;
+      need(s[kSize].svarint(diff), "event requested size");
+      e.requested = e.size - static_cast<std::uint64_t>(diff);
+    }
+    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
+    if (has_ref && alloc) {
+      std::uint64_t d;
+      need(s[kAddr].varint(d), "event address reference");
+      if (!AllocCandidates(st, cls).address_at(d, e.address))
+        throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
+    }
+    if (!has_ref && (mask & kMaskAddr)) {
+      std::uint64_t zz = 0;
+      need(split_varint(s[kAddr], s[kAddrHigh], zz), "event address");
+      std::int64_t delta = unzigzag(zz);
+      std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
+      e.address = predicted + static_cast<std::uint64_t>(delta);
+    }
+
+    st.last_time = units;
+    st.last_pool = e.pool;
+    st.set_stack(kind_index, e.stack);
+    st.last_detail[kind_index] = e.detail;
+    st.last_address = e.address;
+    if (slot >= 0) st.slot_address[slot] = e.address;
+    if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
+    if (alloc) {
+      if (e.address != 0) {
+        st.take_freed(cls, e.address);
+        st.push_fresh(e.address + cls);
+      }
+      ordinals.emplace_back(e.address, e.size);
+    }
+
+    sink.event_refs(e);
+    switch (e.kind) {
+      case EventKind::scope_begin:
+      case EventKind::scope_end:
+      case EventKind::workspace_reset:
+      case EventKind::workspace_learn:
+      case EventKind::spill:
+      case EventKind::donate:
+        if (e.aux > 0xffffffffu) sink.fail_after_refs(e, "scope id out of range");
+        break;
+      case EventKind::mark:
+      case EventKind::donate_rejected:
+      case EventKind::oom:
+        if (e.aux > 0xffffffffu) sink.fail_after_refs(e, "string id out of range");
+        break;
+      default:
+        break;
+    }
+    ++chunk_events;
+    sink.event(e);
+    if (!sink.keep_going()) return false;
+  }
+  for (int i = 1; i < kStreamCount; ++i)
+    if (!s[i].empty()) throw DecodeError{"unused bytes in a value stream"};
+  if (chunk_events != f.count)
+    throw DecodeError{"chunk declares " + std::to_string(f.count) + " events but holds " +
+                      std::to_string(chunk_events)};
+  return true;
+}
+
 }  // namespace
 
 struct TraceReader::Impl {
@@ -88,16 +575,15 @@ struct TraceReader::Impl {
   std::string header_error;
   TraceHeader header;
 
-  // Defined table ids (file-wide).
-  IdSet strings, modules, threads, pools, stack_nodes, scopes;
-
-  std::string stored, payload;
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  ~Impl() { ZSTD_freeDCtx(dctx); }
+  DefinedIds ids;        // file-wide
+  Frame frame;           // read()'s current chunk
+  ChunkDecoder decoder;  // read()'s decoder
 
   void read_header();
-  bool decode_chunk(const char* data, std::size_t size, std::uint32_t declared_events,
-                    TraceVisitor& v, ReadResult& r);
+  std::string at(std::uint64_t off) const { return " in chunk at byte " + std::to_string(off); }
+  bool start(TraceVisitor& v, ReadResult& r);
+  FrameKind next_frame(std::uint64_t& offset, Frame& f, ReadResult& stop);
+  void end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const;
 };
 
 void TraceReader::Impl::read_header() {
@@ -188,274 +674,107 @@ void TraceReader::Impl::read_header() {
   data_offset = 16 + length + 4;
 }
 
-bool TraceReader::Impl::decode_chunk(const char* data, std::size_t size,
-                                     std::uint32_t declared_events, TraceVisitor& v,
-                                     ReadResult& r) {
-  ByteSource whole(data, size);
-  ByteSource s[kStreamCount];
-  std::uint64_t lengths[kStreamCount];
-  for (auto& n : lengths)
-    if (!whole.varint(n)) throw DecodeError{"undecodable stream table"};
-  for (int i = 0; i < kStreamCount; ++i)
-    if (!whole.take(lengths[i], s[i])) throw DecodeError{"stream lengths exceed the chunk"};
-  if (!whole.empty()) throw DecodeError{"trailing bytes after the streams"};
-
-  ByteSource& ops = s[kOps];
-  const std::uint64_t time_resolution = header.time_resolution_ns;
-  std::uint32_t current_thread = 0;
-  std::unordered_map<std::uint32_t, ThreadCodecState> states;
-  ThreadCodecState* current_state = nullptr;  // of current_thread; null after a switch
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> ordinals;  // alloc (address, size)
-  std::uint64_t chunk_events = 0;
-
-  auto need = [](bool ok, const char* what) {
-    if (!ok) throw DecodeError{std::string("undecodable ") + what};
-  };
-  // Inlined per event; only the error path is out of line.
-  auto defined = [](const IdSet& set, std::uint32_t id, const char* table) {
-    if (id != 0 && !set.contains(id)) [[unlikely]]
-      undefined_reference(table, id);
-  };
-  auto table_id = [&](std::uint32_t& id, const char* what) {
-    need(ops.varint32(id), what);
-    if (id == 0) throw DecodeError{std::string(what) + " record with id 0"};
-  };
-
-  while (!ops.empty()) {
-    std::uint8_t op;
-    ops.u8(op);
-    if (op & kRecordBit) {
-      std::string_view text;
-      switch (op & ~kRecordBit) {
-        case kTagString: {
-          std::uint32_t id;
-          table_id(id, "string");
-          need(ops.str(text), "string record");
-          strings.insert(id);
-          v.on_string(id, text);
-          break;
-        }
-        case kTagModule: {
-          ModuleInfo m;
-          std::string_view build_id;
-          table_id(m.id, "module");
-          need(ops.str(text) && ops.varint(m.load_address) && ops.varint(m.start) &&
-                   ops.varint(m.end) && ops.str(build_id),
-               "module record");
-          m.path = text;
-          m.build_id = build_id;
-          modules.insert(m.id);
-          v.on_module(m);
-          break;
-        }
-        case kTagThread: {
-          ThreadInfo t;
-          table_id(t.id, "thread");
-          need(ops.varint(t.tid) && ops.str(text), "thread record");
-          t.name = text;
-          threads.insert(t.id);
-          v.on_thread(t);
-          break;
-        }
-        case kTagPool: {
-          PoolInfo p;
-          std::uint8_t kind = 0, space = 0;
-          std::int64_t device = 0;
-          table_id(p.id, "pool");
-          need(ops.varint32(p.parent) && ops.str(text) && ops.u8(kind) && ops.u8(space) &&
-                   ops.svarint(device),
-               "pool record");
-          need(kind <= static_cast<std::uint8_t>(PoolKind::other) &&
-                   space <= static_cast<std::uint8_t>(MemorySpace::mmap) && device >= INT32_MIN &&
-                   device <= INT32_MAX,
-               "pool record (value out of range)");
-          defined(pools, p.parent, "pool");
-          p.name = text;
-          p.kind = static_cast<PoolKind>(kind);
-          p.space = static_cast<MemorySpace>(space);
-          p.device = static_cast<std::int32_t>(device);
-          pools.insert(p.id);
-          v.on_pool(p);
-          break;
-        }
-        case kTagStackNode: {
-          StackNode n;
-          table_id(n.id, "stack node");
-          need(ops.varint32(n.parent) && ops.varint(n.ip), "stack node record");
-          defined(stack_nodes, n.parent, "stack node");
-          stack_nodes.insert(n.id);
-          v.on_stack_node(n);
-          break;
-        }
-        case kTagScope: {
-          ScopeInfo sc;
-          std::uint8_t kind = 0;
-          table_id(sc.id, "scope");
-          need(ops.str(text) && ops.u8(kind) && ops.varint32(sc.pool), "scope record");
-          need(kind <= static_cast<std::uint8_t>(ScopeKind::iteration),
-               "scope record (kind out of range)");
-          defined(pools, sc.pool, "pool");
-          sc.name = text;
-          sc.kind = static_cast<ScopeKind>(kind);
-          scopes.insert(sc.id);
-          v.on_scope(sc);
-          break;
-        }
-        case kTagThreadSwitch:
-          need(ops.varint32(current_thread), "thread switch");
-          current_state = nullptr;
-          defined(threads, current_thread, "thread");
-          break;
-        default:
-          throw DecodeError{"unknown record tag " + std::to_string(op & ~kRecordBit)};
-      }
-      if (!v.keep_going()) return false;
-      continue;
-    }
-
-    // An event.
-    std::uint8_t kind_index = op & kOpKindMask;
-    if (kind_index == 0 || kind_index >= kEventKindCount)
-      throw DecodeError{"unknown event kind " + std::to_string(kind_index)};
-    std::uint8_t mask;
-    need(ops.u8(mask), "event field mask");
-    Event e;
-    e.kind = static_cast<EventKind>(kind_index);
-    e.thread = current_thread;
-    if (!current_state) {  // looked up once per thread switch, not per event
-      auto found = states.find(current_thread);
-      if (found == states.end()) {
-        if (states.size() >= kMaxThreadsPerChunk)
-          throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
-                            " threads with events in one chunk"};
-        found = states.try_emplace(current_thread).first;
-      }
-      current_state = &found->second;
-    }
-    ThreadCodecState& st = *current_state;
-
-    std::uint64_t dt;
-    need(split_varint(s[kTime], s[kTimeHigh], dt), "event time");
-    std::uint64_t units = (op & kOpTimeBack) ? st.last_time - dt : st.last_time + dt;
-    e.time_ns = units * time_resolution;
-
-    e.pool = st.last_pool;
-    e.stack = st.last_stack[kind_index];
-    e.detail = st.last_detail[kind_index];
-    if (mask & kMaskPool) need(s[kMisc].varint32(e.pool), "event pool");
-    if (mask & kMaskStack) {
-      std::uint64_t code;
-      need(s[kMisc].varint(code) && st.stack_of_code(kind_index, code, e.stack), "event stack");
-    }
-    if (mask & kMaskDetail) need(s[kMisc].u8(e.detail), "event detail");
-    if (mask & kMaskAux) need(s[kMisc].varint(e.aux), "event aux");
-
-    std::uint64_t ref_size = 0;
-    bool has_ref = op & kOpAddrRef;
-    bool is_free = e.kind == EventKind::free;
-    bool alloc = is_alloc_kind(e.kind);
-    if (has_ref) {
-      if (mask & kMaskAddr) throw DecodeError{"event with two addresses"};
-      if (!is_free && !alloc)
-        throw DecodeError{"address reference on a " + std::string(to_string(e.kind)) + " event"};
-    }
-    if (has_ref && is_free) {
-      std::uint64_t d;
-      need(s[kAddr].varint(d), "event address reference");
-      if (d == 0 || d > ordinals.size())
-        throw DecodeError{"address reference " + std::to_string(d) + " out of range"};
-      std::tie(e.address, ref_size) = ordinals[ordinals.size() - d];
-    }
-    int slot = -1;
-    switch (static_cast<SizeMode>((mask >> kMaskSizeShift) & 3)) {
-      case kSizeZero:
-        break;
-      case kSizeCached: {
-        std::uint8_t i = 0;
-        need(s[kSize].u8(i) && i < kSizeSlots, "event size slot");
-        slot = i;
-        e.size = st.slot_size[slot];
-        break;
-      }
-      case kSizeExplicit:
-        need(split_varint(s[kSize], s[kSizeHigh], e.size), "event size");
-        slot = st.insert_size(e.size);
-        break;
-      case kSizeOfRef:
-        if (!has_ref || !is_free)
-          throw DecodeError{"size refers to a block without an address reference"};
-        e.size = ref_size;
-        break;
-    }
-    e.requested = default_requested(e.kind, e.size);
-    if (mask & kMaskRequested) {
-      std::int64_t diff;
-      need(s[kSize].svarint(diff), "event requested size");
-      e.requested = e.size - static_cast<std::uint64_t>(diff);
-    }
-    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
-    if (has_ref && alloc) {
-      std::uint64_t d;
-      need(s[kAddr].varint(d), "event address reference");
-      if (!AllocCandidates(st, cls).address_at(d, e.address))
-        throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
-    }
-    if (!has_ref && (mask & kMaskAddr)) {
-      std::uint64_t zz = 0;
-      need(split_varint(s[kAddr], s[kAddrHigh], zz), "event address");
-      std::int64_t delta = unzigzag(zz);
-      std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
-      e.address = predicted + static_cast<std::uint64_t>(delta);
-    }
-
-    st.last_time = units;
-    st.last_pool = e.pool;
-    st.set_stack(kind_index, e.stack);
-    st.last_detail[kind_index] = e.detail;
-    st.last_address = e.address;
-    if (slot >= 0) st.slot_address[slot] = e.address;
-    if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
-    if (alloc) {
-      if (e.address != 0) {
-        st.take_freed(cls, e.address);
-        st.push_fresh(e.address + cls);
-      }
-      ordinals.emplace_back(e.address, e.size);
-    }
-
-    defined(pools, e.pool, "pool");
-    defined(stack_nodes, e.stack, "stack node");
-    switch (e.kind) {
-      case EventKind::scope_begin:
-      case EventKind::scope_end:
-      case EventKind::workspace_reset:
-      case EventKind::workspace_learn:
-      case EventKind::spill:
-      case EventKind::donate:
-        if (e.aux > 0xffffffffu) throw DecodeError{"scope id out of range"};
-        defined(scopes, static_cast<std::uint32_t>(e.aux), "scope");
-        break;
-      case EventKind::mark:
-      case EventKind::donate_rejected:
-      case EventKind::oom:
-        if (e.aux > 0xffffffffu) throw DecodeError{"string id out of range"};
-        defined(strings, static_cast<std::uint32_t>(e.aux), "string");
-        break;
-      default:
-        break;
-    }
-    ++chunk_events;
-    ++r.events;
-    v.on_event(e);
-    if (!v.keep_going()) return false;
+// What both read paths do before the first chunk. False: `r` is final.
+bool TraceReader::Impl::start(TraceVisitor& v, ReadResult& r) {
+  if (!header_error.empty()) {
+    r.error = header_error;
+    return false;
   }
-  for (int i = 1; i < kStreamCount; ++i)
-    if (!s[i].empty()) throw DecodeError{"unused bytes in a value stream"};
-  if (chunk_events != declared_events)
-    throw DecodeError{"chunk declares " + std::to_string(declared_events) + " events but holds " +
-                      std::to_string(chunk_events)};
+  v.on_header(header);
+  ids.clear();
+  if (std::fseek(file.get(), static_cast<long>(data_offset), SEEK_SET) != 0) {
+    r.error = path + ": cannot seek to byte " + std::to_string(data_offset);
+    return false;
+  }
+  if (!v.keep_going()) {
+    r.ok = true;
+    return false;
+  }
   return true;
 }
+
+// Reads and checks the frame at `offset` and advances past it. `data` and
+// `end` fill `f`; `stop` fills `stop` (ok + dropped bytes for a cut file, or
+// the error); `eof` means no bytes are left.
+FrameKind TraceReader::Impl::next_frame(std::uint64_t& offset, Frame& f, ReadResult& stop) {
+  if (offset >= file_size) return FrameKind::eof;
+  auto cut = [&](std::uint64_t off) {
+    stop.ok = true;
+    stop.dropped_bytes = file_size - off;
+    stop.warning = path + ": " + std::to_string(stop.dropped_bytes) +
+                   " bytes after the last whole chunk were dropped";
+    return FrameKind::stop;
+  };
+  auto fail = [&](std::string what) {
+    stop.error = std::move(what);
+    return FrameKind::stop;
+  };
+  std::FILE* file_ptr = file.get();
+  unsigned char fh[kFrameHeaderBytes];
+  if (file_size - offset < kFrameHeaderBytes) return cut(offset);
+  if (std::fread(fh, 1, sizeof fh, file_ptr) != sizeof fh)
+    return fail(path + ": read error" + at(offset));
+  ByteSource h(reinterpret_cast<const char*>(fh), sizeof fh);
+  std::uint64_t type, stored, raw, count, hcrc;
+  h.fixed(type, 1);
+  h.fixed(stored, 4);
+  h.fixed(raw, 4);
+  h.fixed(count, 4);
+  h.fixed(hcrc, 4);
+  if (hcrc != crc32_of(fh, 13))
+    return fail(path + ": checksum mismatch" + at(offset) + " (frame header)");
+  if (type != kChunkData && type != kChunkEnd)
+    return fail(path + ": unknown chunk type " + std::to_string(type) + at(offset));
+  if (raw > kMaxRawChunk || stored > ZSTD_compressBound(raw) ||
+      (type == kChunkEnd && (stored != 0 || raw != 0)))
+    return fail(path + ": implausible chunk size (" + std::to_string(stored) + " stored, " +
+                std::to_string(raw) + " raw)" + at(offset));
+  if (file_size - offset < kFrameHeaderBytes + stored + kFrameTrailerBytes) return cut(offset);
+  f.stored.resize(stored + kFrameTrailerBytes);
+  if (std::fread(f.stored.data(), 1, f.stored.size(), file_ptr) != f.stored.size())
+    return fail(path + ": read error" + at(offset));
+  ByteSource t(f.stored.data() + stored, kFrameTrailerBytes);
+  std::uint64_t pcrc;
+  t.fixed(pcrc, 4);
+  if (pcrc != crc32_of(f.stored.data(), stored))
+    return fail(path + ": checksum mismatch" + at(offset));
+  f.offset = offset;
+  f.raw = raw;
+  f.count = static_cast<std::uint32_t>(count);
+  f.stored_size = stored;
+  offset += kFrameHeaderBytes + stored + kFrameTrailerBytes;
+  if (type == kChunkEnd) return FrameKind::end;
+  // The frame must declare exactly R bytes before R bytes are allocated.
+  if (ZSTD_getFrameContentSize(f.stored.data(), stored) != raw)
+    return fail(path + ": undecodable chunk (zstd frame does not declare " + std::to_string(raw) +
+                " bytes)" + at(f.offset));
+  return FrameKind::data;
+}
+
+// The end-of-trace marker `end`, after every chunk before it was delivered.
+void TraceReader::Impl::end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const {
+  r.complete = true;
+  if (end.count != 0xffffffffu && end.count != r.events) {
+    r.error = path + ": end marker counts " + std::to_string(end.count) + " events but " +
+              std::to_string(r.events) + " were read" + at(end.offset);
+    return;
+  }
+  if (offset < file_size)
+    r.warning = path + ": " + std::to_string(file_size - offset) +
+                " bytes after the end-of-trace marker were ignored";
+  r.ok = true;
+}
+
+namespace {
+
+void take_stop(ReadResult& r, const ReadResult& stop) {
+  r.ok = stop.ok;
+  r.error = stop.error;
+  r.dropped_bytes = stop.dropped_bytes;
+  r.warning = stop.warning;
+}
+
+}  // namespace
 
 TraceReader::TraceReader(std::string path) : impl_(std::make_unique<Impl>()) {
   impl_->path = std::move(path);
@@ -474,119 +793,186 @@ const TraceHeader& TraceReader::header() const {
 ReadResult TraceReader::read(TraceVisitor& visitor) {
   ReadResult r;
   Impl& m = *impl_;
-  if (!m.header_error.empty()) {
-    r.error = m.header_error;
-    return r;
-  }
-  visitor.on_header(m.header);
-  m.strings.clear();
-  m.modules.clear();
-  m.threads.clear();
-  m.pools.clear();
-  m.stack_nodes.clear();
-  m.scopes.clear();
-  std::FILE* f = m.file.get();
+  if (!m.start(visitor, r)) return r;
+  DirectSink sink{m.ids, visitor, r};
   std::uint64_t offset = m.data_offset;
-  if (std::fseek(f, static_cast<long>(offset), SEEK_SET) != 0) {
-    r.error = m.path + ": cannot seek to byte " + std::to_string(offset);
-    return r;
-  }
-  auto at = [&](std::uint64_t off) { return " in chunk at byte " + std::to_string(off); };
-  auto cut = [&](std::uint64_t off) {
-    r.ok = true;
-    r.dropped_bytes = m.file_size - off;
-    r.warning = m.path + ": " + std::to_string(r.dropped_bytes) +
-                " bytes after the last whole chunk were dropped";
-    return r;
-  };
-  if (!visitor.keep_going()) {
-    r.ok = true;
-    return r;
-  }
-  while (offset < m.file_size) {
-    unsigned char fh[kFrameHeaderBytes];
-    if (m.file_size - offset < kFrameHeaderBytes) return cut(offset);
-    if (std::fread(fh, 1, sizeof fh, f) != sizeof fh) {
-      r.error = m.path + ": read error" + at(offset);
-      return r;
-    }
-    ByteSource h(reinterpret_cast<const char*>(fh), sizeof fh);
-    std::uint64_t type, stored, raw, count, hcrc;
-    h.fixed(type, 1);
-    h.fixed(stored, 4);
-    h.fixed(raw, 4);
-    h.fixed(count, 4);
-    h.fixed(hcrc, 4);
-    if (hcrc != crc32_of(fh, 13)) {
-      r.error = m.path + ": checksum mismatch" + at(offset) + " (frame header)";
-      return r;
-    }
-    if (type != kChunkData && type != kChunkEnd) {
-      r.error = m.path + ": unknown chunk type " + std::to_string(type) + at(offset);
-      return r;
-    }
-    if (raw > kMaxRawChunk || stored > ZSTD_compressBound(raw) ||
-        (type == kChunkEnd && (stored != 0 || raw != 0))) {
-      r.error = m.path + ": implausible chunk size (" + std::to_string(stored) + " stored, " +
-                std::to_string(raw) + " raw)" + at(offset);
-      return r;
-    }
-    if (m.file_size - offset < kFrameHeaderBytes + stored + kFrameTrailerBytes) return cut(offset);
-    m.stored.resize(stored + kFrameTrailerBytes);
-    if (std::fread(m.stored.data(), 1, m.stored.size(), f) != m.stored.size()) {
-      r.error = m.path + ": read error" + at(offset);
-      return r;
-    }
-    ByteSource t(m.stored.data() + stored, kFrameTrailerBytes);
-    std::uint64_t pcrc;
-    t.fixed(pcrc, 4);
-    if (pcrc != crc32_of(m.stored.data(), stored)) {
-      r.error = m.path + ": checksum mismatch" + at(offset);
-      return r;
-    }
-    std::uint64_t chunk_offset = offset;
-    offset += kFrameHeaderBytes + stored + kFrameTrailerBytes;
-    if (type == kChunkEnd) {
-      r.complete = true;
-      if (count != 0xffffffffu && count != r.events) {
-        r.error = m.path + ": end marker counts " + std::to_string(count) + " events but " +
-                  std::to_string(r.events) + " were read" + at(chunk_offset);
+  for (;;) {
+    ReadResult stop;
+    switch (m.next_frame(offset, m.frame, stop)) {
+      case FrameKind::eof:
+        r.ok = true;
         return r;
-      }
-      if (offset < m.file_size)
-        r.warning = m.path + ": " + std::to_string(m.file_size - offset) +
-                    " bytes after the end-of-trace marker were ignored";
-      r.ok = true;
-      return r;
-    }
-    // The frame must declare exactly R bytes before R bytes are allocated.
-    if (ZSTD_getFrameContentSize(m.stored.data(), stored) != raw) {
-      r.error = m.path + ": undecodable chunk (zstd frame does not declare " + std::to_string(raw) +
-                " bytes)" + at(chunk_offset);
-      return r;
-    }
-    m.payload.resize(raw);
-    std::size_t n = ZSTD_decompressDCtx(m.dctx, m.payload.data(), raw, m.stored.data(), stored);
-    if (ZSTD_isError(n) || n != raw) {
-      r.error = m.path + ": undecodable chunk (zstd: " +
-                (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size mismatch") + ")" +
-                at(chunk_offset);
-      return r;
+      case FrameKind::stop:
+        take_stop(r, stop);
+        return r;
+      case FrameKind::end:
+        m.end_of_trace(r, m.frame, offset);
+        return r;
+      case FrameKind::data:
+        break;
     }
     try {
-      bool more =
-          m.decode_chunk(m.payload.data(), raw, static_cast<std::uint32_t>(count), visitor, r);
-      if (!more) {  // the visitor stopped reading inside this chunk
-        r.ok = true;
+      m.decoder.decompress(m.frame);
+      if (!m.decoder.decode(m.frame, m.header.time_resolution_ns, sink)) {
+        r.ok = true;  // the visitor stopped reading inside this chunk
         return r;
       }
       ++r.chunks;
     } catch (const DecodeError& e) {
-      r.error = m.path + ": " + e.what + at(chunk_offset);
+      r.error = m.path + ": " + e.what + m.at(m.frame.offset);
       return r;
     }
   }
-  r.ok = true;
+}
+
+// Chunks are decodable alone (docs/trace-format.md): `decoders` worker
+// threads decompress and decode the next chunks into DecodedChunks while the
+// calling thread replays the oldest one into the visitor, checking table
+// references in file order. At most decoders + 1 chunks are in flight, each
+// buffering at most max_buffered_events events (a larger chunk is decoded
+// again by the calling thread when its turn comes), so memory stays bounded
+// by a few decoded chunks, and the visitor sees exactly what read() would
+// show it, errors included.
+ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders,
+                                      std::size_t max_buffered_events) {
+  if (decoders == 0) return read(visitor);
+  max_buffered_events = std::max<std::size_t>(max_buffered_events, 1);
+  ReadResult r;
+  Impl& m = *impl_;
+  if (!m.start(visitor, r)) return r;
+
+  struct Job {
+    Frame frame;
+    DecodedChunk chunk;
+    bool done = false;  // under mu
+  };
+  std::mutex mu;
+  std::condition_variable work_cv, done_cv;
+  std::deque<Job*> todo;  // under mu
+  bool quit = false;      // under mu
+  std::atomic<bool> abort{false};
+  const std::uint64_t time_resolution = m.header.time_resolution_ns;
+
+  auto worker = [&] {
+    ChunkDecoder d;
+    for (;;) {
+      Job* j;
+      {
+        std::unique_lock lock(mu);
+        work_cv.wait(lock, [&] { return quit || !todo.empty(); });
+        if (quit) return;
+        j = todo.front();
+        todo.pop_front();
+      }
+      j->chunk.clear();
+      // Every event takes at least two payload bytes (op and mask). Reserving
+      // a power of two up front, kept from chunk to chunk, stops the buffer
+      // from regrowing (and faulting fresh pages) for every chunk.
+      j->chunk.events.reserve(std::bit_ceil(
+          std::min<std::uint64_t>({j->frame.count, j->frame.raw / 2, max_buffered_events})));
+      try {
+        d.decompress(j->frame);
+        BufferSink sink{j->chunk, abort, max_buffered_events};
+        // Stopped early without an abort: the chunk holds more events than a
+        // buffer may (a hostile file can pack 2^25 into one chunk).
+        if (!d.decode(j->frame, time_resolution, sink)) j->chunk.overflow = true;
+      } catch (const DecodeError& e) {
+        j->chunk.error = e.what;
+      }
+      {
+        std::lock_guard lock(mu);
+        j->done = true;
+      }
+      done_cv.notify_one();
+    }
+  };
+  // Declared before the joiner: the workers may still be decoding them when
+  // a return path unwinds, so they must outlive the join.
+  std::deque<std::unique_ptr<Job>> in_flight;  // file order
+  std::vector<std::unique_ptr<Job>> spare;     // recycled with their buffers
+  std::vector<std::thread> threads;
+  struct Joiner {  // stops and joins the workers on every return path
+    std::vector<std::thread>& threads;
+    std::mutex& mu;
+    bool& quit;
+    std::atomic<bool>& abort;
+    std::condition_variable& cv;
+    ~Joiner() {
+      abort = true;
+      {
+        std::lock_guard lock(mu);
+        quit = true;
+      }
+      cv.notify_all();
+      for (auto& t : threads) t.join();
+    }
+  } joiner{threads, mu, quit, abort, work_cv};
+  for (unsigned i = 0; i < decoders; ++i) threads.emplace_back(worker);
+
+  DirectSink sink{m.ids, visitor, r};
+  std::uint64_t offset = m.data_offset;
+  FrameKind last = FrameKind::data;
+  Frame end_frame;
+  ReadResult stop;
+  for (;;) {
+    while (last == FrameKind::data && in_flight.size() < decoders + 1) {
+      std::unique_ptr<Job> j;
+      if (spare.empty()) {
+        j = std::make_unique<Job>();
+      } else {
+        j = std::move(spare.back());
+        spare.pop_back();
+      }
+      last = m.next_frame(offset, j->frame, stop);
+      if (last != FrameKind::data) {
+        end_frame = std::move(j->frame);
+        break;
+      }
+      j->done = false;
+      {
+        std::lock_guard lock(mu);
+        todo.push_back(j.get());
+      }
+      work_cv.notify_one();
+      in_flight.push_back(std::move(j));
+    }
+    if (in_flight.empty()) break;
+    Job& j = *in_flight.front();
+    {
+      std::unique_lock lock(mu);
+      done_cv.wait(lock, [&] { return j.done; });
+    }
+    try {
+      bool more;
+      if (j.chunk.overflow) {  // decoded here, straight into the visitor
+        m.decoder.decompress(j.frame);
+        more = m.decoder.decode(j.frame, time_resolution, sink);
+      } else {
+        more = replay(j.chunk, sink);
+      }
+      if (!more) {
+        r.ok = true;  // the visitor stopped reading inside this chunk
+        return r;
+      }
+      ++r.chunks;
+    } catch (const DecodeError& e) {
+      r.error = m.path + ": " + e.what + m.at(j.frame.offset);
+      return r;
+    }
+    spare.push_back(std::move(in_flight.front()));
+    in_flight.pop_front();
+  }
+  switch (last) {
+    case FrameKind::end:
+      m.end_of_trace(r, end_frame, offset);
+      break;
+    case FrameKind::stop:
+      take_stop(r, stop);
+      break;
+    default:
+      r.ok = true;
+      break;
+  }
   return r;
 }
 

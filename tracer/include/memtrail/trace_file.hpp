@@ -113,6 +113,15 @@ class TraceReader {
   // byte 8123"); a cut file reads up to its last whole chunk with ok=true and
   // `dropped_bytes`/`warning` set.
   ReadResult read(TraceVisitor& visitor);
+  // The same delivery, results and errors as read(), with `decoders` worker
+  // threads decompressing and decoding the next chunks while the calling
+  // thread delivers the current one (chunks decode on their own; table
+  // references are still checked in file order). Memory grows by up to
+  // decoders + 1 decoded chunks of at most `max_buffered_events` events
+  // each; a chunk with more is decoded by the calling thread instead.
+  // decoders == 0: read().
+  ReadResult read_parallel(TraceVisitor& visitor, unsigned decoders,
+                           std::size_t max_buffered_events = std::size_t{1} << 20);
 
  private:
   struct Impl;

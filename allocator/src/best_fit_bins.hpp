@@ -9,6 +9,13 @@
 // out, sit in an ordered set. Ties go to the lowest address, as in PyTorch's
 // (stream, size, ptr) set and tsl's (size, ptr) bins.
 //
+// The block inserted last is held aside in a one-block "pending" slot and
+// enters the classes only when the next one comes: a best-fit query
+// compares the slot with the classes' answer, so answers stay exact, while
+// the commonest cycle (take a block, split it, free the piece, merge it
+// back) touches neither heaps nor bitmap, like glibc's top chunk. Callers
+// that walk the blocks in order (expandable segments) turn it off.
+//
 // Access supplies size(n), addr(n) and pos(n) (a std::uint32_t& the bins
 // own while n is inside). Not thread-safe: used under the pool's lock.
 #pragma once
@@ -44,8 +51,10 @@ class BestFitBins {
   using LargeSet = std::set<Node, Order, NodeAllocator<Node>>;
 
   // granule: a power of two. classes == 0: everything in the ordered set.
-  BestFitBins(Access access, std::uint64_t granule, std::uint32_t classes, NodeCache* nodes)
-      : access_(access),
+  BestFitBins(Access access, std::uint64_t granule, std::uint32_t classes, NodeCache* nodes,
+              bool pending_slot = true)
+      : pending_enabled_(pending_slot),
+        access_(access),
         granule_(granule),
         shift_(static_cast<unsigned>(std::countr_zero(granule))),
         classes_(classes),
@@ -55,12 +64,66 @@ class BestFitBins {
   BestFitBins(const BestFitBins&) = delete;
   BestFitBins& operator=(const BestFitBins&) = delete;
 
-  bool empty() const { return count_ == 0; }
-  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0 && !has_pending_; }
+  std::size_t size() const { return count_ + (has_pending_ ? 1 : 0); }
 
+  [[gnu::always_inline]] void insert(Node n) {
+    if (!pending_enabled_) [[unlikely]] {
+      index_insert(n);
+      return;
+    }
+    if (has_pending_) index_insert(pending_);
+    pending_ = n;
+    has_pending_ = true;
+  }
+
+  [[gnu::always_inline]] void erase(Node n) {
+    if (has_pending_ && n == pending_) {
+      has_pending_ = false;
+      return;
+    }
+    index_erase(n);
+  }
+
+  // The first block in (size, address) order whose size is >= size (> 0),
+  // or `none` when there is none.
+  [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none) const {
+    const Node indexed = count_ ? index_first(size, none) : none;
+    if (has_pending_) {
+      const std::uint64_t pending_size = access_.size(pending_);
+      if (pending_size >= size && (indexed == none || pending_size < access_.size(indexed) ||
+                                   (pending_size == access_.size(indexed) &&
+                                    access_.addr(pending_) < access_.addr(indexed))))
+        return pending_;
+    }
+    return indexed;
+  }
+
+  // Size of the largest block (0 when empty).
+  std::uint64_t largest_size() const {
+    return std::max(index_largest(), has_pending_ ? access_.size(pending_) : 0);
+  }
+
+  // Every block, in (size, address) order.
+  void append_sorted(std::vector<Node>& out) const {
+    const std::size_t from = out.size();
+    index_append_sorted(out);
+    if (has_pending_) {
+      const Order order{access_};
+      out.insert(std::upper_bound(out.begin() + static_cast<std::ptrdiff_t>(from), out.end(),
+                                  pending_, order),
+                 pending_);
+    }
+  }
+
+  // The sizes beyond the classes, in order, for callers that walk them
+  // (only without the pending slot).
+  const LargeSet& large() const { return large_; }
+
+ private:
   // The common cases (a class heap of one or two blocks) are a few inline
   // instructions; heap sifting and the ordered set are out of line.
-  [[gnu::always_inline]] void insert(Node n) {
+  [[gnu::always_inline]] void index_insert(Node n) {
     ++count_;
     const std::uint64_t size = access_.size(n);
     if (size > exact_max_) [[unlikely]] {
@@ -83,7 +146,7 @@ class BestFitBins {
     }
   }
 
-  [[gnu::always_inline]] void erase(Node n) {
+  [[gnu::always_inline]] void index_erase(Node n) {
     --count_;
     const std::uint64_t size = access_.size(n);
     if (size > exact_max_) [[unlikely]] {
@@ -101,9 +164,7 @@ class BestFitBins {
     if (i != last) refill(heap, i, heap.data[last]);
   }
 
-  // The first block in (size, address) order whose size is >= size (> 0),
-  // or `none` when there is none.
-  [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none) const {
+  [[gnu::always_inline]] Node index_first(std::uint64_t size, Node none) const {
     if (size <= exact_max_ && heaps_) [[likely]] {
       const std::uint32_t c = class_of_ceil(size);
       const std::uint32_t w = c / 64;
@@ -115,8 +176,7 @@ class BestFitBins {
     return first_large(size, none);
   }
 
-  // Size of the largest block (0 when empty).
-  std::uint64_t largest_size() const {
+  std::uint64_t index_largest() const {
     if (!large_.empty()) return access_.size(*large_.rbegin());
     if (heaps_)
       for (std::size_t w = words_.size(); w-- > 0;)
@@ -124,8 +184,7 @@ class BestFitBins {
     return 0;
   }
 
-  // Every block, in (size, address) order.
-  void append_sorted(std::vector<Node>& out) const {
+  void index_append_sorted(std::vector<Node>& out) const {
     if (heaps_)
       for (std::size_t w = 0; w < words_.size(); ++w)
         for (std::uint64_t bits = words_[w]; bits; bits &= bits - 1) {
@@ -139,10 +198,6 @@ class BestFitBins {
     out.insert(out.end(), large_.begin(), large_.end());
   }
 
-  // The sizes beyond the classes, for callers that walk them in order.
-  const LargeSet& large() const { return large_; }
-
- private:
   static constexpr std::uint32_t kNoClass = UINT32_MAX;
 
   // A class's blocks, a binary min-heap by address.
@@ -241,6 +296,9 @@ class BestFitBins {
     place(heap, i, n);
   }
 
+  bool pending_enabled_;
+  bool has_pending_ = false;
+  Node pending_{};  // inserted last, not in the classes or the set
   Access access_;
   std::uint64_t granule_;
   unsigned shift_;

@@ -121,6 +121,12 @@ std::map<std::string, std::int64_t> BfcStats::to_map() const {
           {"largest_free_block_bytes", largest_free_block_bytes}};
 }
 
+// bin_for_size, inline for the hot path.
+[[gnu::always_inline]] inline int tsl_bin(std::uint64_t bytes) {
+  const std::uint64_t v = std::max<std::uint64_t>(bytes, BfcPool::kMinAllocationSize) >> 8;
+  return std::min(BfcPool::kNumBins - 1, static_cast<int>(std::bit_width(v)) - 1);
+}
+
 struct BfcPool::Impl {
   struct ChunkAccess {
     std::vector<Chunk>* chunks;  // handles index it; it may reallocate
@@ -174,7 +180,7 @@ struct BfcPool::Impl {
     }
   }
 
-  ChunkHandle allocate_chunk() {
+  [[gnu::always_inline]] ChunkHandle allocate_chunk() {
     if (!free_handles.empty()) {
       ChunkHandle h = free_handles.back();
       free_handles.pop_back();
@@ -186,12 +192,12 @@ struct BfcPool::Impl {
   }
   void deallocate_chunk(ChunkHandle h) { free_handles.push_back(h); }
 
-  void insert_free_chunk_into_bin(ChunkHandle h) {
+  [[gnu::always_inline]] void insert_free_chunk_into_bin(ChunkHandle h) {
     Chunk& c = chunks[h];
-    c.bin = bin_for_size(c.size);
+    c.bin = tsl_bin(c.size);
     bins.insert(h);
   }
-  void remove_free_chunk_from_bin(ChunkHandle h) {
+  [[gnu::always_inline]] void remove_free_chunk_from_bin(ChunkHandle h) {
     bins.erase(h);
     chunks[h].bin = -1;
   }
@@ -203,7 +209,7 @@ struct BfcPool::Impl {
                : (128ull << 20);
   }
 
-  void split_chunk(ChunkHandle h, std::uint64_t num_bytes) {
+  [[gnu::always_inline]] void split_chunk(ChunkHandle h, std::uint64_t num_bytes) {
     ChunkHandle h_new = allocate_chunk();
     Chunk& c = chunks[h];
     Chunk& n = chunks[h_new];
@@ -218,7 +224,7 @@ struct BfcPool::Impl {
     insert_free_chunk_into_bin(h_new);
   }
 
-  void* find_chunk_ptr(std::uint64_t rounded, std::uint64_t num_bytes) {
+  [[gnu::always_inline]] void* find_chunk_ptr(std::uint64_t rounded, std::uint64_t num_bytes) {
     const ChunkHandle h = bins.first_at_least(rounded, kInvalid);
     if (h == kInvalid) return nullptr;
     remove_free_chunk_from_bin(h);
@@ -271,7 +277,7 @@ struct BfcPool::Impl {
     return true;
   }
 
-  void merge(ChunkHandle h1, ChunkHandle h2) {  // h2 follows h1; both free
+  [[gnu::always_inline]] void merge(ChunkHandle h1, ChunkHandle h2) {  // h2 follows h1; both free
     Chunk& c1 = chunks[h1];
     Chunk& c2 = chunks[h2];
     c1.next = c2.next;
@@ -280,7 +286,7 @@ struct BfcPool::Impl {
     deallocate_chunk(h2);
   }
 
-  ChunkHandle try_to_coalesce(ChunkHandle h) {
+  [[gnu::always_inline]] ChunkHandle try_to_coalesce(ChunkHandle h) {
     if (chunks[h].next != kInvalid && !chunks[chunks[h].next].in_use) {
       remove_free_chunk_from_bin(chunks[h].next);
       merge(h, chunks[h].next);
@@ -487,8 +493,7 @@ std::uint64_t BfcPool::rounded_bytes(std::uint64_t bytes) {
 }
 
 int BfcPool::bin_for_size(std::uint64_t bytes) {
-  const std::uint64_t v = std::max<std::uint64_t>(bytes, kMinAllocationSize) >> 8;
-  return std::min(kNumBins - 1, static_cast<int>(std::bit_width(v)) - 1);
+  return tsl_bin(bytes);
 }
 
 void* BfcPool::do_allocate(std::size_t bytes, std::size_t alignment) {

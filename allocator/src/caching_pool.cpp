@@ -90,35 +90,41 @@ struct BlockPool {
   BlockPool(detail::NodeCache* nodes, bool small, bool expandable)
       : unmapped(ByAddress{}, detail::NodeAllocator<Block*>(nodes)),
         is_small(small),
+        ordered_walks(expandable),
         classes(small && !expandable ? CachingPool::kSmallBuffer / CachingPool::kMinBlockSize : 0),
         nodes_(nodes) {}
   std::vector<std::pair<StreamId, std::unique_ptr<FreeBins>>> streams;  // sorted by stream
   std::set<Block*, ByAddress, detail::NodeAllocator<Block*>> unmapped;
   bool is_small = false;
+  bool ordered_walks = false;  // expandable segments: best fit walks the set
   std::uint32_t classes = 0;
   std::uint64_t get_free_blocks_call_count = 0;
 
-  FreeBins* bins(StreamId stream) const {
+  [[gnu::always_inline]] FreeBins* bins(StreamId stream) const {
     for (auto& [s, b] : streams)
       if (s == stream) return b.get();
     return nullptr;
   }
-  FreeBins& bins_or_create(StreamId stream) {
-    if (FreeBins* b = bins(stream)) return *b;
+  [[gnu::always_inline]] FreeBins& bins_or_create(StreamId stream) {
+    if (FreeBins* b = bins(stream)) [[likely]]
+      return *b;
+    return add_stream(stream);
+  }
+  [[gnu::noinline]] FreeBins& add_stream(StreamId stream) {
     auto pos = std::lower_bound(streams.begin(), streams.end(), stream,
                                 [](const auto& e, StreamId s) { return e.first < s; });
-    pos = streams.emplace(
-        pos, stream,
-        std::make_unique<FreeBins>(BlockAccess{}, CachingPool::kMinBlockSize, classes, nodes_));
+    pos = streams.emplace(pos, stream,
+                          std::make_unique<FreeBins>(BlockAccess{}, CachingPool::kMinBlockSize,
+                                                     classes, nodes_, !ordered_walks));
     return *pos->second;
   }
-  void insert_into_blocks(Block* b) {
+  [[gnu::always_inline]] void insert_into_blocks(Block* b) {
     b->gc_count_base = get_free_blocks_call_count;
     FreeBins& bins = bins_or_create(b->stream);
     bins.insert(b);
     b->bins = &bins;
   }
-  void erase(Block* b) {  // no-op when b is not a cached free block
+  [[gnu::always_inline]] void erase(Block* b) {  // no-op when b is not a cached free block
     if (!b->bins) return;
     b->bins->erase(b);
     b->bins = nullptr;
@@ -180,7 +186,7 @@ struct CachingPool::Impl {
   // Abstract CUDA events: per stream, (sequence number, block) in record order.
   std::map<StreamId, std::deque<std::pair<std::uint64_t, Block*>>> cuda_events;
   std::map<StreamId, std::uint64_t> recorded, completed;
-  std::vector<Block*> spare;   // recycled Block objects
+  Block* spare = nullptr;      // recycled Block objects, chained through `next`
   bool any_divisions = false;  // roundup_power2_divisions set: round_size asks the config
 
   Impl(CachingPool& s, Upstream& up, CachingConfig c)
@@ -211,7 +217,10 @@ struct CachingPool::Impl {
     }
     std::set<Block*> unique(all.begin(), all.end());
     for (Block* b : unique) delete b;
-    for (Block* b : spare) delete b;
+    while (Block* b = spare) {
+      spare = b->next;
+      delete b;
+    }
   }
 
   // Every block object, once (allocated, cached, unmapped, awaiting events).
@@ -230,9 +239,9 @@ struct CachingPool::Impl {
 
   Block* new_block(std::uint64_t addr, std::uint64_t size, StreamId stream, BlockPool* pool) {
     Block* b;
-    if (!spare.empty()) {
-      b = spare.back();
-      spare.pop_back();
+    if (spare) {
+      b = spare;
+      spare = b->next;
       b->reset();  // field by field: stream_uses keeps its capacity
     } else {
       b = new Block;
@@ -243,15 +252,39 @@ struct CachingPool::Impl {
     b->pool = pool;
     return b;
   }
-  void delete_block(Block* b) { spare.push_back(b); }
-
-  // Every stat is kept for "all" and for the block's pool, as in c10.
-  template <typename F>
-  [[gnu::always_inline]] void for_types(const BlockPool& pool, F&& f) {
-    f(stats_index(kAggregate));
-    f(stats_index(pool.is_small ? kSmallPool : kLargePool));
+  void delete_block(Block* b) {
+    b->next = spare;
+    spare = b;
   }
-  static int stats_index(StatType t) { return static_cast<int>(t); }
+
+  // Stats are kept per pool (small, large) as in c10. The "all" entry of
+  // each array is their sum, so only its peak is tracked here (at every
+  // increase, from the two pools' currents: the same moments and values as
+  // c10's own update of "all"); device_stats() fills in the rest. A free
+  // then touches one Stat per counter instead of two.
+  [[gnu::always_inline]] static void up(StatArray& a, int type, std::int64_t amount) {
+    a[type].increase(amount);
+    const std::int64_t all = a[kSmallPool].current + a[kLargePool].current;
+    if (all > a[kAggregate].peak) a[kAggregate].peak = all;
+  }
+  [[gnu::always_inline]] static void down(StatArray& a, int type, std::int64_t amount) {
+    a[type].decrease(amount);
+  }
+  static int pool_type(const BlockPool& pool) { return pool.is_small ? kSmallPool : kLargePool; }
+
+  DeviceStats device_stats() const {
+    DeviceStats out = stats;
+    for (StatArray* a : {&out.allocation, &out.segment, &out.active, &out.inactive_split,
+                         &out.allocated_bytes, &out.reserved_bytes, &out.active_bytes,
+                         &out.inactive_split_bytes, &out.requested_bytes}) {
+      Stat& all = (*a)[kAggregate];
+      const Stat &small = (*a)[kSmallPool], &large = (*a)[kLargePool];
+      all.current = small.current + large.current;
+      all.allocated = small.allocated + large.allocated;
+      all.freed = small.freed + large.freed;
+    }
+    return out;
+  }
 
   // --- sizes ---
 
@@ -396,11 +429,8 @@ struct CachingPool::Impl {
     total_allocated_memory += size;
     p.block = new_block(addr, size, p.stream, p.pool);
     p.block->segment = addr;
-    for_types(
-        *p.pool, [&](int t) __attribute__((always_inline)) {
-          stats.segment[t].increase(1);
-          stats.reserved_bytes[t].increase(static_cast<std::int64_t>(size));
-        });
+    up(stats.segment, pool_type(*p.pool), 1);
+    up(stats.reserved_bytes, pool_type(*p.pool), static_cast<std::int64_t>(size));
     if (size >= config.max_split_size) stats.oversize_segments.increase(1);
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), addr, size);
@@ -409,19 +439,15 @@ struct CachingPool::Impl {
 
   // Stats are updated through locals: stores into them would otherwise make
   // the compiler reload every block field after each one.
-  [[gnu::always_inline]] void add_inactive_split(int pool_type, std::int64_t blocks,
+  [[gnu::always_inline]] void add_inactive_split(int type, std::int64_t blocks,
                                                  std::int64_t bytes) {
-    for (int t : {static_cast<int>(kAggregate), pool_type}) {
-      if (blocks > 0) stats.inactive_split[t].increase(blocks);
-      if (blocks < 0) stats.inactive_split[t].decrease(-blocks);
-      if (bytes > 0) stats.inactive_split_bytes[t].increase(bytes);
-      if (bytes < 0) stats.inactive_split_bytes[t].decrease(-bytes);
-    }
+    if (blocks > 0) up(stats.inactive_split, type, blocks);
+    if (blocks < 0) down(stats.inactive_split, type, -blocks);
+    if (bytes > 0) up(stats.inactive_split_bytes, type, bytes);
+    if (bytes < 0) down(stats.inactive_split_bytes, type, -bytes);
   }
-  static int pool_type(const BlockPool& pool) { return pool.is_small ? kSmallPool : kLargePool; }
-
-  Block* alloc_found_block(BlockPool& pool, Block* block, std::uint64_t size, StreamId stream,
-                           std::uint64_t orig_size) {
+  [[gnu::always_inline]] Block* alloc_found_block(BlockPool& pool, Block* block, std::uint64_t size,
+                                                  StreamId stream, std::uint64_t orig_size) {
     const bool already_split = block->is_split();
     const int type = pool_type(pool);
     if (should_split(block, size)) {
@@ -449,13 +475,11 @@ struct CachingPool::Impl {
     block->requested = orig_size;
     const auto bytes = static_cast<std::int64_t>(block->size);
     allocated_blocks.insert(block->addr, block);
-    for (int t : {static_cast<int>(kAggregate), type}) {
-      stats.allocation[t].increase(1);
-      stats.allocated_bytes[t].increase(bytes);
-      stats.active[t].increase(1);
-      stats.active_bytes[t].increase(bytes);
-      stats.requested_bytes[t].increase(static_cast<std::int64_t>(orig_size));
-    }
+    up(stats.allocation, type, 1);
+    up(stats.allocated_bytes, type, bytes);
+    up(stats.active, type, 1);
+    up(stats.active_bytes, type, bytes);
+    up(stats.requested_bytes, type, static_cast<std::int64_t>(orig_size));
     if (static_cast<std::uint64_t>(bytes) >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.increase(1);
     return block;
@@ -470,14 +494,15 @@ struct CachingPool::Impl {
     r.free = upstream.free_bytes();
     r.allowed = set_fraction ? allowed_memory_maximum : 0;
     stats.num_ooms += 1;
-    r.allocated = static_cast<std::uint64_t>(stats.allocated_bytes[kAggregate].current);
-    r.reserved = static_cast<std::uint64_t>(stats.reserved_bytes[kAggregate].current);
+    const DeviceStats all = device_stats();
+    r.allocated = static_cast<std::uint64_t>(all.allocated_bytes[kAggregate].current);
+    r.reserved = static_cast<std::uint64_t>(all.reserved_bytes[kAggregate].current);
     if (tracing()) {
       nlohmann::json state = snapshot_locked().to_json();
       state["request"] = orig_size;
       state["rounded"] = p.size;
       state["alloc_size"] = p.alloc_size;
-      state["stats"] = flatten(stats);
+      state["stats"] = flatten(all);
       if (!p.failure.message.empty()) state["upstream"] = p.failure.message;
       Event e;
       e.kind = EventKind::oom;
@@ -509,10 +534,9 @@ struct CachingPool::Impl {
     allocated_blocks.erase(slot);
     block->allocated = false;
     const std::uint64_t size = block->size;
-    for (int t : {static_cast<int>(kAggregate), pool_type(*block->pool)}) {
-      stats.allocation[t].decrease(1);
-      stats.allocated_bytes[t].decrease(static_cast<std::int64_t>(size));
-    }
+    const int type = pool_type(*block->pool);
+    down(stats.allocation, type, 1);
+    down(stats.allocated_bytes, type, static_cast<std::int64_t>(size));
     record_free(self.pool_id(), ptr, size);
     if (size >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.decrease(1);
@@ -533,17 +557,20 @@ struct CachingPool::Impl {
     return buf;
   }
 
-  void free_block(Block* block) {
+  [[gnu::always_inline]] void free_block(Block* block) {
     const auto original_size = static_cast<std::int64_t>(block->size);
     const auto requested = static_cast<std::int64_t>(block->requested);
     BlockPool& pool = *block->pool;
     std::int64_t net_blocks = 0, net_bytes = 0;
-    for (Block* candidate : {block->prev, block->next}) {
-      const std::uint64_t subsumed = try_merge_blocks(block, candidate, pool);
-      if (subsumed > 0) {
-        net_blocks -= 1;
-        net_bytes -= static_cast<std::int64_t>(subsumed);
-      }
+    Block* const prev = block->prev;
+    Block* const next = block->next;
+    if (const std::uint64_t subsumed = try_merge_blocks(block, prev, pool)) {
+      net_blocks -= 1;
+      net_bytes -= static_cast<std::int64_t>(subsumed);
+    }
+    if (const std::uint64_t subsumed = try_merge_blocks(block, next, pool)) {
+      net_blocks -= 1;
+      net_bytes -= static_cast<std::int64_t>(subsumed);
     }
     pool.insert_into_blocks(block);
     if (block->is_split()) {
@@ -553,14 +580,12 @@ struct CachingPool::Impl {
     const int type = pool_type(pool);
     // Expandable segments are left out of inactive_split, as in c10.
     if (!block->expandable) add_inactive_split(type, net_blocks, net_bytes);
-    for (int t : {static_cast<int>(kAggregate), type}) {
-      stats.active[t].decrease(1);
-      stats.active_bytes[t].decrease(original_size);
-      stats.requested_bytes[t].decrease(requested);
-    }
+    down(stats.active, type, 1);
+    down(stats.active_bytes, type, original_size);
+    down(stats.requested_bytes, type, requested);
   }
 
-  std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
+  [[gnu::always_inline]] std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
     if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() ||
         dst->mapped != src->mapped)
       return 0;
@@ -640,11 +665,8 @@ struct CachingPool::Impl {
   void release_block(Block* block) {
     stats.num_device_free++;
     total_allocated_memory -= block->size;
-    for_types(
-        *block->pool, [&](int t) __attribute__((always_inline)) {
-          stats.segment[t].decrease(1);
-          stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-        });
+    down(stats.segment, pool_type(*block->pool), 1);
+    down(stats.reserved_bytes, pool_type(*block->pool), static_cast<std::int64_t>(block->size));
     if (block->size >= config.max_split_size) stats.oversize_segments.decrease(1);
     block->pool->erase(block);
     record_segment(EventKind::segment_release, self.pool_id(), block->addr, block->size);
@@ -821,10 +843,7 @@ struct CachingPool::Impl {
     try_merge_blocks(to_map, to_map->next, pool);
     pool.insert_into_blocks(to_map);
     total_allocated_memory += mapped;
-    for_types(
-        pool, [&](int t) __attribute__((always_inline)) {
-          stats.reserved_bytes[t].increase(static_cast<std::int64_t>(mapped));
-        });
+    up(stats.reserved_bytes, pool_type(pool), static_cast<std::int64_t>(mapped));
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), to_map->addr, mapped,
                    SegmentDetail::map);
@@ -891,10 +910,7 @@ struct CachingPool::Impl {
     try_merge_blocks(block, block->next, pool);
     pool.unmapped.insert(block);
     total_allocated_memory -= unmapped;
-    for_types(
-        pool, [&](int t) __attribute__((always_inline)) {
-          stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(unmapped));
-        });
+    down(stats.reserved_bytes, pool_type(pool), static_cast<std::int64_t>(unmapped));
     stats.num_device_free++;
     record_segment(EventKind::segment_release, self.pool_id(), first, unmapped, SegmentDetail::map);
   }
@@ -1014,17 +1030,19 @@ void CachingPool::attach_oom_observer(OomObserver observer) {
 
 DeviceStats CachingPool::stats() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  return impl_->stats;
+  return impl_->device_stats();
 }
 
 std::uint64_t CachingPool::allocated_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  return static_cast<std::uint64_t>(impl_->stats.allocated_bytes[kAggregate].current);
+  const StatArray& a = impl_->stats.allocated_bytes;
+  return static_cast<std::uint64_t>(a[kSmallPool].current + a[kLargePool].current);
 }
 
 std::uint64_t CachingPool::reserved_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  return static_cast<std::uint64_t>(impl_->stats.reserved_bytes[kAggregate].current);
+  const StatArray& a = impl_->stats.reserved_bytes;
+  return static_cast<std::uint64_t>(a[kSmallPool].current + a[kLargePool].current);
 }
 
 std::string CachingPool::memory_summary(bool abbreviated) const {
@@ -1033,6 +1051,7 @@ std::string CachingPool::memory_summary(bool abbreviated) const {
 
 void CachingPool::reset_peak_memory_stats() {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->stats = impl_->device_stats();  // "all" must be current to reset its peak
   impl_->stats.reset_peak();
 }
 

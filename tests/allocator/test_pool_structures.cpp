@@ -46,10 +46,10 @@ Item* oracle_first(const Oracle& oracle, std::vector<Item>& items, std::uint64_t
 
 // granule 512, 64 classes (sizes up to 32 KiB exact), sizes up to 80 KiB so
 // the ordered set is exercised too; many equal sizes so heaps get deep.
-void run_random(std::uint32_t classes, std::uint64_t seed) {
+void run_random(std::uint32_t classes, std::uint64_t seed, bool pending_slot = true) {
   constexpr std::uint64_t kGranule = 512;
   NodeCache nodes;
-  Bins bins(ItemAccess{}, kGranule, classes, &nodes);
+  Bins bins(ItemAccess{}, kGranule, classes, &nodes, pending_slot);
   Oracle oracle;
   std::vector<Item> items(600);
   std::mt19937_64 rng(seed);
@@ -91,6 +91,7 @@ void run_random(std::uint32_t classes, std::uint64_t seed) {
 TEST(BestFitBins, AgreesWithOrderedSet) {
   run_random(64, 1);
   run_random(64, 2);
+  run_random(64, 6, /*pending_slot=*/false);
 }
 
 TEST(BestFitBins, ManyClassesSpanningSummaryWords) {
@@ -99,6 +100,31 @@ TEST(BestFitBins, ManyClassesSpanningSummaryWords) {
 
 TEST(BestFitBins, SetOnly) {
   run_random(0, 4);  // classes == 0: every size in the ordered set
+  run_random(0, 7, /*pending_slot=*/false);
+}
+
+// The pending slot (the block inserted last) must win or lose against the
+// classes exactly as the (size, address) order says, ties included.
+TEST(BestFitBins, PendingSlotKeepsTheOrder) {
+  NodeCache nodes;
+  Bins bins(ItemAccess{}, 512, 16, &nodes);
+  Item a{1024, 8000}, b{1024, 4000}, c{1536, 100};
+  bins.insert(&a);
+  bins.insert(&b);  // b pending, a in the classes: same size, b lower address
+  EXPECT_EQ(bins.first_at_least(1024, nullptr), &b);
+  bins.insert(&c);  // c pending (larger), b and a in the classes
+  EXPECT_EQ(bins.first_at_least(1024, nullptr), &b);
+  EXPECT_EQ(bins.first_at_least(1025, nullptr), &c);
+  EXPECT_EQ(bins.largest_size(), 1536u);
+  bins.erase(&b);
+  EXPECT_EQ(bins.first_at_least(512, nullptr), &a);
+  bins.erase(&c);  // the pending block leaves
+  EXPECT_EQ(bins.first_at_least(1025, nullptr), nullptr);
+  EXPECT_EQ(bins.size(), 1u);
+  std::vector<Item*> sorted;
+  bins.append_sorted(sorted);
+  ASSERT_EQ(sorted.size(), 1u);
+  EXPECT_EQ(sorted[0], &a);
 }
 
 TEST(BestFitBins, TiesGoToLowestAddress) {

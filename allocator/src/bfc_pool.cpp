@@ -30,7 +30,7 @@ constexpr ChunkHandle kInvalid = SIZE_MAX;
 struct Chunk {
   std::uint64_t ptr = 0, size = 0, requested = 0;
   bool in_use = false;
-  int bin = -1;               // -1: not in a bin
+  bool in_bin = false;        // in the free bins
   std::uint32_t bin_pos = 0;  // owned by the free bins
   ChunkHandle prev = kInvalid, next = kInvalid;
   std::uint64_t region = 0;  // base address of its region
@@ -137,8 +137,8 @@ struct BfcPool::Impl {
   // tsl's 21 bins are (size, ptr)-ordered sets searched from the request's
   // bin upwards: the first fit found is the smallest chunk >= the request,
   // lowest address first. One BestFitBins gives the same chunk: exact
-  // 256-byte classes up to 2 MiB, an ordered set above. `Chunk::bin` still
-  // says which tsl bin a free chunk belongs to.
+  // 256-byte classes up to 2 MiB, an ordered set above. (bin_for_size still
+  // gives a size's tsl bin for callers.)
   using FreeBins = detail::BestFitBins<ChunkHandle, ChunkAccess>;
   static constexpr std::uint32_t kExactClasses = (2u << 20) / kMinAllocationSize;
 
@@ -194,12 +194,12 @@ struct BfcPool::Impl {
 
   [[gnu::always_inline]] void insert_free_chunk_into_bin(ChunkHandle h) {
     Chunk& c = chunks[h];
-    c.bin = tsl_bin(c.size);
+    c.in_bin = true;
     bins.insert(h);
   }
   [[gnu::always_inline]] void remove_free_chunk_from_bin(ChunkHandle h) {
     bins.erase(h);
-    chunks[h].bin = -1;
+    chunks[h].in_bin = false;
   }
 
   std::uint64_t max_internal_fragmentation() const {
@@ -322,7 +322,7 @@ struct BfcPool::Impl {
       Region region = regions[base];
       for (ChunkHandle h = region.first; h != kInvalid;) {
         ChunkHandle next = chunks[h].next;
-        if (chunks[h].bin >= 0) remove_free_chunk_from_bin(h);
+        if (chunks[h].in_bin) remove_free_chunk_from_bin(h);
         deallocate_chunk(h);
         h = next;
       }
@@ -339,12 +339,17 @@ struct BfcPool::Impl {
     if (num_bytes == 0) return nullptr;
     const std::uint64_t rounded = rounded_bytes(num_bytes);
     std::unique_lock<detail::SpinLock> lock(mutex);
-    if (void* p = find_chunk_ptr(rounded, num_bytes)) {
+    if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]] {
       if (tracing())
         record_reuse(self.pool_id(), p,
                      chunks[*in_use.find(reinterpret_cast<std::uint64_t>(p))].size, num_bytes);
       return p;
     }
+    return allocate_miss(num_bytes, rounded);
+  }
+
+  // No free chunk fits: grow, collect free regions, or report out-of-memory.
+  [[gnu::noinline]] void* allocate_miss(std::uint64_t num_bytes, std::uint64_t rounded) {
     void* p = nullptr;
     if (extend(rounded)) p = find_chunk_ptr(rounded, num_bytes);
     if (!p && deallocate_free_regions(rounded) && extend(rounded))
@@ -384,7 +389,8 @@ struct BfcPool::Impl {
     if (!p) return;
     std::lock_guard<detail::SpinLock> lock(mutex);
     ChunkHandle* slot = in_use.find(reinterpret_cast<std::uint64_t>(p));
-    if (!slot) throw std::invalid_argument(self.name() + ": free of a pointer it did not allocate");
+    if (!slot) [[unlikely]]
+      throw_not_ours();
     const ChunkHandle h = *slot;
     in_use.erase(slot);
     Chunk& c = chunks[h];
@@ -393,6 +399,10 @@ struct BfcPool::Impl {
     stats.bytes_in_use -= static_cast<std::int64_t>(c.size);
     record_free(self.pool_id(), p, c.size);
     insert_free_chunk_into_bin(try_to_coalesce(h));
+  }
+
+  [[noreturn, gnu::noinline]] void throw_not_ours() const {
+    throw std::invalid_argument(self.name() + ": free of a pointer it did not allocate");
   }
 
   std::uint64_t largest_free_block() const { return bins.largest_size(); }

@@ -98,9 +98,14 @@ struct BlockPool {
   bool is_small = false;
   bool ordered_walks = false;  // expandable segments: best fit walks the set
   std::uint32_t classes = 0;
+  // The first stream given bins, checked before the list (usually the only one).
+  StreamId first_stream = 0;
+  FreeBins* first_bins = nullptr;
   std::uint64_t get_free_blocks_call_count = 0;
 
   [[gnu::always_inline]] FreeBins* bins(StreamId stream) const {
+    if (stream == first_stream && first_bins) [[likely]]
+      return first_bins;
     for (auto& [s, b] : streams)
       if (s == stream) return b.get();
     return nullptr;
@@ -116,6 +121,10 @@ struct BlockPool {
     pos = streams.emplace(pos, stream,
                           std::make_unique<FreeBins>(BlockAccess{}, CachingPool::kMinBlockSize,
                                                      classes, nodes_, !ordered_walks));
+    if (!first_bins) {
+      first_stream = stream;
+      first_bins = pos->second.get();
+    }
     return *pos->second;
   }
   [[gnu::always_inline]] void insert_into_blocks(Block* b) {
@@ -272,8 +281,25 @@ struct CachingPool::Impl {
   }
   static int pool_type(const BlockPool& pool) { return pool.is_small ? kSmallPool : kLargePool; }
 
+  // Until a free is first deferred by stream events, every block leaves
+  // `allocation` and `active` (and their byte counts) at the same moment by
+  // the same amount, so the four Stats of each are equal and only
+  // allocation / allocated_bytes are kept; the first deferral copies them
+  // into active / active_bytes and both are kept from then on.
+  bool active_mirrors_allocation = true;
+  void stop_mirroring() {
+    if (!active_mirrors_allocation) return;
+    stats.active = stats.allocation;
+    stats.active_bytes = stats.allocated_bytes;
+    active_mirrors_allocation = false;
+  }
+
   DeviceStats device_stats() const {
     DeviceStats out = stats;
+    if (active_mirrors_allocation) {
+      out.active = out.allocation;
+      out.active_bytes = out.allocated_bytes;
+    }
     for (StatArray* a : {&out.allocation, &out.segment, &out.active, &out.inactive_split,
                          &out.allocated_bytes, &out.reserved_bytes, &out.active_bytes,
                          &out.inactive_split_bytes, &out.requested_bytes}) {
@@ -477,8 +503,10 @@ struct CachingPool::Impl {
     allocated_blocks.insert(block->addr, block);
     up(stats.allocation, type, 1);
     up(stats.allocated_bytes, type, bytes);
-    up(stats.active, type, 1);
-    up(stats.active_bytes, type, bytes);
+    if (!active_mirrors_allocation) [[unlikely]] {
+      up(stats.active, type, 1);
+      up(stats.active_bytes, type, bytes);
+    }
     up(stats.requested_bytes, type, static_cast<std::int64_t>(orig_size));
     if (static_cast<std::uint64_t>(bytes) >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.increase(1);
@@ -532,6 +560,9 @@ struct CachingPool::Impl {
       throw_invalid_pointer(ptr);
     Block* block = *slot;
     allocated_blocks.erase(slot);
+    // A deferred free decreases allocation now and active later.
+    if (!block->stream_uses.empty()) [[unlikely]]
+      stop_mirroring();
     block->allocated = false;
     const std::uint64_t size = block->size;
     const int type = pool_type(*block->pool);
@@ -580,8 +611,10 @@ struct CachingPool::Impl {
     const int type = pool_type(pool);
     // Expandable segments are left out of inactive_split, as in c10.
     if (!block->expandable) add_inactive_split(type, net_blocks, net_bytes);
-    down(stats.active, type, 1);
-    down(stats.active_bytes, type, original_size);
+    if (!active_mirrors_allocation) [[unlikely]] {
+      down(stats.active, type, 1);
+      down(stats.active_bytes, type, original_size);
+    }
     down(stats.requested_bytes, type, requested);
   }
 

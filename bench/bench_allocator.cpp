@@ -2,7 +2,10 @@
 //  - a cached alloc+free pair of CachingPool and BfcPool on the host heap
 //    upstream vs malloc/free, at 64 B, 4 KiB, 1 MiB and 64 MiB;
 //  - the same pool pairs with tracing on (no stacks / 10-frame stacks);
-//  - replay throughput: parsing and running a generated 1M-operation script.
+//  - replay throughput: parsing and running a generated 1M-operation script;
+//  - last, the cached pairs again once the process has had a second thread
+//    (malloc and the pools then take their locks with atomic instructions;
+//    while single-threaded both skip them).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "memtrail/alloc/bfc_pool.hpp"
 #include "memtrail/alloc/caching_pool.hpp"
@@ -165,6 +169,34 @@ void BM_ReplayRun(benchmark::State& state) {
   state.SetLabel(kNames[state.range(0)]);
 }
 BENCHMARK(BM_ReplayRun)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// Registered last: once a second thread has existed, glibc's malloc and the
+// pools' locks use atomic instructions for the rest of the process.
+void make_multithreaded() {
+  static const bool done = [] {
+    std::thread([] {}).join();
+    return true;
+  }();
+  (void)done;
+}
+
+void BM_MallocMT(benchmark::State& state) {
+  make_multithreaded();
+  BM_Malloc(state);
+}
+BENCHMARK(BM_MallocMT)->Apply(sizes);
+
+void BM_CachingPoolMT(benchmark::State& state) {
+  make_multithreaded();
+  BM_CachingPool(state);
+}
+BENCHMARK(BM_CachingPoolMT)->Apply(sizes);
+
+void BM_BfcPoolMT(benchmark::State& state) {
+  make_multithreaded();
+  BM_BfcPool(state);
+}
+BENCHMARK(BM_BfcPoolMT)->Apply(sizes);
 
 }  // namespace
 

@@ -9,16 +9,17 @@
 #include <cstdlib>
 #include <memory_resource>
 #include <mutex>
-#include <set>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "addr_map.hpp"
+#include "best_fit_bins.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/size.hpp"
 #include "node_cache.hpp"
+#include "spin_lock.hpp"
 
 namespace memtrail::alloc {
 namespace {
@@ -29,7 +30,8 @@ constexpr ChunkHandle kInvalid = SIZE_MAX;
 struct Chunk {
   std::uint64_t ptr = 0, size = 0, requested = 0;
   bool in_use = false;
-  int bin = -1;  // -1: not in a bin
+  bool in_bin = false;        // in the free bins
+  std::uint32_t bin_pos = 0;  // owned by the free bins
   ChunkHandle prev = kInvalid, next = kInvalid;
   std::uint64_t region = 0;  // base address of its region
 };
@@ -119,35 +121,36 @@ std::map<std::string, std::int64_t> BfcStats::to_map() const {
           {"largest_free_block_bytes", largest_free_block_bytes}};
 }
 
+// bin_for_size, inline for the hot path.
+[[gnu::always_inline]] inline int tsl_bin(std::uint64_t bytes) {
+  const std::uint64_t v = std::max<std::uint64_t>(bytes, BfcPool::kMinAllocationSize) >> 8;
+  return std::min(BfcPool::kNumBins - 1, static_cast<int>(std::bit_width(v)) - 1);
+}
+
 struct BfcPool::Impl {
-  struct SizeKey {
-    std::uint64_t size, ptr;
+  struct ChunkAccess {
+    std::vector<Chunk>* chunks;  // handles index it; it may reallocate
+    std::uint64_t size(ChunkHandle h) const { return (*chunks)[h].size; }
+    std::uint64_t addr(ChunkHandle h) const { return (*chunks)[h].ptr; }
+    std::uint32_t& pos(ChunkHandle h) const { return (*chunks)[h].bin_pos; }
   };
-  struct BySizeThenAddress {
-    using is_transparent = void;
-    const std::vector<Chunk>* chunks;
-    SizeKey key(ChunkHandle h) const { return {(*chunks)[h].size, (*chunks)[h].ptr}; }
-    static SizeKey key(SizeKey k) { return k; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      const SizeKey ka = key(a), kb = key(b);
-      return ka.size != kb.size ? ka.size < kb.size : ka.ptr < kb.ptr;
-    }
-  };
+  // tsl's 21 bins are (size, ptr)-ordered sets searched from the request's
+  // bin upwards: the first fit found is the smallest chunk >= the request,
+  // lowest address first. One BestFitBins gives the same chunk: exact
+  // 256-byte classes up to 2 MiB, an ordered set above. (bin_for_size still
+  // gives a size's tsl bin for callers.)
+  using FreeBins = detail::BestFitBins<ChunkHandle, ChunkAccess>;
+  static constexpr std::uint32_t kExactClasses = (2u << 20) / kMinAllocationSize;
 
   BfcPool& self;
   Upstream& upstream;
   BfcOptions options;
-  mutable std::mutex mutex;
+  mutable detail::SpinLock mutex;
   std::vector<Chunk> chunks;
   std::vector<ChunkHandle> free_handles;
-  detail::NodeCache nodes;  // set/map nodes without system allocator calls
-  std::vector<std::set<ChunkHandle, BySizeThenAddress, detail::NodeAllocator<ChunkHandle>>> bins;
-  std::unordered_map<std::uint64_t, ChunkHandle, std::hash<std::uint64_t>, std::equal_to<>,
-                     detail::NodeAllocator<std::pair<const std::uint64_t, ChunkHandle>>>
-      in_use{16, std::hash<std::uint64_t>{}, std::equal_to<>{},
-             detail::NodeAllocator<std::pair<const std::uint64_t, ChunkHandle>>(
-                 &nodes)};                  // ptr -> chunk
+  detail::NodeCache nodes;  // set nodes without system allocator calls
+  FreeBins bins{ChunkAccess{&chunks}, kMinAllocationSize, kExactClasses, &nodes};
+  detail::AddrMap<ChunkHandle> in_use;      // ptr -> chunk
   std::map<std::uint64_t, Region> regions;  // base -> region
   std::uint64_t memory_limit = 0;
   std::uint64_t curr_region_allocation_bytes = 0;
@@ -156,8 +159,6 @@ struct BfcPool::Impl {
   UpstreamFailure last_failure;
 
   Impl(BfcPool& s, Upstream& up, BfcOptions o) : self(s), upstream(up), options(o) {
-    for (int b = 0; b < kNumBins; ++b)
-      bins.emplace_back(BySizeThenAddress{&chunks}, detail::NodeAllocator<ChunkHandle>(&nodes));
     if (options.memory_limit) {
       memory_limit = options.memory_limit;
     } else {
@@ -179,7 +180,7 @@ struct BfcPool::Impl {
     }
   }
 
-  ChunkHandle allocate_chunk() {
+  [[gnu::always_inline]] ChunkHandle allocate_chunk() {
     if (!free_handles.empty()) {
       ChunkHandle h = free_handles.back();
       free_handles.pop_back();
@@ -191,15 +192,14 @@ struct BfcPool::Impl {
   }
   void deallocate_chunk(ChunkHandle h) { free_handles.push_back(h); }
 
-  void insert_free_chunk_into_bin(ChunkHandle h) {
+  [[gnu::always_inline]] void insert_free_chunk_into_bin(ChunkHandle h) {
     Chunk& c = chunks[h];
-    c.bin = bin_for_size(c.size);
-    bins[static_cast<std::size_t>(c.bin)].insert(h);
+    c.in_bin = true;
+    bins.insert(h);
   }
-  void remove_free_chunk_from_bin(ChunkHandle h) {
-    Chunk& c = chunks[h];
-    bins[static_cast<std::size_t>(c.bin)].erase(h);
-    c.bin = -1;
+  [[gnu::always_inline]] void remove_free_chunk_from_bin(ChunkHandle h) {
+    bins.erase(h);
+    chunks[h].in_bin = false;
   }
 
   std::uint64_t max_internal_fragmentation() const {
@@ -209,7 +209,7 @@ struct BfcPool::Impl {
                : (128ull << 20);
   }
 
-  void split_chunk(ChunkHandle h, std::uint64_t num_bytes) {
+  [[gnu::always_inline]] void split_chunk(ChunkHandle h, std::uint64_t num_bytes) {
     ChunkHandle h_new = allocate_chunk();
     Chunk& c = chunks[h];
     Chunk& n = chunks[h_new];
@@ -224,30 +224,22 @@ struct BfcPool::Impl {
     insert_free_chunk_into_bin(h_new);
   }
 
-  void* find_chunk_ptr(int bin, std::uint64_t rounded, std::uint64_t num_bytes) {
-    for (; bin < kNumBins; ++bin) {
-      auto& b = bins[static_cast<std::size_t>(bin)];
-      // Ordered by size: the first chunk that fits is the smallest one, and
-      // among equal sizes the lowest address.
-      auto it = b.lower_bound(SizeKey{rounded, 0});
-      if (it == b.end()) continue;
-      const ChunkHandle h = *it;
-      b.erase(it);
-      chunks[h].bin = -1;
-      if (chunks[h].size >= rounded * 2 || chunks[h].size - rounded >= max_internal_fragmentation())
-        split_chunk(h, rounded);
-      Chunk& c = chunks[h];
-      c.requested = num_bytes;
-      c.in_use = true;
-      in_use.emplace(c.ptr, h);
-      ++stats.num_allocs;
-      stats.bytes_in_use += static_cast<std::int64_t>(c.size);
-      stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
-      stats.largest_alloc_size =
-          std::max(stats.largest_alloc_size, static_cast<std::int64_t>(c.size));
-      return reinterpret_cast<void*>(c.ptr);
-    }
-    return nullptr;
+  [[gnu::always_inline]] void* find_chunk_ptr(std::uint64_t rounded, std::uint64_t num_bytes) {
+    const ChunkHandle h = bins.first_at_least(rounded, kInvalid);
+    if (h == kInvalid) return nullptr;
+    remove_free_chunk_from_bin(h);
+    if (chunks[h].size >= rounded * 2 || chunks[h].size - rounded >= max_internal_fragmentation())
+      split_chunk(h, rounded);
+    Chunk& c = chunks[h];
+    c.requested = num_bytes;
+    c.in_use = true;
+    in_use.insert(c.ptr, h);
+    ++stats.num_allocs;
+    stats.bytes_in_use += static_cast<std::int64_t>(c.size);
+    stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+    stats.largest_alloc_size =
+        std::max(stats.largest_alloc_size, static_cast<std::int64_t>(c.size));
+    return reinterpret_cast<void*>(c.ptr);
   }
 
   bool extend(std::uint64_t rounded) {
@@ -285,7 +277,7 @@ struct BfcPool::Impl {
     return true;
   }
 
-  void merge(ChunkHandle h1, ChunkHandle h2) {  // h2 follows h1; both free
+  [[gnu::always_inline]] void merge(ChunkHandle h1, ChunkHandle h2) {  // h2 follows h1; both free
     Chunk& c1 = chunks[h1];
     Chunk& c2 = chunks[h2];
     c1.next = c2.next;
@@ -294,7 +286,7 @@ struct BfcPool::Impl {
     deallocate_chunk(h2);
   }
 
-  ChunkHandle try_to_coalesce(ChunkHandle h) {
+  [[gnu::always_inline]] ChunkHandle try_to_coalesce(ChunkHandle h) {
     if (chunks[h].next != kInvalid && !chunks[chunks[h].next].in_use) {
       remove_free_chunk_from_bin(chunks[h].next);
       merge(h, chunks[h].next);
@@ -330,7 +322,7 @@ struct BfcPool::Impl {
       Region region = regions[base];
       for (ChunkHandle h = region.first; h != kInvalid;) {
         ChunkHandle next = chunks[h].next;
-        if (chunks[h].bin >= 0) remove_free_chunk_from_bin(h);
+        if (chunks[h].in_bin) remove_free_chunk_from_bin(h);
         deallocate_chunk(h);
         h = next;
       }
@@ -346,19 +338,24 @@ struct BfcPool::Impl {
   void* allocate(std::uint64_t num_bytes) {
     if (num_bytes == 0) return nullptr;
     const std::uint64_t rounded = rounded_bytes(num_bytes);
-    const int bin = bin_for_size(rounded);
-    std::unique_lock<std::mutex> lock(mutex);
-    if (void* p = find_chunk_ptr(bin, rounded, num_bytes)) {
-      record_reuse(self.pool_id(), p, chunks[in_use[reinterpret_cast<std::uint64_t>(p)]].size,
-                   num_bytes);
+    std::unique_lock<detail::SpinLock> lock(mutex);
+    if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]] {
+      if (tracing())
+        record_reuse(self.pool_id(), p,
+                     chunks[*in_use.find(reinterpret_cast<std::uint64_t>(p))].size, num_bytes);
       return p;
     }
+    return allocate_miss(num_bytes, rounded);
+  }
+
+  // No free chunk fits: grow, collect free regions, or report out-of-memory.
+  [[gnu::noinline]] void* allocate_miss(std::uint64_t num_bytes, std::uint64_t rounded) {
     void* p = nullptr;
-    if (extend(rounded)) p = find_chunk_ptr(bin, rounded, num_bytes);
+    if (extend(rounded)) p = find_chunk_ptr(rounded, num_bytes);
     if (!p && deallocate_free_regions(rounded) && extend(rounded))
-      p = find_chunk_ptr(bin, rounded, num_bytes);
+      p = find_chunk_ptr(rounded, num_bytes);
     if (p) {
-      record_alloc(self.pool_id(), p, chunks[in_use[reinterpret_cast<std::uint64_t>(p)]].size,
+      record_alloc(self.pool_id(), p, chunks[*in_use.find(reinterpret_cast<std::uint64_t>(p))].size,
                    num_bytes);
       return p;
     }
@@ -390,12 +387,12 @@ struct BfcPool::Impl {
 
   void deallocate(void* p) {
     if (!p) return;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = in_use.find(reinterpret_cast<std::uint64_t>(p));
-    if (it == in_use.end())
-      throw std::invalid_argument(self.name() + ": free of a pointer it did not allocate");
-    const ChunkHandle h = it->second;
-    in_use.erase(it);
+    std::lock_guard<detail::SpinLock> lock(mutex);
+    ChunkHandle* slot = in_use.find(reinterpret_cast<std::uint64_t>(p));
+    if (!slot) [[unlikely]]
+      throw_not_ours();
+    const ChunkHandle h = *slot;
+    in_use.erase(slot);
     Chunk& c = chunks[h];
     c.in_use = false;
     c.requested = 0;
@@ -404,12 +401,11 @@ struct BfcPool::Impl {
     insert_free_chunk_into_bin(try_to_coalesce(h));
   }
 
-  std::uint64_t largest_free_block() const {
-    for (int b = kNumBins - 1; b >= 0; --b)
-      if (!bins[static_cast<std::size_t>(b)].empty())
-        return chunks[*bins[static_cast<std::size_t>(b)].rbegin()].size;
-    return 0;
+  [[noreturn, gnu::noinline]] void throw_not_ours() const {
+    throw std::invalid_argument(self.name() + ": free of a pointer it did not allocate");
   }
+
+  std::uint64_t largest_free_block() const { return bins.largest_size(); }
 
   BfcStats stats_locked() const {
     BfcStats s = stats;
@@ -477,12 +473,12 @@ void BfcPool::deallocate_raw(void* p) {
 }
 
 BfcStats BfcPool::stats() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::lock_guard<detail::SpinLock> lock(impl_->mutex);
   return impl_->stats_locked();
 }
 
 void BfcPool::reset_peak_stats() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::lock_guard<detail::SpinLock> lock(impl_->mutex);
   impl_->stats.peak_bytes_in_use = impl_->stats.bytes_in_use;
   impl_->stats.peak_pool_bytes = impl_->stats.pool_bytes;
   impl_->stats.peak_bytes_reserved = impl_->stats.bytes_reserved;
@@ -493,12 +489,12 @@ std::uint64_t BfcPool::memory_limit() const {
 }
 
 std::size_t BfcPool::region_count() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::lock_guard<detail::SpinLock> lock(impl_->mutex);
   return impl_->regions.size();
 }
 
 PoolSnapshot BfcPool::snapshot() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::lock_guard<detail::SpinLock> lock(impl_->mutex);
   return impl_->snapshot_locked();
 }
 
@@ -507,8 +503,7 @@ std::uint64_t BfcPool::rounded_bytes(std::uint64_t bytes) {
 }
 
 int BfcPool::bin_for_size(std::uint64_t bytes) {
-  const std::uint64_t v = std::max<std::uint64_t>(bytes, kMinAllocationSize) >> 8;
-  return std::min(kNumBins - 1, static_cast<int>(std::bit_width(v)) - 1);
+  return tsl_bin(bytes);
 }
 
 void* BfcPool::do_allocate(std::size_t bytes, std::size_t alignment) {

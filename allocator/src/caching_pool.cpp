@@ -3,7 +3,9 @@
 // graphs and IPC. Function names follow the original so the two can be read
 // side by side: get_free_block, alloc_block, alloc_found_block, free_block,
 // try_merge_blocks, release_available_cached_blocks, release_cached_blocks,
-// garbage_collect_cached_blocks, and the expandable-segment helpers.
+// garbage_collect_cached_blocks, and the expandable-segment helpers. The
+// data structures differ (docs/allocators.md, "How the pools keep the rules
+// fast"); the decisions and every stat are the same.
 #include "memtrail/alloc/caching_pool.hpp"
 
 #include <algorithm>
@@ -12,18 +14,24 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
+#include "addr_map.hpp"
+#include "best_fit_bins.hpp"
 #include "memtrail/alloc/errors.hpp"
 #include "memtrail/recorder.hpp"
 #include "node_cache.hpp"
+#include "spin_lock.hpp"
 
 namespace memtrail::alloc {
 namespace {
 
+struct Block;
+struct BlockAccess;
 struct BlockPool;
 struct ExpandableSegment;
+// A pool's free blocks of one stream, in best-fit order.
+using FreeBins = detail::BestFitBins<Block*, BlockAccess>;
 
 // One contiguous range of a segment: allocated, cached, or (expandable
 // segments only) unmapped address space.
@@ -41,19 +49,31 @@ struct Block {
   int event_count = 0;
   bool allocated = false;
   bool mapped = true;
+  std::uint32_t bin_pos = 0;          // owned by `bins`
+  FreeBins* bins = nullptr;           // the free-block index holding it, if any
   std::vector<StreamId> stream_uses;  // sorted, unique
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
-};
-
-// (stream, size, address): the best-fit order.
-struct BySize {
-  bool operator()(const Block* a, const Block* b) const {
-    if (a->stream != b->stream) return a->stream < b->stream;
-    if (a->size != b->size) return a->size < b->size;
-    return a->addr < b->addr;
+  void reset() {
+    requested = 0;
+    prev = next = nullptr;
+    expandable = nullptr;
+    segment = gc_count_base = 0;
+    event_count = 0;
+    allocated = false;
+    mapped = true;
+    bin_pos = 0;
+    bins = nullptr;
+    stream_uses.clear();
   }
 };
+
+struct BlockAccess {
+  static std::uint64_t size(const Block* b) { return b->size; }
+  static std::uint64_t addr(const Block* b) { return b->addr; }
+  static std::uint32_t& pos(Block* b) { return b->bin_pos; }
+};
+
 // (stream, address): unmapped ranges of expandable segments.
 struct ByAddress {
   bool operator()(const Block* a, const Block* b) const {
@@ -62,24 +82,74 @@ struct ByAddress {
   }
 };
 
-// The sets' nodes are recycled: a cached malloc/free pair then costs no call
-// into the system allocator.
+// Free blocks in c10's (stream, size, address) order: per stream (streams
+// sorted), a FreeBins. Small-pool sizes are multiples of 512 up to the 2 MiB
+// segment and get exact size classes; large-pool blocks, and every block of
+// an expandable-segments pool (whose best fit walks successors), sit in the
+// bins' ordered set. The set nodes are recycled: a cached malloc/free pair
+// costs no call into the system allocator.
 struct BlockPool {
-  explicit BlockPool(detail::NodeCache* nodes)
-      : blocks(BySize{}, detail::NodeAllocator<Block*>(nodes)),
-        unmapped(ByAddress{}, detail::NodeAllocator<Block*>(nodes)) {}
-  std::set<Block*, BySize, detail::NodeAllocator<Block*>> blocks;
+  BlockPool(detail::NodeCache* nodes, bool small, bool expandable)
+      : unmapped(ByAddress{}, detail::NodeAllocator<Block*>(nodes)),
+        is_small(small),
+        ordered_walks(expandable),
+        classes(small && !expandable ? CachingPool::kSmallBuffer / CachingPool::kMinBlockSize : 0),
+        nodes_(nodes) {}
+  std::vector<std::pair<StreamId, std::unique_ptr<FreeBins>>> streams;  // sorted by stream
   std::set<Block*, ByAddress, detail::NodeAllocator<Block*>> unmapped;
   bool is_small = false;
+  bool ordered_walks = false;  // expandable segments: best fit walks the set
+  std::uint32_t classes = 0;
+  // The first stream given bins, checked before the list (usually the only one).
+  StreamId first_stream = 0;
+  FreeBins* first_bins = nullptr;
   std::uint64_t get_free_blocks_call_count = 0;
 
-  auto insert_into_blocks(Block* b) {
+  [[gnu::always_inline]] FreeBins* bins(StreamId stream) const {
+    if (stream == first_stream && first_bins) [[likely]]
+      return first_bins;
+    for (auto& [s, b] : streams)
+      if (s == stream) return b.get();
+    return nullptr;
+  }
+  [[gnu::always_inline]] FreeBins& bins_or_create(StreamId stream) {
+    if (FreeBins* b = bins(stream)) [[likely]]
+      return *b;
+    return add_stream(stream);
+  }
+  [[gnu::noinline]] FreeBins& add_stream(StreamId stream) {
+    auto pos = std::lower_bound(streams.begin(), streams.end(), stream,
+                                [](const auto& e, StreamId s) { return e.first < s; });
+    pos = streams.emplace(pos, stream,
+                          std::make_unique<FreeBins>(BlockAccess{}, CachingPool::kMinBlockSize,
+                                                     classes, nodes_, !ordered_walks));
+    if (!first_bins) {
+      first_stream = stream;
+      first_bins = pos->second.get();
+    }
+    return *pos->second;
+  }
+  [[gnu::always_inline]] void insert_into_blocks(Block* b) {
     b->gc_count_base = get_free_blocks_call_count;
-    return blocks.insert(b);
+    FreeBins& bins = bins_or_create(b->stream);
+    bins.insert(b);
+    b->bins = &bins;
+  }
+  [[gnu::always_inline]] void erase(Block* b) {  // no-op when b is not a cached free block
+    if (!b->bins) return;
+    b->bins->erase(b);
+    b->bins = nullptr;
+  }
+  // Every cached free block in (stream, size, address) order.
+  void append_sorted(std::vector<Block*>& out) const {
+    for (auto& [s, b] : streams) b->append_sorted(out);
   }
   std::uint64_t gc_count(const Block* b) const {
     return get_free_blocks_call_count - b->gc_count_base;
   }
+
+ private:
+  detail::NodeCache* nodes_;
 };
 
 // A reserved address range whose pages (2 MiB small / 20 MiB large) are
@@ -112,13 +182,11 @@ struct CachingPool::Impl {
   CachingPool& self;
   Upstream& upstream;
   CachingConfig config;
-  mutable std::recursive_mutex mutex;
+  mutable detail::RecursiveSpinLock mutex;
   detail::NodeCache nodes;
-  BlockPool large{&nodes}, small{&nodes};
-  std::unordered_map<std::uint64_t, Block*, std::hash<std::uint64_t>, std::equal_to<>,
-                     detail::NodeAllocator<std::pair<const std::uint64_t, Block*>>>
-      allocated_blocks{16, std::hash<std::uint64_t>{}, std::equal_to<>{},
-                       detail::NodeAllocator<std::pair<const std::uint64_t, Block*>>(&nodes)};
+  BlockPool large{&nodes, false, config.expandable_segments};
+  BlockPool small{&nodes, true, config.expandable_segments};
+  detail::AddrMap<Block*> allocated_blocks;  // address -> block handed out
   DeviceStats stats;
   std::uint64_t total_allocated_memory = 0;
   bool set_fraction = false;
@@ -129,13 +197,15 @@ struct CachingPool::Impl {
   // Abstract CUDA events: per stream, (sequence number, block) in record order.
   std::map<StreamId, std::deque<std::pair<std::uint64_t, Block*>>> cuda_events;
   std::map<StreamId, std::uint64_t> recorded, completed;
-  std::vector<Block*> spare;  // recycled Block objects
+  Block* spare = nullptr;      // recycled Block objects, chained through `next`
+  bool any_divisions = false;  // roundup_power2_divisions set: round_size asks the config
 
   Impl(CachingPool& s, Upstream& up, CachingConfig c)
       : self(s), upstream(up), config(std::move(c)) {
     large.is_small = false;
     small.is_small = true;
     stats.max_split_size = static_cast<std::int64_t>(config.max_split_size);
+    for (std::uint64_t d : config.roundup_power2_divisions) any_divisions |= d > 1;
   }
 
   ~Impl() {
@@ -158,14 +228,17 @@ struct CachingPool::Impl {
     }
     std::set<Block*> unique(all.begin(), all.end());
     for (Block* b : unique) delete b;
-    for (Block* b : spare) delete b;
+    while (Block* b = spare) {
+      spare = b->next;
+      delete b;
+    }
   }
 
   // Every block object, once (allocated, cached, unmapped, awaiting events).
   void collect_blocks(std::vector<Block*>& out) const {
-    for (auto& [addr, b] : allocated_blocks) out.push_back(b);
+    allocated_blocks.for_each([&](std::uint64_t, Block* b) { out.push_back(b); });
     for (const BlockPool* p : {&large, &small}) {
-      out.insert(out.end(), p->blocks.begin(), p->blocks.end());
+      p->append_sorted(out);
       out.insert(out.end(), p->unmapped.begin(), p->unmapped.end());
     }
     std::set<Block*> waiting;
@@ -177,13 +250,10 @@ struct CachingPool::Impl {
 
   Block* new_block(std::uint64_t addr, std::uint64_t size, StreamId stream, BlockPool* pool) {
     Block* b;
-    if (!spare.empty()) {
-      b = spare.back();
-      spare.pop_back();
-      std::vector<StreamId> uses = std::move(b->stream_uses);  // keep its capacity
-      uses.clear();
-      *b = Block{};
-      b->stream_uses = std::move(uses);
+    if (spare) {
+      b = spare;
+      spare = b->next;
+      b->reset();  // field by field: stream_uses keeps its capacity
     } else {
       b = new Block;
     }
@@ -193,20 +263,62 @@ struct CachingPool::Impl {
     b->pool = pool;
     return b;
   }
-  void delete_block(Block* b) { spare.push_back(b); }
-
-  // Every stat is kept for "all" and for the block's pool, as in c10.
-  template <typename F>
-  [[gnu::always_inline]] void for_types(const BlockPool& pool, F&& f) {
-    f(stats_index(kAggregate));
-    f(stats_index(pool.is_small ? kSmallPool : kLargePool));
+  void delete_block(Block* b) {
+    b->next = spare;
+    spare = b;
   }
-  static int stats_index(StatType t) { return static_cast<int>(t); }
+
+  // Stats are kept per pool (small, large) as in c10. The "all" entry of
+  // each array is their sum, so only its peak is tracked here (at every
+  // increase, from the two pools' currents: the same moments and values as
+  // c10's own update of "all"); device_stats() fills in the rest. A free
+  // then touches one Stat per counter instead of two.
+  [[gnu::always_inline]] static void up(StatArray& a, int type, std::int64_t amount) {
+    a[type].increase(amount);
+    const std::int64_t all = a[kSmallPool].current + a[kLargePool].current;
+    if (all > a[kAggregate].peak) a[kAggregate].peak = all;
+  }
+  [[gnu::always_inline]] static void down(StatArray& a, int type, std::int64_t amount) {
+    a[type].decrease(amount);
+  }
+  static int pool_type(const BlockPool& pool) { return pool.is_small ? kSmallPool : kLargePool; }
+
+  // Until a free is first deferred by stream events, every block leaves
+  // `allocation` and `active` (and their byte counts) at the same moment by
+  // the same amount, so the four Stats of each are equal and only
+  // allocation / allocated_bytes are kept; the first deferral copies them
+  // into active / active_bytes and both are kept from then on.
+  bool active_mirrors_allocation = true;
+  void stop_mirroring() {
+    if (!active_mirrors_allocation) return;
+    stats.active = stats.allocation;
+    stats.active_bytes = stats.allocated_bytes;
+    active_mirrors_allocation = false;
+  }
+
+  DeviceStats device_stats() const {
+    DeviceStats out = stats;
+    if (active_mirrors_allocation) {
+      out.active = out.allocation;
+      out.active_bytes = out.allocated_bytes;
+    }
+    for (StatArray* a : {&out.allocation, &out.segment, &out.active, &out.inactive_split,
+                         &out.allocated_bytes, &out.reserved_bytes, &out.active_bytes,
+                         &out.inactive_split_bytes, &out.requested_bytes}) {
+      Stat& all = (*a)[kAggregate];
+      const Stat &small = (*a)[kSmallPool], &large = (*a)[kLargePool];
+      all.current = small.current + large.current;
+      all.allocated = small.allocated + large.allocated;
+      all.freed = small.freed + large.freed;
+    }
+    return out;
+  }
 
   // --- sizes ---
 
   std::uint64_t round_size(std::uint64_t size) const {
     if (size < kMinBlockSize) return kMinBlockSize;
+    if (!any_divisions) return kMinBlockSize * ceil_div(size, kMinBlockSize);
     const std::uint64_t divisions = config.divisions_for(size);
     if (divisions > 1 && size > kMinBlockSize * divisions)
       return roundup_power2_next_division(size, divisions);
@@ -232,17 +344,37 @@ struct CachingPool::Impl {
 
   // --- malloc ---
 
+  // The cache-hit path is inline and allocates nothing; everything after a
+  // miss (callbacks, GC, new segments, retries, OOM) is out of line.
   void* malloc(std::uint64_t orig_size, StreamId stream) {
     if (orig_size == 0) return nullptr;
-    std::unique_lock<std::recursive_mutex> lock(mutex);
-    process_events();
+    std::unique_lock<detail::RecursiveSpinLock> lock(mutex);
+    if (!cuda_events.empty()) [[unlikely]]
+      process_events();
+    const std::uint64_t size = round_size(orig_size);
+    BlockPool& pool = get_pool(size);
+    Block* block = get_free_block(pool, size, stream);
+    if (!block) [[unlikely]]
+      return malloc_miss(orig_size, size, pool, stream, lock);
+    block = alloc_found_block(pool, block, size, stream, orig_size);
+    void* ptr = reinterpret_cast<void*>(block->addr);
+    record_reuse(self.pool_id(), ptr, block->size, orig_size);
+    return ptr;
+  }
+
+  [[gnu::noinline]] void* malloc_miss(std::uint64_t orig_size, std::uint64_t size, BlockPool& pool,
+                                      StreamId stream,
+                                      std::unique_lock<detail::RecursiveSpinLock>& lock) {
     AllocParams p;
-    p.size = round_size(orig_size);
-    p.pool = &get_pool(p.size);
+    p.size = size;
+    p.pool = &pool;
     p.alloc_size = allocation_size(p.size);
     p.stream = stream;
-
-    bool found = get_free_block(p) || (trigger_free_memory_callbacks() && get_free_block(p));
+    bool found = false;
+    if (trigger_free_memory_callbacks()) {
+      p.block = get_free_block(pool, size, stream);
+      found = p.block != nullptr;
+    }
     p.from_cache = found;
     if (!found) {
       if (set_fraction && config.garbage_collection_threshold > 0.0)
@@ -253,8 +385,7 @@ struct CachingPool::Impl {
     }
     if (!found) report_oom(p, orig_size, lock);  // throws
 
-    const bool split = should_split(p.block, p.size);
-    Block* block = alloc_found_block(p, orig_size, split);
+    Block* block = alloc_found_block(pool, p.block, size, stream, orig_size);
     void* ptr = reinterpret_cast<void*>(block->addr);
     if (p.from_cache)
       record_reuse(self.pool_id(), ptr, block->size, orig_size);
@@ -269,38 +400,44 @@ struct CachingPool::Impl {
     return freed;
   }
 
-  bool get_free_block(AllocParams& p) {
-    BlockPool& pool = *p.pool;
+  // The cached block best fit picks for `size` on `stream`, taken out of the
+  // pool's free blocks; nullptr when none may be used.
+  [[gnu::always_inline]] Block* get_free_block(BlockPool& pool, std::uint64_t size,
+                                               StreamId stream) {
     if (set_fraction && config.garbage_collection_threshold > 0.0)
       ++pool.get_free_blocks_call_count;
-    Block key;
-    key.stream = p.stream;
-    key.size = p.size;
-    auto it = pool.blocks.lower_bound(&key);
-    if (it == pool.blocks.end() || (*it)->stream != p.stream) return false;
-    if ((*it)->expandable) {
-      if (config.expandable_segments) {
-        // Best fit counts the unmapped space right after a block as its size.
-        auto expandable_size = [](const Block* b) {
-          return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
-        };
-        auto next = std::next(it);
-        while ((*it)->expandable && next != pool.blocks.end() && (*next)->stream == p.stream &&
-               expandable_size(*next) < expandable_size(*it))
-          it = next++;
-      } else {
-        do {
-          ++it;
-        } while (it != pool.blocks.end() && (*it)->expandable && (*it)->stream == p.stream);
-        if (it == pool.blocks.end() || (*it)->stream != p.stream) return false;
-      }
+    FreeBins* bins = pool.bins(stream);
+    if (!bins) [[unlikely]]
+      return nullptr;
+    Block* found;
+    if (!config.expandable_segments) [[likely]] {
+      // No block is expandable: the first one >= size on the stream.
+      found = bins->first_at_least(size, nullptr);
+      if (!found) return nullptr;
+    } else {
+      found = expandable_best_fit(*bins, size);
+      if (!found) return nullptr;
     }
     const std::uint64_t max_split = config.max_split_size;
-    if (p.size < max_split && (*it)->size >= max_split) return false;
-    if (p.size >= max_split && (*it)->size >= p.size + config.max_non_split_rounding) return false;
-    p.block = *it;
-    pool.blocks.erase(it);
-    return true;
+    if (size < max_split && found->size >= max_split) return nullptr;
+    if (size >= max_split && found->size >= size + config.max_non_split_rounding) return nullptr;
+    pool.erase(found);
+    return found;
+  }
+
+  [[gnu::noinline]] static Block* expandable_best_fit(const FreeBins& bins, std::uint64_t size) {
+    const auto& blocks = bins.large();  // every block, in (size, address) order
+    auto it = blocks.lower_bound(FreeBins::Key{size, 0});
+    if (it == blocks.end()) return nullptr;
+    // Best fit counts the unmapped space right after a block as its size.
+    auto expandable_size = [](const Block* b) {
+      return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
+    };
+    auto next = std::next(it);
+    while ((*it)->expandable && next != blocks.end() &&
+           expandable_size(*next) < expandable_size(*it))
+      it = next++;
+    return *it;
   }
 
   bool alloc_block(AllocParams& p, bool is_retry) {
@@ -320,26 +457,32 @@ struct CachingPool::Impl {
     total_allocated_memory += size;
     p.block = new_block(addr, size, p.stream, p.pool);
     p.block->segment = addr;
-    for_types(
-        *p.pool, [&](int t) __attribute__((always_inline)) {
-          stats.segment[t].increase(1);
-          stats.reserved_bytes[t].increase(static_cast<std::int64_t>(size));
-        });
+    up(stats.segment, pool_type(*p.pool), 1);
+    up(stats.reserved_bytes, pool_type(*p.pool), static_cast<std::int64_t>(size));
     if (size >= config.max_split_size) stats.oversize_segments.increase(1);
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), addr, size);
     return true;
   }
 
-  Block* alloc_found_block(AllocParams& p, std::uint64_t orig_size, bool split_remainder) {
-    const std::uint64_t size = p.size;
-    BlockPool* pool = p.pool;
-    Block* block = p.block;
+  // Stats are updated through locals: stores into them would otherwise make
+  // the compiler reload every block field after each one.
+  [[gnu::always_inline]] void add_inactive_split(int type, std::int64_t blocks,
+                                                 std::int64_t bytes) {
+    if (blocks > 0) up(stats.inactive_split, type, blocks);
+    if (blocks < 0) down(stats.inactive_split, type, -blocks);
+    if (bytes > 0) up(stats.inactive_split_bytes, type, bytes);
+    if (bytes < 0) down(stats.inactive_split_bytes, type, -bytes);
+  }
+  [[gnu::always_inline]] Block* alloc_found_block(BlockPool& pool, Block* block, std::uint64_t size,
+                                                  StreamId stream, std::uint64_t orig_size) {
     const bool already_split = block->is_split();
-    if (split_remainder) {
+    const int type = pool_type(pool);
+    if (should_split(block, size)) {
       Block* remaining = block;
-      block = new_block(remaining->addr, size, p.stream, pool);
-      block->expandable = remaining->expandable;
+      block = new_block(remaining->addr, size, stream, &pool);
+      ExpandableSegment* const expandable = remaining->expandable;
+      block->expandable = expandable;
       block->segment = remaining->segment;
       block->prev = remaining->prev;
       if (block->prev) block->prev->next = block;
@@ -347,43 +490,33 @@ struct CachingPool::Impl {
       remaining->prev = block;
       remaining->addr += size;
       remaining->size -= size;
-      pool->insert_into_blocks(remaining);
-      if (already_split && !block->expandable) {
-        for_types(
-            *pool, [&](int t) __attribute__((always_inline)) {
-              stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-            });
-      } else if (!block->expandable) {
-        for_types(
-            *pool, [&](int t) __attribute__((always_inline)) {
-              stats.inactive_split_bytes[t].increase(static_cast<std::int64_t>(remaining->size));
-              stats.inactive_split[t].increase(1);
-            });
-      }
+      const auto remaining_size = static_cast<std::int64_t>(remaining->size);
+      pool.insert_into_blocks(remaining);
+      if (already_split && !expandable)
+        add_inactive_split(type, 0, -static_cast<std::int64_t>(size));
+      else if (!expandable)
+        add_inactive_split(type, 1, remaining_size);
     } else if (already_split && !block->expandable) {
-      for_types(
-          *pool, [&](int t) __attribute__((always_inline)) {
-            stats.inactive_split_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-            stats.inactive_split[t].decrease(1);
-          });
+      add_inactive_split(type, -1, -static_cast<std::int64_t>(block->size));
     }
     block->allocated = true;
     block->requested = orig_size;
-    allocated_blocks.emplace(block->addr, block);
-    for_types(
-        *pool, [&](int t) __attribute__((always_inline)) {
-          stats.allocation[t].increase(1);
-          stats.allocated_bytes[t].increase(static_cast<std::int64_t>(block->size));
-          stats.active[t].increase(1);
-          stats.active_bytes[t].increase(static_cast<std::int64_t>(block->size));
-          stats.requested_bytes[t].increase(static_cast<std::int64_t>(orig_size));
-        });
-    if (block->size >= config.max_split_size) stats.oversize_allocations.increase(1);
+    const auto bytes = static_cast<std::int64_t>(block->size);
+    allocated_blocks.insert(block->addr, block);
+    up(stats.allocation, type, 1);
+    up(stats.allocated_bytes, type, bytes);
+    if (!active_mirrors_allocation) [[unlikely]] {
+      up(stats.active, type, 1);
+      up(stats.active_bytes, type, bytes);
+    }
+    up(stats.requested_bytes, type, static_cast<std::int64_t>(orig_size));
+    if (static_cast<std::uint64_t>(bytes) >= config.max_split_size) [[unlikely]]
+      stats.oversize_allocations.increase(1);
     return block;
   }
 
   [[noreturn]] void report_oom(AllocParams& p, std::uint64_t orig_size,
-                               std::unique_lock<std::recursive_mutex>& lock) {
+                               std::unique_lock<detail::RecursiveSpinLock>& lock) {
     OomReport r;
     r.alloc_size = p.alloc_size;
     r.device = std::max(0, self.device() >= 0 ? self.device() : upstream.device());
@@ -391,14 +524,15 @@ struct CachingPool::Impl {
     r.free = upstream.free_bytes();
     r.allowed = set_fraction ? allowed_memory_maximum : 0;
     stats.num_ooms += 1;
-    r.allocated = static_cast<std::uint64_t>(stats.allocated_bytes[kAggregate].current);
-    r.reserved = static_cast<std::uint64_t>(stats.reserved_bytes[kAggregate].current);
+    const DeviceStats all = device_stats();
+    r.allocated = static_cast<std::uint64_t>(all.allocated_bytes[kAggregate].current);
+    r.reserved = static_cast<std::uint64_t>(all.reserved_bytes[kAggregate].current);
     if (tracing()) {
       nlohmann::json state = snapshot_locked().to_json();
       state["request"] = orig_size;
       state["rounded"] = p.size;
       state["alloc_size"] = p.alloc_size;
-      state["stats"] = flatten(stats);
+      state["stats"] = flatten(all);
       if (!p.failure.message.empty()) state["upstream"] = p.failure.message;
       Event e;
       e.kind = EventKind::oom;
@@ -422,25 +556,32 @@ struct CachingPool::Impl {
 
   void free(void* ptr) {
     if (!ptr) return;
-    std::lock_guard<std::recursive_mutex> lock(mutex);
-    auto it = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
-    if (it == allocated_blocks.end())
-      throw std::invalid_argument("invalid device pointer: " + hex(ptr) + " (not from '" +
-                                  self.name() + "')");
-    Block* block = it->second;
-    allocated_blocks.erase(it);
+    std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
+    if (!slot) [[unlikely]]
+      throw_invalid_pointer(ptr);
+    Block* block = *slot;
+    allocated_blocks.erase(slot);
+    // A deferred free decreases allocation now and active later.
+    if (!block->stream_uses.empty()) [[unlikely]]
+      stop_mirroring();
     block->allocated = false;
-    for_types(
-        *block->pool, [&](int t) __attribute__((always_inline)) {
-          stats.allocation[t].decrease(1);
-          stats.allocated_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-        });
-    record_free(self.pool_id(), ptr, block->size);
-    if (block->size >= config.max_split_size) stats.oversize_allocations.decrease(1);
-    if (!block->stream_uses.empty())
+    const std::uint64_t size = block->size;
+    const int type = pool_type(*block->pool);
+    down(stats.allocation, type, 1);
+    down(stats.allocated_bytes, type, static_cast<std::int64_t>(size));
+    record_free(self.pool_id(), ptr, size);
+    if (size >= config.max_split_size) [[unlikely]]
+      stats.oversize_allocations.decrease(1);
+    if (!block->stream_uses.empty()) [[unlikely]]
       insert_events(block);
     else
       free_block(block);
+  }
+
+  [[noreturn, gnu::noinline]] void throw_invalid_pointer(void* ptr) const {
+    throw std::invalid_argument("invalid device pointer: " + hex(ptr) + " (not from '" +
+                                self.name() + "')");
   }
 
   static std::string hex(const void* p) {
@@ -449,39 +590,37 @@ struct CachingPool::Impl {
     return buf;
   }
 
-  void free_block(Block* block) {
-    const std::uint64_t original_size = block->size;
-    const std::uint64_t requested = block->requested;
+  [[gnu::always_inline]] void free_block(Block* block) {
+    const auto original_size = static_cast<std::int64_t>(block->size);
+    const auto requested = static_cast<std::int64_t>(block->requested);
     BlockPool& pool = *block->pool;
     std::int64_t net_blocks = 0, net_bytes = 0;
-    for (Block* candidate : {block->prev, block->next}) {
-      const std::uint64_t subsumed = try_merge_blocks(block, candidate, pool);
-      if (subsumed > 0) {
-        net_blocks -= 1;
-        net_bytes -= static_cast<std::int64_t>(subsumed);
-      }
+    Block* const prev = block->prev;
+    Block* const next = block->next;
+    if (const std::uint64_t subsumed = try_merge_blocks(block, prev, pool)) {
+      net_blocks -= 1;
+      net_bytes -= static_cast<std::int64_t>(subsumed);
+    }
+    if (const std::uint64_t subsumed = try_merge_blocks(block, next, pool)) {
+      net_blocks -= 1;
+      net_bytes -= static_cast<std::int64_t>(subsumed);
     }
     pool.insert_into_blocks(block);
     if (block->is_split()) {
       net_blocks += 1;
       net_bytes += static_cast<std::int64_t>(block->size);
     }
-    for_types(
-        pool, [&](int t) __attribute__((always_inline)) {
-          // Expandable segments are left out of inactive_split, as in c10.
-          if (!block->expandable) {
-            if (net_blocks > 0) stats.inactive_split[t].increase(net_blocks);
-            if (net_blocks < 0) stats.inactive_split[t].decrease(-net_blocks);
-            if (net_bytes > 0) stats.inactive_split_bytes[t].increase(net_bytes);
-            if (net_bytes < 0) stats.inactive_split_bytes[t].decrease(-net_bytes);
-          }
-          stats.active[t].decrease(1);
-          stats.active_bytes[t].decrease(static_cast<std::int64_t>(original_size));
-          stats.requested_bytes[t].decrease(static_cast<std::int64_t>(requested));
-        });
+    const int type = pool_type(pool);
+    // Expandable segments are left out of inactive_split, as in c10.
+    if (!block->expandable) add_inactive_split(type, net_blocks, net_bytes);
+    if (!active_mirrors_allocation) [[unlikely]] {
+      down(stats.active, type, 1);
+      down(stats.active_bytes, type, original_size);
+    }
+    down(stats.requested_bytes, type, requested);
   }
 
-  std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
+  [[gnu::always_inline]] std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
     if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() ||
         dst->mapped != src->mapped)
       return 0;
@@ -496,7 +635,7 @@ struct CachingPool::Impl {
     const std::uint64_t subsumed = src->size;
     dst->size += subsumed;
     if (src->mapped)
-      pool.blocks.erase(src);
+      pool.erase(src);
     else
       pool.unmapped.erase(src);
     delete_block(src);
@@ -506,11 +645,10 @@ struct CachingPool::Impl {
   // --- streams and events ---
 
   void record_stream(void* ptr, StreamId stream) {
-    std::lock_guard<std::recursive_mutex> lock(mutex);
-    auto it = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
-    if (it == allocated_blocks.end())
-      throw std::invalid_argument("record_stream: invalid device pointer: " + hex(ptr));
-    Block* block = it->second;
+    std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
+    if (!slot) throw std::invalid_argument("record_stream: invalid device pointer: " + hex(ptr));
+    Block* block = *slot;
     if (stream == block->stream) return;  // uses on the allocation stream need no sync
     auto pos = std::lower_bound(block->stream_uses.begin(), block->stream_uses.end(), stream);
     if (pos == block->stream_uses.end() || *pos != stream) block->stream_uses.insert(pos, stream);
@@ -526,7 +664,6 @@ struct CachingPool::Impl {
   }
 
   void process_events() {
-    if (cuda_events.empty()) return;
     for (auto it = cuda_events.begin(); it != cuda_events.end();) {
       auto& queue = it->second;
       const std::uint64_t done = completed[it->first];
@@ -540,12 +677,12 @@ struct CachingPool::Impl {
   }
 
   void synchronize_stream(StreamId stream) {
-    std::lock_guard<std::recursive_mutex> lock(mutex);
+    std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
     completed[stream] = recorded[stream];
   }
 
   void synchronize() {
-    std::lock_guard<std::recursive_mutex> lock(mutex);
+    std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
     for (auto& [s, seq] : recorded) completed[s] = seq;
   }
 
@@ -563,22 +700,19 @@ struct CachingPool::Impl {
   void release_block(Block* block) {
     stats.num_device_free++;
     total_allocated_memory -= block->size;
-    for_types(
-        *block->pool, [&](int t) __attribute__((always_inline)) {
-          stats.segment[t].decrease(1);
-          stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(block->size));
-        });
+    down(stats.segment, pool_type(*block->pool), 1);
+    down(stats.reserved_bytes, pool_type(*block->pool), static_cast<std::int64_t>(block->size));
     if (block->size >= config.max_split_size) stats.oversize_segments.decrease(1);
-    block->pool->blocks.erase(block);
+    block->pool->erase(block);
     record_segment(EventKind::segment_release, self.pool_id(), block->addr, block->size);
     upstream.release_segment(reinterpret_cast<void*>(block->addr), block->size, kMinBlockSize);
     delete_block(block);
   }
 
   void release_blocks(BlockPool& pool) {
-    std::vector<Block*> to_unmap;
-    for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
-      Block* block = *it++;
+    std::vector<Block*> blocks, to_unmap;
+    pool.append_sorted(blocks);  // release_block takes only the block itself
+    for (Block* block : blocks) {
       if (block->expandable)
         to_unmap.push_back(block);
       else if (!block->prev && !block->next)
@@ -600,29 +734,29 @@ struct CachingPool::Impl {
   bool release_available_cached_blocks(const AllocParams& p) {
     if (config.max_split_size == UINT64_MAX) return false;
     BlockPool& pool = *p.pool;
-    Block key;
-    key.stream = p.stream;
-    key.size = p.size < config.max_split_size ? config.max_split_size : p.size;
-    auto it = pool.blocks.lower_bound(&key);
-    if (it == pool.blocks.end() || (*it)->stream != p.stream || (*it)->expandable) {
-      // No single block is large enough: free oversize blocks, largest first.
-      if (it == pool.blocks.begin()) return false;
+    const std::uint64_t key_size = p.size < config.max_split_size ? config.max_split_size : p.size;
+    FreeBins* bins = pool.bins(p.stream);
+    if (!bins) return false;
+    Block* first = bins->first_at_least(key_size, nullptr);
+    if (!first || first->expandable) {
+      // No single block is large enough: free oversize blocks, largest
+      // first, walking down from just below key_size.
+      std::vector<Block*> blocks;
+      bins->append_sorted(blocks);
+      auto below = std::partition_point(blocks.begin(), blocks.end(),
+                                        [&](const Block* b) { return b->size < key_size; });
       std::uint64_t released = 0;
-      --it;
-      while (released < key.size && (*it)->size >= config.max_split_size &&
-             (*it)->stream == p.stream) {
-        auto cur = it;
-        const bool is_first = cur == pool.blocks.begin();
-        if (!is_first) --it;
-        if (!(*cur)->expandable) {
-          released += (*cur)->size;
-          release_block(*cur);
+      for (auto it = below; it != blocks.begin() && released < key_size;) {
+        Block* b = *--it;
+        if (b->size < config.max_split_size) break;
+        if (!b->expandable) {
+          released += b->size;
+          release_block(b);
         }
-        if (is_first) break;
       }
-      if (released < key.size) return false;
+      if (released < key_size) return false;
     } else {
-      release_block(*it);
+      release_block(first);
     }
     return true;
   }
@@ -634,7 +768,9 @@ struct CachingPool::Impl {
     const std::uint64_t target = total_allocated_memory - gc_threshold;
     std::uint64_t reclaimed = 0, total_age = 0;
     int freeable = 0;
-    for (Block* b : large.blocks)
+    std::vector<Block*> blocks;
+    large.append_sorted(blocks);
+    for (Block* b : blocks)
       if (!b->is_split()) {
         total_age += large.gc_count(b);
         ++freeable;
@@ -644,8 +780,9 @@ struct CachingPool::Impl {
     while (reclaimed < target && freed && freeable > 0) {
       const double age_threshold = static_cast<double>(total_age) / freeable;
       freed = false;
-      for (auto it = large.blocks.begin(); it != large.blocks.end();) {
-        Block* block = *it++;
+      blocks.clear();
+      large.append_sorted(blocks);  // release_block takes only the block itself
+      for (Block* block : blocks) {
         if (!block->is_split() && !block->expandable &&
             static_cast<double>(large.gc_count(block)) >= age_threshold) {
           freed = true;
@@ -741,10 +878,7 @@ struct CachingPool::Impl {
     try_merge_blocks(to_map, to_map->next, pool);
     pool.insert_into_blocks(to_map);
     total_allocated_memory += mapped;
-    for_types(
-        pool, [&](int t) __attribute__((always_inline)) {
-          stats.reserved_bytes[t].increase(static_cast<std::int64_t>(mapped));
-        });
+    up(stats.reserved_bytes, pool_type(pool), static_cast<std::int64_t>(mapped));
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), to_map->addr, mapped,
                    SegmentDetail::map);
@@ -766,7 +900,7 @@ struct CachingPool::Impl {
       if (!map_block(next, std::min(remaining, next->size), why)) return nullptr;
       candidate = next;  // map_block merged it with the free block before
     }
-    pool->blocks.erase(candidate);
+    pool->erase(candidate);
     return candidate;
   }
 
@@ -783,7 +917,7 @@ struct CachingPool::Impl {
       es->mapped[(a - es->base) / es->page] = false;
     }
     BlockPool& pool = *block->pool;
-    pool.blocks.erase(block);
+    pool.erase(block);
     const std::uint64_t before = first - block->addr;
     if (before > 0) {
       Block* before_free = new_block(block->addr, before, block->stream, &pool);
@@ -811,10 +945,7 @@ struct CachingPool::Impl {
     try_merge_blocks(block, block->next, pool);
     pool.unmapped.insert(block);
     total_allocated_memory -= unmapped;
-    for_types(
-        pool, [&](int t) __attribute__((always_inline)) {
-          stats.reserved_bytes[t].decrease(static_cast<std::int64_t>(unmapped));
-        });
+    down(stats.reserved_bytes, pool_type(pool), static_cast<std::int64_t>(unmapped));
     stats.num_device_free++;
     record_segment(EventKind::segment_release, self.pool_id(), first, unmapped, SegmentDetail::map);
   }
@@ -908,7 +1039,7 @@ void CachingPool::synchronize() {
 }
 
 void CachingPool::empty_cache() {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
   impl_->release_cached_blocks();
 }
 
@@ -916,35 +1047,37 @@ void CachingPool::set_memory_fraction(double fraction) {
   if (!(fraction >= 0.0 && fraction <= 1.0))
     throw std::invalid_argument("memory fraction " + std::to_string(fraction) +
                                 " is out of range, it must be in [0, 1]");
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
   impl_->allowed_memory_maximum =
       static_cast<std::uint64_t>(fraction * static_cast<double>(impl_->upstream.capacity()));
   impl_->set_fraction = true;
 }
 
 void CachingPool::add_free_memory_callback(std::function<bool()> callback) {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
   impl_->free_callbacks.push_back(std::move(callback));
 }
 
 void CachingPool::attach_oom_observer(OomObserver observer) {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
   impl_->oom_observers.push_back(std::move(observer));
 }
 
 DeviceStats CachingPool::stats() const {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
-  return impl_->stats;
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  return impl_->device_stats();
 }
 
 std::uint64_t CachingPool::allocated_bytes() const {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
-  return static_cast<std::uint64_t>(impl_->stats.allocated_bytes[kAggregate].current);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  const StatArray& a = impl_->stats.allocated_bytes;
+  return static_cast<std::uint64_t>(a[kSmallPool].current + a[kLargePool].current);
 }
 
 std::uint64_t CachingPool::reserved_bytes() const {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
-  return static_cast<std::uint64_t>(impl_->stats.reserved_bytes[kAggregate].current);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  const StatArray& a = impl_->stats.reserved_bytes;
+  return static_cast<std::uint64_t>(a[kSmallPool].current + a[kLargePool].current);
 }
 
 std::string CachingPool::memory_summary(bool abbreviated) const {
@@ -952,17 +1085,18 @@ std::string CachingPool::memory_summary(bool abbreviated) const {
 }
 
 void CachingPool::reset_peak_memory_stats() {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->stats = impl_->device_stats();  // "all" must be current to reset its peak
   impl_->stats.reset_peak();
 }
 
 void CachingPool::reset_accumulated_memory_stats() {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
   impl_->stats.reset_accumulated();
 }
 
 PoolSnapshot CachingPool::snapshot() const {
-  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
   return impl_->snapshot_locked();
 }
 

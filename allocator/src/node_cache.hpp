@@ -1,5 +1,6 @@
-// Recycles the nodes of a pool's std::set / std::unordered_map, so a cached
-// alloc+free pair never calls the system allocator. Not thread-safe: used
+// Recycles the nodes of a pool's ordered sets (BestFitBins' large sizes,
+// expandable segments' unmapped ranges), so a cached alloc+free pair never
+// calls the system allocator. Not thread-safe: used
 // under the owning pool's lock. Nodes go back to the system when the cache
 // is destroyed (after the containers using it).
 #pragma once

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include "memtrail/alloc/bfc_pool.hpp"
 #include "memtrail/alloc/virtual_resource.hpp"
@@ -183,6 +185,37 @@ TEST(BfcPool, EnvironmentAndConfString) {
   EXPECT_FALSE(parsed.preallocate);
   EXPECT_EQ(parsed.memory_limit, 8ull << 30);
   EXPECT_THROW(BfcOptions::parse("prealocate:False"), ConfigError);
+}
+
+// Its lock must keep the bins, the address map and the stats whole when
+// threads share the pool (the process is multi-threaded here, so the lock
+// takes its atomic path).
+TEST(BfcPool, ThreadsShareOnePool) {
+  VirtualResource device;
+  BfcPool pool(device, growth(1ull << 30));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&pool, t] {
+      std::vector<void*> mine;
+      for (int i = 0; i < 5000; ++i) {
+        mine.push_back(
+            pool.allocate_raw(static_cast<std::uint64_t>(256 * (1 + (i * 7 + t) % 900))));
+        if (i % 3 == 2) {
+          pool.deallocate_raw(mine.front());
+          mine.erase(mine.begin());
+        }
+      }
+      for (void* p : mine) pool.deallocate_raw(p);
+    });
+  for (auto& th : threads) th.join();
+  const BfcStats s = pool.stats();
+  EXPECT_EQ(s.num_allocs, 20000);
+  EXPECT_EQ(s.bytes_in_use, 0);
+  // Everything coalesced back: each region is one free chunk again.
+  for (const auto& region : pool.snapshot().segments) {
+    ASSERT_EQ(region.blocks.size(), 1u);
+    EXPECT_EQ(region.blocks[0].size, region.total_size);
+  }
 }
 
 }  // namespace

@@ -295,3 +295,56 @@ TEST(CachingPool, ExpandableNeedsAnUpstreamThatReservesAddressSpace) {
 }
 
 }  // namespace
+
+// active / active_bytes equal allocation / allocated_bytes until a free is
+// deferred by a stream event, and "all" is the sum of the two pools: every
+// field (current, peak, allocated, freed), through the first deferral and
+// the peak / accumulated resets, against values worked out by hand.
+TEST(CachingPool, ActiveAndAggregateStatsThroughDeferredFreesAndResets) {
+  VirtualResource device;
+  CachingPool pool(device, CachingConfig{});
+  auto four = [&](const std::string& name) {
+    return std::vector<std::int64_t>{stat(pool, name + ".current"), stat(pool, name + ".peak"),
+                                     stat(pool, name + ".allocated"), stat(pool, name + ".freed")};
+  };
+  using V = std::vector<std::int64_t>;
+  void* a = pool.malloc(1000);  // 1024 B
+  void* b = pool.malloc(3000);  // 3072 B
+  pool.free(b);
+  EXPECT_EQ(four("allocation.all"), (V{1, 2, 2, 1}));
+  EXPECT_EQ(four("active.all"), (V{1, 2, 2, 1}));
+  EXPECT_EQ(four("active_bytes.all"), (V{1024, 4096, 4096, 3072}));
+
+  pool.record_stream(a, 5);
+  pool.free(a);  // deferred: allocation drops now, active when the event completes
+  EXPECT_EQ(four("allocation.all"), (V{0, 2, 2, 2}));
+  EXPECT_EQ(four("active.all"), (V{1, 2, 2, 1}));
+  EXPECT_EQ(four("allocated_bytes.all"), (V{0, 4096, 4096, 4096}));
+  EXPECT_EQ(four("active_bytes.all"), (V{1024, 4096, 4096, 3072}));
+
+  pool.synchronize_stream(5);
+  void* c = pool.malloc(1000);  // processes a's event, then takes its block again
+  EXPECT_EQ(c, a);
+  EXPECT_EQ(four("allocation.all"), (V{1, 2, 3, 2}));
+  EXPECT_EQ(four("active.all"), (V{1, 2, 3, 2}));
+  EXPECT_EQ(four("active_bytes.all"), (V{1024, 4096, 5120, 4096}));
+  EXPECT_EQ(four("active_bytes.small_pool"), four("active_bytes.all"));
+  EXPECT_EQ(four("active_bytes.large_pool"), (V{0, 0, 0, 0}));
+
+  void* big = pool.malloc(2 << 20);  // large pool: "all" now sums both
+  EXPECT_EQ(four("allocated_bytes.all"),
+            (V{1024 + (2 << 20), 1024 + (2 << 20), 5120 + (2 << 20), 4096}));
+  pool.free(big);
+  EXPECT_EQ(four("allocated_bytes.all"),
+            (V{1024, 1024 + (2 << 20), 5120 + (2 << 20), 4096 + (2 << 20)}));
+  EXPECT_EQ(four("allocated_bytes.large_pool"), (V{0, 2 << 20, 2 << 20, 2 << 20}));
+
+  pool.reset_peak_memory_stats();
+  EXPECT_EQ(four("active.all"), (V{1, 1, 4, 3}));
+  EXPECT_EQ(four("allocated_bytes.all"), (V{1024, 1024, 5120 + (2 << 20), 4096 + (2 << 20)}));
+  pool.reset_accumulated_memory_stats();
+  EXPECT_EQ(four("active.all"), (V{1, 1, 0, 0}));
+  EXPECT_EQ(four("allocation.all"), (V{1, 1, 0, 0}));
+  pool.free(c);
+  EXPECT_EQ(four("active.all"), (V{0, 1, 0, 1}));
+}

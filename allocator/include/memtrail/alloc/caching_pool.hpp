@@ -20,8 +20,9 @@
 // when synchronize_stream() (or synchronize()) is called for that stream; as
 // in PyTorch, completed events are processed at the next malloc.
 //
-// Thread-safe (one recursive mutex, like the original). Every alloc, cache
-// hit, free, segment reserve/release and OOM is a trace event when tracing.
+// Thread-safe: one recursive lock, like the original's recursive mutex (a
+// spinlock here, see docs/allocators.md). Every alloc, cache hit, free,
+// segment reserve/release and OOM is a trace event when tracing.
 #pragma once
 
 #include <cstdint>

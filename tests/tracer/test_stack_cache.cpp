@@ -12,6 +12,7 @@
 #include <libunwind.h>
 #include <signal.h>
 #include <sys/time.h>
+#include <ucontext.h>
 
 #include <alloca.h>
 
@@ -304,6 +305,32 @@ TEST(StackCache, SignalHandlerThatRecordsIsNeverServedTheInterruptedChain) {
   }
   sigaction(SIGUSR1, &old_usr1, nullptr);
   sigaction(SIGPROF, &old_prof, nullptr);
+}
+
+// A coroutine's stack (makecontext) is not the thread's: its events unwind
+// (no hit, no miss counted) and are still exact.
+ucontext_t g_main_context, g_coroutine_context;
+void coroutine_body() {
+  for (int rep = 0; rep < 3; ++rep)
+    for (int depth = 0; depth < 20; ++depth) memtrail_cache_recurse(depth, 8);
+  swapcontext(&g_coroutine_context, &g_main_context);
+}
+
+TEST(StackCache, ForeignStackIsNotCached) {
+  std::vector<char> stack(1 << 20);
+  for (bool cache : {false, true}) {
+    Outcome o = run_and_check("cache-coroutine.mtr", cache, [&] {
+      getcontext(&g_coroutine_context);
+      g_coroutine_context.uc_stack.ss_sp = stack.data();
+      g_coroutine_context.uc_stack.ss_size = stack.size();
+      g_coroutine_context.uc_link = &g_main_context;
+      makecontext(&g_coroutine_context, coroutine_body, 0);
+      swapcontext(&g_main_context, &g_coroutine_context);
+      return memtrail::detail::stack_cache_counts();
+    });
+    EXPECT_EQ(o.checked, 3u * 20u);
+    EXPECT_EQ(o.counts.hits + o.counts.misses, 0u);
+  }
 }
 
 TEST(StackCache, EnvironmentSwitch) {

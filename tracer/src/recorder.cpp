@@ -271,8 +271,13 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     int limit = std::min(s->stack_frames + skip + (entry ? 16 : 0), kMaxStackDepth + kSlack);
     int count = 0;
     std::uint64_t hash = 0;
-    if (StackCache* cache = tb->stack_cache) {
-      auto key = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    auto key = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    StackCache* cache = tb->stack_cache;
+    // Only on the thread's own stack (not a sigaltstack or a coroutine's),
+    // whose memory above the key frame stays mapped: the slot reads of a
+    // hit may then never fault.
+    if (key - tb->stack_low >= tb->stack_high - tb->stack_low) cache = nullptr;
+    if (cache) {
       int ranges = g_internal_count.load(std::memory_order_acquire);
       if (const StackCacheEntry* hit = cache->find(key, entry, skip, ranges)) {
         ++tb->stack_cache_hits;

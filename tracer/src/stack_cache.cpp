@@ -11,9 +11,12 @@ namespace memtrail::runtime {
 
 namespace {
 
-// slot - key_frame as an int32, or -1 when below the key frame or too far.
-std::int32_t offset_from(std::uintptr_t key_frame, std::uintptr_t slot) {
-  if (slot < key_frame || slot - key_frame > static_cast<std::uintptr_t>(INT32_MAX)) return -1;
+// slot - key_frame as an int32, or -1 when below the key frame or not on
+// the stack [key_frame, stack_high).
+std::int32_t offset_from(std::uintptr_t key_frame, std::uintptr_t stack_high, std::uintptr_t slot) {
+  if (slot < key_frame || slot + 8 > stack_high ||
+      slot - key_frame > static_cast<std::uintptr_t>(INT32_MAX))
+    return -1;
   return static_cast<std::int32_t>(slot - key_frame);
 }
 
@@ -42,7 +45,7 @@ __attribute__((noinline)) int walk_stack(std::uintptr_t key_frame, std::uintptr_
     int b = n;
     ips[n++] = ip;
     if (b <= StackCacheEntry::kFrames) {
-      std::int32_t off = offset_from(key_frame, sp - 8);
+      std::int32_t off = offset_from(key_frame, fp_limit, sp - 8);
       if (off < 0) walk.cacheable = false;
       walk.slot[b - 1] = off;
     }
@@ -53,7 +56,7 @@ __attribute__((noinline)) int walk_stack(std::uintptr_t key_frame, std::uintptr_
       unw_save_loc_t loc;
       std::int32_t off = -1;
       if (unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0 && loc.type == UNW_SLT_MEMORY)
-        off = offset_from(key_frame, loc.u.addr);
+        off = offset_from(key_frame, fp_limit, loc.u.addr);
       if (off < 0 || walk.fp_count == StackCacheEntry::kFpChecks) {
         if (b < walk.fp_bad_from) walk.fp_bad_from = b;
       } else {

@@ -28,6 +28,11 @@
 // memory other than the checked slots (gcc's realigned-stack prologue of a
 // thread's first frame, which sits at a fixed place for the thread's life).
 //
+// Used only while record_impl runs on the thread's own stack (bounds from
+// pthread_getattr_np): every cached slot lies between the key frame and the
+// stack's top, so re-reading it never faults; on a sigaltstack or a
+// coroutine's stack, events unwind as before.
+//
 // Not cached: chains through a signal frame (unw_is_signal_frame: the frame
 // above a signal frame is where the signal interrupted, not a return
 // address), chains whose slot check fails at capture, and chains longer than

@@ -88,6 +88,7 @@ ThreadBuffer* register_thread(Session* s) {
   }
   if (s->stack_cache && s->stack_frames > 0)  // zeroed mmap memory: an empty table
     tb->stack_cache = static_cast<StackCache*>(s->arena.allocate(sizeof(StackCache)));
+  tb->walk_credit = kInitialWalks * kWalkCost;
   tb->write_block = first;
   tb->read_block = first;
   tb->id = s->next_thread_id.fetch_add(1, std::memory_order_relaxed);
@@ -281,18 +282,13 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
       int ranges = g_internal_count.load(std::memory_order_acquire);
       if (const StackCacheEntry* hit = cache->find(key, entry, skip, ranges)) {
         ++tb->stack_cache_hits;
+        if (tb->walk_credit < kMaxWalkCredit) ++tb->walk_credit;
         frames = hit->frames();
         count = hit->count;
         hash = hit->hash;
       } else {
         ++tb->stack_cache_misses;
-        StackWalk walk;
-        int n = walk_stack(key, tb->stack_high, limit, ips, walk);
-        bool walked = n >= 0;
-        if (!walked) {
-          ++tb->stack_cache_unwalkable;
-          n = unw_backtrace(reinterpret_cast<void**>(ips), limit);
-        }
+        int n = unw_backtrace(reinterpret_cast<void**>(ips), limit);
         bool found = false;
         int first = select_first(ips, n, skip, entry, found);
         count = n > first ? std::min(n - first, s->stack_frames) : 0;
@@ -301,10 +297,24 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         // Frames 1..checks decided the result: all of them when an allocator
         // entry was looked for and not found (or nothing was selected).
         int checks = (entry && !found) || count == 0 ? n - 1 : first + count - 1;
-        if (walked && walk.cacheable && checks >= 1 && checks <= StackCacheEntry::kFrames &&
-            walk.fp_bad_from >= checks)
-          remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks,
-                   first, count, hash);
+        // Learning a chain means an unw_step walk, ~60 times an
+        // unw_backtrace (libunwind takes a signal-masking lock per step):
+        // only for a chain seen before (its hash is in the sent-stack
+        // table), and only while hits have paid for the walks.
+        std::uint32_t sent =
+            static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
+        if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
+            (count == 0 || tb->sent_stack_hash[sent] == hash)) {
+          tb->walk_credit -= kWalkCost;
+          StackWalk walk;
+          std::uint64_t walked[kMaxStackDepth + kSlack];
+          int w = walk_stack(key, tb->stack_high, limit, walked, walk);
+          bool same = w == n && std::equal(walked + 1, walked + n, ips + 1);
+          if (!same) ++tb->stack_cache_unwalkable;
+          if (same && walk.cacheable && walk.fp_bad_from >= checks)
+            remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks,
+                     first, count, hash);
+        }
       }
     } else {
       int n = unw_backtrace(reinterpret_cast<void**>(ips), limit);

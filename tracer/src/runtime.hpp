@@ -130,6 +130,7 @@ struct ThreadBuffer {
   // nullptr when stacks or the cache are off.
   StackCache* stack_cache = nullptr;
   std::uint64_t stack_cache_hits = 0, stack_cache_misses = 0, stack_cache_unwalkable = 0;
+  std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
 
   // Set by the thread-exit key destructor after the thread's last event.
   std::atomic<bool> exited{false};

@@ -3,7 +3,7 @@
 // and compares instead of a libunwind walk (~180 ns for the churn benchmark's
 // stacks).
 //
-// Why it is sound. A miss walks the stack with unw_init_local/unw_step and
+// Why it is sound. Learning a chain walks the stack with unw_init_local/unw_step and
 // keeps, for every frame k >= 1, its ip and the stack slot that holds it (on
 // x86-64 the return address of frame k lies at SP_k - 8, SP_k being the
 // unwinder's stack pointer in frame k); a chain is kept only if every slot
@@ -48,6 +48,19 @@
 #include <cstdint>
 
 namespace memtrail::runtime {
+
+// Learning budget, in hits. A miss is served by unw_backtrace; learning its
+// chain takes an unw_step walk, ~60 times the cost of an unw_backtrace
+// (libunwind 1.6 takes a signal-masking lock per step), so a chain is
+// walked only when it was seen before (its hash is in the thread's
+// sent-stack table) and only while hits have paid for the walks: a walk
+// costs kWalkCost, a hit earns 1, a thread starts with kInitialWalks
+// walks' worth. Walks thus never cost much more than the hits they bring:
+// a program whose chains never repeat at one frame address pays a few ms
+// per thread, then nothing.
+inline constexpr std::int32_t kWalkCost = 64;
+inline constexpr std::int32_t kInitialWalks = 64;
+inline constexpr std::int32_t kMaxWalkCredit = 64 * kWalkCost;
 
 // Plain data: the table lives in fresh (zeroed) mmap memory from the
 // session's arena, and all-zero is an empty table; it is never constructed,

@@ -110,8 +110,9 @@ std::vector<ThreadRecord> thread_registry();
 
 // The calling thread's stack cache counters in the current session
 // (tracer/src/stack_cache.hpp): events served from the cache, events that
-// unwound, and of those the ones whose chain could not be walked with slot
-// checks (unw_backtrace served them). All 0 when not tracing.
+// unwound, and walks that could not vouch for their chain (a signal frame,
+// a slot that did not hold its ip): those chains are not cached. All 0 when
+// not tracing or when the cache is off.
 struct StackCacheCounts {
   std::uint64_t hits = 0, misses = 0, unwalkable = 0;
 };

@@ -234,6 +234,27 @@ void remember(StackCacheEntry& e, std::uintptr_t key, const void* entry, int ski
   e.fp_checks = static_cast<std::uint8_t>(fp);
 }
 
+// Walks the stack of record_impl (key frame `key`, one frame up: this
+// function is not inlined) and caches the chain if the walk vouches for
+// the frames unw_backtrace gave (ips[0..n)). Out of line so that
+// record_impl's frame keeps its size: the leak scan reads the live part of
+// the stack conservatively, and a bigger recorder frame moves where stale
+// block addresses lie.
+__attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, std::uintptr_t key,
+                                           const void* entry, int skip, int ranges, int limit,
+                                           const std::uint64_t* ips, int n, int checks, int first,
+                                           int count, std::uint64_t hash) {
+  StackWalk walk;
+  std::uint64_t walked[kMaxStackDepth + 32];
+  int w = walk_stack(key, tb->stack_high, 1, limit, walked, walk);
+  bool same = w == n && std::equal(walked + 1, walked + n, ips + 1);
+  if (!same) ++tb->stack_cache_unwalkable;
+  if (same && walk.cacheable && walk.fp_bad_from >= checks)
+    remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
+             count, hash);
+  asm volatile("" ::: "memory");  // not a tail call
+}
+
 // Not inlined, and its callers are kept out of tail position (the empty asm
 // after each call), so the frames to skip are always exactly record_impl and
 // its one caller in this library.
@@ -306,14 +327,8 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
             (count == 0 || tb->sent_stack_hash[sent] == hash)) {
           tb->walk_credit -= kWalkCost;
-          StackWalk walk;
-          std::uint64_t walked[kMaxStackDepth + kSlack];
-          int w = walk_stack(key, tb->stack_high, limit, walked, walk);
-          bool same = w == n && std::equal(walked + 1, walked + n, ips + 1);
-          if (!same) ++tb->stack_cache_unwalkable;
-          if (same && walk.cacheable && walk.fp_bad_from >= checks)
-            remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks,
-                     first, count, hash);
+          learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, count,
+                      hash);
         }
       }
     } else {

@@ -23,12 +23,15 @@ std::int32_t offset_from(std::uintptr_t key_frame, std::uintptr_t stack_high, st
 }  // namespace
 
 __attribute__((noinline)) int walk_stack(std::uintptr_t key_frame, std::uintptr_t stack_high,
-                                         int limit, std::uint64_t* ips, StackWalk& walk) {
+                                         int between, int limit, std::uint64_t* ips,
+                                         StackWalk& walk) {
   unw_context_t uc;
   unw_cursor_t c;
   if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return -1;
-  // Frame 0 is walk_stack itself: step to record_impl, unw_backtrace's frame 0.
-  if (unw_step(&c) <= 0) return -1;
+  // Frame 0 is walk_stack itself, then `between` frames: step to
+  // record_impl, unw_backtrace's frame 0.
+  for (int i = 0; i <= between; ++i)
+    if (unw_step(&c) <= 0) return -1;
   unw_word_t ip = 0;
   unw_get_reg(&c, UNW_REG_IP, &ip);
   ips[0] = ip;

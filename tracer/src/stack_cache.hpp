@@ -144,15 +144,15 @@ struct StackWalk {
   std::uint64_t fp_value[StackCacheEntry::kFpChecks];
 };
 
-// Unwinds the calling thread's stack from its caller (record_impl, whose
-// frame address is `key_frame`): ips[0..n) as unw_backtrace called from
+// Unwinds the calling thread's stack from record_impl (frame address
+// `key_frame`, `between` frames above walk_stack): ips[0..n) as unw_backtrace called from
 // record_impl returns them (ips[0] is record_impl's own, at another offset;
 // nobody uses it), with at most `limit` frames. Returns n, or -1 when the
 // walk found a frame it cannot vouch for (signal frame, slot mismatch):
 // then the caller must use unw_backtrace. `walk.cacheable` is false when
 // the chain may not be cached (too long, odd frame pointer save). `stack_high`
 // bounds what counts as a frame pointer (0: unknown).
-int walk_stack(std::uintptr_t key_frame, std::uintptr_t stack_high, int limit, std::uint64_t* ips,
-               StackWalk& walk);
+int walk_stack(std::uintptr_t key_frame, std::uintptr_t stack_high, int between, int limit,
+               std::uint64_t* ips, StackWalk& walk);
 
 }  // namespace memtrail::runtime

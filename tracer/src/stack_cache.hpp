@@ -3,17 +3,16 @@
 // and compares instead of a libunwind walk (~180 ns for the churn benchmark's
 // stacks).
 //
-// Why it is sound. Learning a chain walks the stack with unw_init_local/unw_step and
-// keeps, for every frame k >= 1, its ip and the stack slot that holds it (on
-// x86-64 the return address of frame k lies at SP_k - 8, SP_k being the
-// unwinder's stack pointer in frame k); a chain is kept only if every slot
-// really holds its ip. The entry is keyed by record_impl's own frame address
-// and stores the slots as offsets from it. On a later event with the same
-// key frame, the cached chain is served only if every slot still holds the
-// cached ip. By induction over the frames: record_impl's frame is fixed by
-// the key; if frames 1..k hold the cached ips at the cached slots, frame k's
-// unwind rule (chosen by its ip) gives the same canonical frame address, so
-// frame k+1's return address is at the cached slot, and so on: the walk
+// A miss is served by unw_backtrace. Learning the chain (see kWalkCost for
+// when) walks the stack again with unw_init_local/unw_step and keeps, for every frame k >= 1, its
+// ip and the stack slot that holds it (on x86-64 the return address of frame k lies at SP_k - 8,
+// SP_k being the unwinder's stack pointer in frame k); a chain is kept only if every slot really
+// holds its ip and the walk's ips equal unw_backtrace's. Why it is sound: the entry is keyed by
+// record_impl's own frame address and stores the slots as offsets from it. On a later event with
+// the same key frame, the cached chain is served only if every slot still holds the cached ip. By
+// induction over the frames: record_impl's frame is fixed by the key; if frames 1..k hold the
+// cached ips at the cached slots, frame k's unwind rule (chosen by its ip) gives the same canonical
+// frame address, so frame k+1's return address is at the cached slot, and so on: the walk
 // unw_backtrace would do yields exactly the cached frames.
 //
 // The induction needs each frame's CFA to follow from its ip and stack

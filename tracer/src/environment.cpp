@@ -90,6 +90,8 @@ RecorderOptions RecorderOptions::from_environment() {
     o.stacks = parse_bool("MEMTRAIL_STACKS", v, o.stacks);
   if (const char* v = std::getenv("MEMTRAIL_STACK_DEPTH"))
     o.stack_depth = static_cast<int>(parse_count("MEMTRAIL_STACK_DEPTH", v, o.stack_depth, 256));
+  if (const char* v = std::getenv("MEMTRAIL_STACK_CACHE"))
+    o.stack_cache = parse_bool("MEMTRAIL_STACK_CACHE", v, o.stack_cache);
   if (const char* v = std::getenv("MEMTRAIL_SAMPLE_MS"))
     o.sample_interval_ms = static_cast<std::uint32_t>(
         parse_count("MEMTRAIL_SAMPLE_MS", v, o.sample_interval_ms, 3600000));

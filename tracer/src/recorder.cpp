@@ -1,8 +1,8 @@
 // The recorder's public API and hot path. record_slow() runs inside malloc
 // when the preload tracer is active, so it takes no lock and never allocates:
-// it stamps the time, walks the stack with unw_backtrace into a local array
-// and appends one RawHead (and, rarely, a RawTail) to the thread's mmap'ed
-// block.
+// it stamps the time, takes the call chain from the thread's validated stack
+// cache (stack_cache.hpp) or else walks the stack with libunwind, and
+// appends one RawHead (and, rarely, a RawTail) to the thread's mmap'ed block.
 #define UNW_LOCAL_ONLY  // _UL* local-unwinding entry points of libunwind.so
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -86,6 +86,9 @@ ThreadBuffer* register_thread(Session* s) {
     pthread_getname_np(pthread_self(), os_name, sizeof os_name);
     copy_name(tb->name, os_name);
   }
+  if (s->stack_cache && s->stack_frames > 0)  // zeroed mmap memory: an empty table
+    tb->stack_cache = static_cast<StackCache*>(s->arena.allocate(sizeof(StackCache)));
+  tb->walk_credit = kInitialWalks * kWalkCost;
   tb->write_block = first;
   tb->read_block = first;
   tb->id = s->next_thread_id.fetch_add(1, std::memory_order_relaxed);
@@ -188,6 +191,70 @@ void append(Session* s, ThreadBuffer* tb, const RawHead& head, const RawTail* ta
   b->used.store(tb->write_pos, std::memory_order_release);
 }
 
+// The first frame of ips[0..n) (unw_backtrace's numbering) that an event
+// records: past `skip`, at the allocator entry's caller when `entry` is one
+// of the frames (`found`), then past the recorder's own modules.
+int select_first(const std::uint64_t* ips, int n, int skip, const void* entry, bool& found) {
+  int first = skip;
+  if (entry) {  // inside an allocator: start at its entry point's caller
+    for (int i = skip; i < n; ++i)
+      if (ips[i] == reinterpret_cast<std::uintptr_t>(entry)) {
+        first = i;
+        found = true;
+        break;
+      }
+  }
+  while (first < n && is_internal_code(ips[first])) ++first;
+  return first;
+}
+
+// Stores a walked chain whose frames 1..checks decided the event's stack.
+void remember(StackCacheEntry& e, std::uintptr_t key, const void* entry, int skip, int ranges,
+              const std::uint64_t* ips, const StackWalk& walk, int checks, int first, int count,
+              std::uint64_t hash) {
+  e.key_frame = key;
+  e.entry = entry;
+  e.skip = static_cast<std::uint8_t>(skip);
+  e.internal_ranges = ranges;
+  e.hash = hash;
+  e.checks = static_cast<std::uint16_t>(checks);
+  e.first = static_cast<std::uint16_t>(first);
+  e.count = static_cast<std::uint16_t>(count);
+  for (int i = 0; i < checks; ++i) {
+    e.slot[i] = walk.slot[i];
+    e.ip[i] = ips[i + 1];
+  }
+  int fp = 0;
+  for (int i = 0; i < walk.fp_count; ++i)
+    if (walk.fp_frame[i] < checks) {
+      e.fp_slot[fp] = walk.fp_slot[i];
+      e.fp_value[fp] = walk.fp_value[i];
+      ++fp;
+    }
+  e.fp_checks = static_cast<std::uint8_t>(fp);
+}
+
+// Walks the stack of record_impl (key frame `key`, one frame up: this
+// function is not inlined) and caches the chain if the walk vouches for
+// the frames unw_backtrace gave (ips[0..n)). Out of line so that
+// record_impl's frame keeps its size: the leak scan reads the live part of
+// the stack conservatively, and a bigger recorder frame moves where stale
+// block addresses lie.
+__attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, std::uintptr_t key,
+                                           const void* entry, int skip, int ranges, int limit,
+                                           const std::uint64_t* ips, int n, int checks, int first,
+                                           int count, std::uint64_t hash) {
+  StackWalk walk;
+  std::uint64_t walked[kMaxStackDepth + 32];
+  int w = walk_stack(key, tb->stack_high, 1, limit, walked, walk);
+  bool same = w == n && std::equal(walked + 1, walked + n, ips + 1);
+  if (!same) ++tb->stack_cache_unwalkable;
+  if (same && walk.cacheable && walk.fp_bad_from >= checks)
+    remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
+             count, hash);
+  asm volatile("" ::: "memory");  // not a tail call
+}
+
 // Not inlined, and its callers are kept out of tail position (the empty asm
 // after each call), so the frames to skip are always exactly record_impl and
 // its one caller in this library.
@@ -223,22 +290,56 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     // record_impl, record_slow and what the caller asked for.
     int skip = 2 + (skip_frames > 0 ? std::min(skip_frames, 16) : 0);
     const void* entry = detail::t_allocator_entry;
-    int n =
-        unw_backtrace(reinterpret_cast<void**>(ips),
-                      std::min(s->stack_frames + skip + (entry ? 16 : 0), kMaxStackDepth + kSlack));
-    int first = skip;
-    if (entry) {  // inside an allocator: start at its entry point's caller
-      for (int i = skip; i < n; ++i)
-        if (ips[i] == reinterpret_cast<std::uintptr_t>(entry)) {
-          first = i;
-          break;
+    int limit = std::min(s->stack_frames + skip + (entry ? 16 : 0), kMaxStackDepth + kSlack);
+    int count = 0;
+    std::uint64_t hash = 0;
+    auto key = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    StackCache* cache = tb->stack_cache;
+    // Only on the thread's own stack (not a sigaltstack or a coroutine's),
+    // whose memory above the key frame stays mapped: the slot reads of a
+    // hit may then never fault.
+    if (key - tb->stack_low >= tb->stack_high - tb->stack_low) cache = nullptr;
+    if (cache) {
+      int ranges = g_internal_count.load(std::memory_order_acquire);
+      if (const StackCacheEntry* hit = cache->find(key, entry, skip, ranges)) {
+        ++tb->stack_cache_hits;
+        if (tb->walk_credit < kMaxWalkCredit) ++tb->walk_credit;
+        frames = hit->frames();
+        count = hit->count;
+        hash = hit->hash;
+      } else {
+        ++tb->stack_cache_misses;
+        int n = unw_backtrace(reinterpret_cast<void**>(ips), limit);
+        bool found = false;
+        int first = select_first(ips, n, skip, entry, found);
+        count = n > first ? std::min(n - first, s->stack_frames) : 0;
+        frames = ips + first;
+        if (count) hash = hash_stack(frames, count);
+        // Frames 1..checks decided the result: all of them when an allocator
+        // entry was looked for and not found (or nothing was selected).
+        int checks = (entry && !found) || count == 0 ? n - 1 : first + count - 1;
+        // Learning a chain means an unw_step walk, ~60 times an
+        // unw_backtrace (libunwind takes a signal-masking lock per step):
+        // only for a chain seen before (its hash is in the sent-stack
+        // table), and only while hits have paid for the walks.
+        std::uint32_t sent =
+            static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
+        if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
+            (count == 0 || tb->sent_stack_hash[sent] == hash)) {
+          tb->walk_credit -= kWalkCost;
+          learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, count,
+                      hash);
         }
-    }
-    while (first < n && is_internal_code(ips[first])) ++first;
-    if (n > first) {
-      int count = std::min(n - first, s->stack_frames);
+      }
+    } else {
+      int n = unw_backtrace(reinterpret_cast<void**>(ips), limit);
+      bool found = false;
+      int first = select_first(ips, n, skip, entry, found);
+      count = n > first ? std::min(n - first, s->stack_frames) : 0;
       frames = ips + first;
-      std::uint64_t hash = hash_stack(frames, count);
+      if (count) hash = hash_stack(frames, count);
+    }
+    if (count) {
       std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
       raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
       if (tb->sent_stack_hash[slot] != hash) {  // new here: send the frames
@@ -332,6 +433,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->clock.begin();
   s->start_monotonic_ns = s->clock.start_ns;
   s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;
+  s->stack_cache = options.stack_cache;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
   try {
     s->writer = std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
@@ -471,6 +573,13 @@ std::string trace_path() {
   if (!s) return {};
   InternalGuard guard;
   return s->path;
+}
+
+StackCacheCounts stack_cache_counts() {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  runtime::ThreadBuffer* tb = runtime::t_buffer;
+  if (!s || !tb || tb->session != s) return {};
+  return {tb->stack_cache_hits, tb->stack_cache_misses, tb->stack_cache_unwalkable};
 }
 
 std::vector<ThreadRecord> thread_registry() {

@@ -23,6 +23,7 @@
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
 #include "module_map.hpp"
+#include "stack_cache.hpp"
 #include "stack_trie.hpp"
 
 namespace memtrail::runtime {
@@ -125,6 +126,11 @@ struct ThreadBuffer {
   // costs the writer no copy and no trie walk. 0 = empty.
   static constexpr std::uint32_t kStackSlots = 1024;  // slot + 1 fits RawHead::stack_slot
   std::uint64_t sent_stack_hash[kStackSlots] = {};
+  // Unwound chains by record_impl's frame address (stack_cache.hpp);
+  // nullptr when stacks or the cache are off.
+  StackCache* stack_cache = nullptr;
+  std::uint64_t stack_cache_hits = 0, stack_cache_misses = 0, stack_cache_unwalkable = 0;
+  std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
 
   // Set by the thread-exit key destructor after the thread's last event.
   std::atomic<bool> exited{false};
@@ -158,7 +164,8 @@ struct Session {
   std::string path;
   std::uint64_t start_monotonic_ns = 0;
   SessionClock clock;
-  int stack_frames = 0;  // 0 = stacks off
+  int stack_frames = 0;     // 0 = stacks off
+  bool stack_cache = true;  // RecorderOptions::stack_cache
 
   BlockPool blocks;
   Arena arena;

@@ -36,10 +36,13 @@ struct RecorderOptions {
   // A fork child starts its own trace ("%p" in the name). false: the child
   // runs untraced (`memtrail run --no-follow`; the preload tracer sets it).
   bool follow_forks = true;
+  // Per-thread validated cache of unwound call chains (stack_cache.hpp):
+  // same stacks, fewer unwinds. false: every event unwinds (MEMTRAIL_STACK_CACHE=0).
+  bool stack_cache = true;
 
   // Fills the options from MEMTRAIL_* environment variables:
   // MEMTRAIL_OUTPUT, MEMTRAIL_STACKS (0/1), MEMTRAIL_STACK_DEPTH,
-  // MEMTRAIL_SAMPLE_MS, MEMTRAIL_FLUSH_MS. Unknown MEMTRAIL_* keys are
+  // MEMTRAIL_SAMPLE_MS, MEMTRAIL_FLUSH_MS, MEMTRAIL_STACK_CACHE (0/1). Unknown MEMTRAIL_* keys are
   // reported on stderr by name.
   static RecorderOptions from_environment();
 };

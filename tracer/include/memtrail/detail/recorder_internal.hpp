@@ -108,6 +108,16 @@ struct ThreadRecord {
 // fork that created this process), with exited ones marked.
 std::vector<ThreadRecord> thread_registry();
 
+// The calling thread's stack cache counters in the current session
+// (tracer/src/stack_cache.hpp): events served from the cache, events that
+// unwound, and walks that could not vouch for their chain (a signal frame,
+// a slot that did not hold its ip): those chains are not cached. All 0 when
+// not tracing or when the cache is off.
+struct StackCacheCounts {
+  std::uint64_t hits = 0, misses = 0, unwalkable = 0;
+};
+StackCacheCounts stack_cache_counts();
+
 // ---- process exit -----------------------------------------------------------
 
 // `fn` runs once at process exit (or stop()), after the final drain of the
@@ -127,9 +137,10 @@ void notify_modules_changed();
 // preload tracer, CUPTI injection) add theirs with add_known_environment_variable
 // BEFORE calling from_environment().
 inline constexpr std::string_view kRecorderEnvironment[] = {
-    "MEMTRAIL_OUTPUT",   "MEMTRAIL_STACKS",          "MEMTRAIL_STACK_DEPTH", "MEMTRAIL_SAMPLE_MS",
-    "MEMTRAIL_FLUSH_MS", "MEMTRAIL_TRACK_LIVE_HEAP", "MEMTRAIL_AUTOSTART", "MEMTRAIL_EXEC_PID",
-    "MEMTRAIL_TIME_RESOLUTION_NS",
+    "MEMTRAIL_OUTPUT",      "MEMTRAIL_STACKS",   "MEMTRAIL_STACK_DEPTH",
+    "MEMTRAIL_SAMPLE_MS",   "MEMTRAIL_FLUSH_MS", "MEMTRAIL_TRACK_LIVE_HEAP",
+    "MEMTRAIL_AUTOSTART",   "MEMTRAIL_EXEC_PID", "MEMTRAIL_TIME_RESOLUTION_NS",
+    "MEMTRAIL_STACK_CACHE",
 };
 // Event time resolution of the recorder's traces, in ns: 1000 unless
 // MEMTRAIL_TIME_RESOLUTION_NS (1..1000000000, 1 = exact) says otherwise.

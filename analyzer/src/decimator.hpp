@@ -35,6 +35,20 @@ class Decimator {
     }
     return record_new_bucket(t, values);
   }
+  // record() for a decimator of exactly N channels: the per-event callers
+  // know N, so the channel loop unrolls.
+  template <std::size_t N>
+  bool record_n(std::uint64_t t, const std::uint64_t* values) {
+    if (__builtin_expect(t < next_bucket_ns_, 1)) {
+      std::uint64_t* b = data_.data() + (data_.size() - N);
+      for (std::size_t c = 0; c < N; ++c) {
+        current_[c] = values[c];
+        if (values[c] > b[c]) b[c] = values[c];
+      }
+      return false;
+    }
+    return record_new_bucket(t, values);
+  }
 
  private:
   __attribute__((noinline)) bool record_new_bucket(std::uint64_t t, const std::uint64_t* values) {

@@ -135,7 +135,7 @@ ThreadState& Engine::grow_threads(std::uint32_t id) {
   return thread_states_[id];
 }
 
-std::uint32_t Engine::site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack) {
+std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack) {
   std::uint32_t* idx;
   if (stack < kDenseSiteStacks) {
     if (stack >= pool.site_by_stack.size())
@@ -243,7 +243,7 @@ void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, s
       summary_.peak_time_ns = t;
       ++peak_epoch_;
     }
-    used_timeline_.record(t, &total_used_);
+    used_timeline_.record_n<1>(t, &total_used_);
   }
   pool_timeline(p, t, true);
 }

@@ -125,12 +125,16 @@ struct DecoderThreadState {
       std::uint64_t w = live[top >> 6] >> ((top & 63) + 1 - span);
       if (span < 64) w &= (std::uint64_t{1} << span) - 1;
       std::uint64_t c = static_cast<std::uint64_t>(popcount64(w));
-      if (rank < c) {
-        for (;; --rank) {
-          int bit = 63 - std::countl_zero(w);
-          if (rank == 0) return seq = s - span + static_cast<std::uint64_t>(bit), true;
-          w &= ~(std::uint64_t{1} << bit);
+      if (rank < c) {  // the rank-th highest set bit, cleared towards from the nearer end
+        int bit;
+        if (2 * rank < c) {
+          for (; rank > 0; --rank) w &= ~(std::uint64_t{1} << (63 - std::countl_zero(w)));
+          bit = 63 - std::countl_zero(w);
+        } else {
+          for (std::uint64_t low = c - 1 - rank; low > 0; --low) w &= w - 1;
+          bit = std::countr_zero(w);
         }
+        return seq = s - span + static_cast<std::uint64_t>(bit), true;
       }
       rank -= c;
       s -= span;

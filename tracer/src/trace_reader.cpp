@@ -733,7 +733,7 @@ FrameKind TraceReader::Impl::next_frame(std::uint64_t& offset, Frame& f, ReadRes
   if (std::fread(fh, 1, sizeof fh, file_ptr) != sizeof fh)
     return fail(path + ": read error" + at(offset));
   ByteSource h(reinterpret_cast<const char*>(fh), sizeof fh);
-  std::uint64_t type, stored, raw, count, hcrc;
+  std::uint64_t type = 0, stored = 0, raw = 0, count = 0, hcrc = 0;  // 17 bytes: all read
   h.fixed(type, 1);
   h.fixed(stored, 4);
   h.fixed(raw, 4);

@@ -308,6 +308,7 @@ struct ChunkDecoder {
   // `states`, whose objects are reset and reused from chunk to chunk.
   std::unordered_map<std::uint32_t, std::uint32_t> state_of_thread;
   std::vector<std::unique_ptr<DecoderThreadState>> states;
+  static constexpr std::size_t kKeptThreadStates = 64;
 
   DecoderThreadState& state_for(std::uint32_t thread) {
     auto [it, fresh] =
@@ -357,6 +358,8 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
   ByteSource& ops = s[kOps];
   std::uint32_t current_thread = 0;
   state_of_thread.clear();  // prediction state is per chunk
+  // ~70 KiB each: keep enough for ordinary chunks, not a hostile chunk's 1024.
+  if (states.size() > kKeptThreadStates) states.resize(kKeptThreadStates);
   ordinals.clear();
   DecoderThreadState* current_state = nullptr;  // of current_thread; null after a switch
   std::uint64_t chunk_events = 0;

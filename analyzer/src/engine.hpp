@@ -149,7 +149,7 @@ class Engine : public TraceVisitor {
   }
   void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
                 bool in_range);
-  void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
+  [[gnu::always_inline]] void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
     std::uint64_t values[2] = {p.used, p.reserved};
     p.timeline.record_n<2>(t, values);
     if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns)

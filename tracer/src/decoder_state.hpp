@@ -117,7 +117,7 @@ struct DecoderThreadState {
     live[r >> 6] &= ~(std::uint64_t{1} << (r & 63));
   }
   // RecentFrees::seq_at: the live entry of rank `rank`, newest first.
-  bool recent_seq_at(std::uint64_t rank, std::uint64_t& seq) const {
+  [[gnu::noinline]] bool recent_seq_at(std::uint64_t rank, std::uint64_t& seq) const {
     std::uint64_t oldest = pushed > kRecentFrees ? pushed - kRecentFrees : 0;
     for (std::uint64_t s = pushed; s > oldest;) {  // entries [s - span, s) share a word
       unsigned top = ring_slot(s - 1);
@@ -198,7 +198,8 @@ struct DecoderThreadState {
   }
 
   // AllocCandidates(st, cls).address_at(index, address).
-  bool alloc_address_at(std::uint64_t cls, std::uint64_t index, std::uint64_t& address) const {
+  [[gnu::always_inline]] bool alloc_address_at(std::uint64_t cls, std::uint64_t index,
+                                               std::uint64_t& address) const {
     int bucket = ClassFrees::bucket_of(cls);
     const ClassHead& h = class_head[bucket];
     std::uint64_t n = h.cls == cls && h.count > 0 ? static_cast<std::uint64_t>(h.count) : 0;

@@ -23,12 +23,25 @@ class Decimator {
   // The channels changed to `values` at time `t`. Returns true when this
   // opened a new bucket (callers sample costly metrics once per bucket).
   bool record(std::uint64_t t, const std::uint64_t* values) {
-    std::uint64_t idx = t >> shift_;
-    if (__builtin_expect(idx <= last_ && !data_.empty(), 1)) {
+    if (__builtin_expect(t < next_bucket_ns_, 1)) {
       // Fast path, inlined at every call site: same bucket (or a late event
-      // folded into it).
-      std::uint64_t* b = &data_[data_.size() - channels_];
+      // folded into it): one compare, then the last bucket.
+      std::uint64_t* b = data_.data() + (data_.size() - channels_);
       for (std::size_t c = 0; c < channels_; ++c) {
+        current_[c] = values[c];
+        if (values[c] > b[c]) b[c] = values[c];
+      }
+      return false;
+    }
+    return record_new_bucket(t, values);
+  }
+  // record() for a decimator of exactly N channels: the per-event callers
+  // know N, so the channel loop unrolls.
+  template <std::size_t N>
+  bool record_n(std::uint64_t t, const std::uint64_t* values) {
+    if (__builtin_expect(t < next_bucket_ns_, 1)) {
+      std::uint64_t* b = data_.data() + (data_.size() - N);
+      for (std::size_t c = 0; c < N; ++c) {
         current_[c] = values[c];
         if (values[c] > b[c]) b[c] = values[c];
       }
@@ -60,6 +73,8 @@ class Decimator {
       current_[c] = values[c];
       b[c] = std::max(b[c], values[c]);
     }
+    // Start of the bucket after the last; 0 (slow path) if that overflows.
+    next_bucket_ns_ = last_ + 1 < (std::uint64_t{1} << (64 - shift_)) ? (last_ + 1) << shift_ : 0;
     return opened;
   }
 
@@ -124,6 +139,9 @@ class Decimator {
   std::size_t max_buckets_;
   unsigned shift_ = 10;  // 1.024 us
   std::uint64_t first_ = 0, last_ = 0;
+  // (last_ + 1) << shift_ once data_ holds a bucket; the fast path takes
+  // every t below it (idx <= last_). 0 while empty.
+  std::uint64_t next_bucket_ns_ = 0;
   std::vector<std::uint64_t> data_;  // buckets first_..last_, channels_ each
   // Latest values, inline: the hot path touches only this object and the
   // last bucket.

@@ -122,7 +122,13 @@ class Engine : public TraceVisitor {
   PoolState& grow_pools(std::uint32_t id);
   void grow_scopes(std::uint32_t id);
   ThreadState& grow_threads(std::uint32_t id);
-  std::uint32_t site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack);
+  // Site of (pool, stack): one vector load when the site exists.
+  std::uint32_t site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack) {
+    if (stack < pool.site_by_stack.size() && pool.site_by_stack[stack] != 0)
+      return pool.site_by_stack[stack] - 1;
+    return new_site_index(pool, pool_id, stack);
+  }
+  std::uint32_t new_site_index(PoolState& pool, std::uint32_t pool_id, std::uint32_t stack);
   // True if `e` is inside the range. Inline for the common case (inside,
   // no end in sight); the transitions are out of line.
   bool update_range(const Event& e) {
@@ -143,9 +149,9 @@ class Engine : public TraceVisitor {
   }
   void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
                 bool in_range);
-  void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
+  [[gnu::always_inline]] void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
     std::uint64_t values[2] = {p.used, p.reserved};
-    p.timeline.record(t, values);
+    p.timeline.record_n<2>(t, values);
     if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns)
       sample_fragmentation(p, t);
   }

@@ -19,8 +19,12 @@ struct StringRecord {
 using Record =
     std::variant<TraceHeader, StringRecord, ModuleInfo, ThreadInfo, PoolInfo, StackNode, ScopeInfo>;
 
+// `events` keeps kBatchEvents slots for the batch's whole life (recycled
+// with it); `count` of them are filled. The producer stores into a slot
+// instead of push_back's capacity check and size update.
 struct Batch {
   std::vector<Event> events;
+  std::size_t count = 0;
   std::vector<std::pair<std::size_t, Record>> records;  // (events before it, record)
   bool last = false;
 };
@@ -50,7 +54,7 @@ class Queue {
   // Consumed batches go back to the producer with their capacity, so no
   // batch is allocated (and its pages faulted in) after the first few.
   void recycle(Batch b) {
-    b.events.clear();
+    b.count = 0;
     b.records.clear();
     b.last = false;
     std::lock_guard lock(mu_);
@@ -66,7 +70,7 @@ class Queue {
       }
     }
     Batch b;
-    b.events.reserve(kBatchEvents);
+    b.events.resize(kBatchEvents);
     return b;
   }
   // The consumer stopped: drop what is queued and never block the producer.
@@ -98,8 +102,8 @@ class Producer : public TraceVisitor {
   void on_stack_node(const StackNode& n) override { add(n); }
   void on_scope(const ScopeInfo& s) override { add(s); }
   void on_event(const Event& e) override {
-    batch_.events.push_back(e);
-    if (batch_.events.size() >= kBatchEvents) send();
+    batch_.events[batch_.count++] = e;
+    if (batch_.count == kBatchEvents) send();
   }
   bool keep_going() override { return !stop_.load(std::memory_order_relaxed); }
   void finish() {
@@ -108,7 +112,7 @@ class Producer : public TraceVisitor {
   }
 
  private:
-  void add(Record r) { batch_.records.emplace_back(batch_.events.size(), std::move(r)); }
+  void add(Record r) { batch_.records.emplace_back(batch_.count, std::move(r)); }
   void send() {
     q_.push(std::move(batch_));
     batch_ = q_.fresh();
@@ -155,7 +159,7 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
   while (consuming) {
     Batch b = queue.pop();
     std::size_t r = 0;
-    for (std::size_t i = 0; i < b.events.size(); ++i) {
+    for (std::size_t i = 0; i < b.count; ++i) {
       while (r < b.records.size() && b.records[r].first == i)
         replay_record(visitor, b.records[r++].second);
       visitor.on_event(b.events[i]);

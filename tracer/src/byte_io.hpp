@@ -64,8 +64,16 @@ class ByteSource {
     p_ += bytes;
     return true;
   }
-  // Rejects varints longer than 10 bytes or with bits beyond 64.
+  // Rejects varints longer than 10 bytes or with bits beyond 64. Most
+  // varints of a trace are one byte: that case is inline, the loop is not.
   bool varint(std::uint64_t& v) {
+    if (p_ != end_ && !(static_cast<std::uint8_t>(*p_) & 0x80)) {
+      v = static_cast<std::uint8_t>(*p_++);
+      return true;
+    }
+    return varint_long(v);
+  }
+  [[gnu::noinline]] bool varint_long(std::uint64_t& v) {
     v = 0;
     for (int shift = 0; shift < 70; shift += 7) {
       if (p_ == end_) return false;

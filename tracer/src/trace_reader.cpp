@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "byte_io.hpp"
+#include "decoder_state.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
 
@@ -124,6 +126,7 @@ struct DirectSink {
   DefinedIds& ids;
   TraceVisitor& v;
   ReadResult& r;
+  std::uint32_t known_pool = 0, known_stack = 0;  // 0 = none, always valid
 
   void string(std::uint32_t id, std::string_view text) {
     ids.strings.insert(id);
@@ -154,9 +157,17 @@ struct DirectSink {
   }
   void thread_switch(std::uint32_t thread) { defined(ids.threads, thread, "thread"); }
   // The references every event has, checked before its aux range.
+  // Ids are never undefined within a read, so the last pool and stack found
+  // defined need no second look: consecutive events mostly repeat them.
   void event_refs(const Event& e) {
-    defined(ids.pools, e.pool, "pool");
-    defined(ids.stack_nodes, e.stack, "stack node");
+    if (e.pool != known_pool) {
+      defined(ids.pools, e.pool, "pool");
+      known_pool = e.pool;
+    }
+    if (e.stack != known_stack) {
+      defined(ids.stack_nodes, e.stack, "stack node");
+      known_stack = e.stack;
+    }
   }
   [[noreturn]] void fail_after_refs(const Event&, const char* what) { throw DecodeError{what}; }
   // The aux reference (range already checked), then the visitor.
@@ -293,7 +304,24 @@ struct ChunkDecoder {
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   std::string payload;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ordinals;  // alloc (address, size)
-  std::unordered_map<std::uint32_t, ThreadCodecState> states;
+  // Prediction state per thread of the chunk: thread id -> index into
+  // `states`, whose objects are reset and reused from chunk to chunk.
+  std::unordered_map<std::uint32_t, std::uint32_t> state_of_thread;
+  std::vector<std::unique_ptr<DecoderThreadState>> states;
+  static constexpr std::size_t kKeptThreadStates = 64;
+
+  DecoderThreadState& state_for(std::uint32_t thread) {
+    auto [it, fresh] =
+        state_of_thread.try_emplace(thread, static_cast<std::uint32_t>(state_of_thread.size()));
+    if (!fresh) return *states[it->second];
+    if (state_of_thread.size() > kMaxThreadsPerChunk)
+      throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
+                        " threads with events in one chunk"};
+    if (it->second == states.size()) states.push_back(std::make_unique<DecoderThreadState>());
+    DecoderThreadState& st = *states[it->second];
+    st.reset();
+    return st;
+  }
 
   ChunkDecoder() = default;
   ChunkDecoder(const ChunkDecoder&) = delete;
@@ -329,9 +357,11 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
 
   ByteSource& ops = s[kOps];
   std::uint32_t current_thread = 0;
-  states.clear();  // prediction state is per chunk
+  state_of_thread.clear();  // prediction state is per chunk
+  // ~70 KiB each: keep enough for ordinary chunks, not a hostile chunk's 1024.
+  if (states.size() > kKeptThreadStates) states.resize(kKeptThreadStates);
   ordinals.clear();
-  ThreadCodecState* current_state = nullptr;  // of current_thread; null after a switch
+  DecoderThreadState* current_state = nullptr;  // of current_thread; null after a switch
   std::uint64_t chunk_events = 0;
 
   auto need = [](bool ok, const char* what) {
@@ -434,17 +464,8 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     Event e;
     e.kind = static_cast<EventKind>(kind_index);
     e.thread = current_thread;
-    if (!current_state) {  // looked up once per thread switch, not per event
-      auto found = states.find(current_thread);
-      if (found == states.end()) {
-        if (states.size() >= kMaxThreadsPerChunk)
-          throw DecodeError{"more than " + std::to_string(kMaxThreadsPerChunk) +
-                            " threads with events in one chunk"};
-        found = states.try_emplace(current_thread).first;
-      }
-      current_state = &found->second;
-    }
-    ThreadCodecState& st = *current_state;
+    if (!current_state) current_state = &state_for(current_thread);  // once per thread switch
+    DecoderThreadState& st = *current_state;
 
     std::uint64_t dt = 0;
     need(split_varint(s[kTime], s[kTimeHigh], dt), "event time");
@@ -509,7 +530,7 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     if (has_ref && alloc) {
       std::uint64_t d;
       need(s[kAddr].varint(d), "event address reference");
-      if (!AllocCandidates(st, cls).address_at(d, e.address))
+      if (!st.alloc_address_at(cls, d, e.address))
         throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
     }
     if (!has_ref && (mask & kMaskAddr)) {
@@ -715,7 +736,7 @@ FrameKind TraceReader::Impl::next_frame(std::uint64_t& offset, Frame& f, ReadRes
   if (std::fread(fh, 1, sizeof fh, file_ptr) != sizeof fh)
     return fail(path + ": read error" + at(offset));
   ByteSource h(reinterpret_cast<const char*>(fh), sizeof fh);
-  std::uint64_t type, stored, raw, count, hcrc;
+  std::uint64_t type = 0, stored = 0, raw = 0, count = 0, hcrc = 0;  // 17 bytes: all read
   h.fixed(type, 1);
   h.fixed(stored, 4);
   h.fixed(raw, 4);

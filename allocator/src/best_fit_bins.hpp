@@ -85,6 +85,11 @@ class BestFitBins {
     index_erase(n);
   }
 
+  // True when n is the block in the pending slot: its size and address may
+  // then change in place (the slot is not indexed by either), which lets a
+  // caller split or grow it without an erase and a re-insert.
+  [[gnu::always_inline]] bool is_pending(Node n) const { return has_pending_ && pending_ == n; }
+
   // The first block in (size, address) order whose size is >= size (> 0),
   // or `none` when there is none.
   [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none) const {

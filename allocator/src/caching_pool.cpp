@@ -135,6 +135,11 @@ struct BlockPool {
     bins.insert(b);
     b->bins = &bins;
   }
+  // b is the block in its bins' pending slot: resizing it in place leaves
+  // the bins exactly as erase + insert_into_blocks would.
+  [[gnu::always_inline]] static bool is_pending(const Block* b) {
+    return b->bins && b->bins->is_pending(const_cast<Block*>(b));
+  }
   [[gnu::always_inline]] void erase(Block* b) {  // no-op when b is not a cached free block
     if (!b->bins) return;
     b->bins->erase(b);
@@ -400,8 +405,9 @@ struct CachingPool::Impl {
     return freed;
   }
 
-  // The cached block best fit picks for `size` on `stream`, taken out of the
-  // pool's free blocks; nullptr when none may be used.
+  // The cached block best fit picks for `size` on `stream`, left in the
+  // pool's free blocks (alloc_found_block takes it out, or splits it in
+  // place); nullptr when none may be used.
   [[gnu::always_inline]] Block* get_free_block(BlockPool& pool, std::uint64_t size,
                                                StreamId stream) {
     if (set_fraction && config.garbage_collection_threshold > 0.0)
@@ -421,8 +427,7 @@ struct CachingPool::Impl {
     const std::uint64_t max_split = config.max_split_size;
     if (size < max_split && found->size >= max_split) return nullptr;
     if (size >= max_split && found->size >= size + config.max_non_split_rounding) return nullptr;
-    pool.erase(found);
-    return found;
+    return found;  // still in the free blocks: alloc_found_block takes it out
   }
 
   [[gnu::noinline]] static Block* expandable_best_fit(const FreeBins& bins, std::uint64_t size) {
@@ -480,6 +485,10 @@ struct CachingPool::Impl {
     const int type = pool_type(pool);
     if (should_split(block, size)) {
       Block* remaining = block;
+      // c10 erases the block and inserts the remainder: when the block is
+      // the bins' pending slot, the remainder simply stays there.
+      const bool in_place = BlockPool::is_pending(remaining);
+      if (!in_place) pool.erase(remaining);
       block = new_block(remaining->addr, size, stream, &pool);
       ExpandableSegment* const expandable = remaining->expandable;
       block->expandable = expandable;
@@ -491,13 +500,18 @@ struct CachingPool::Impl {
       remaining->addr += size;
       remaining->size -= size;
       const auto remaining_size = static_cast<std::int64_t>(remaining->size);
-      pool.insert_into_blocks(remaining);
+      if (in_place) [[likely]]
+        remaining->gc_count_base = pool.get_free_blocks_call_count;
+      else
+        pool.insert_into_blocks(remaining);
       if (already_split && !expandable)
         add_inactive_split(type, 0, -static_cast<std::int64_t>(size));
       else if (!expandable)
         add_inactive_split(type, 1, remaining_size);
-    } else if (already_split && !block->expandable) {
-      add_inactive_split(type, -1, -static_cast<std::int64_t>(block->size));
+    } else {
+      pool.erase(block);
+      if (already_split && !block->expandable)
+        add_inactive_split(type, -1, -static_cast<std::int64_t>(block->size));
     }
     block->allocated = true;
     block->requested = orig_size;
@@ -597,22 +611,50 @@ struct CachingPool::Impl {
     std::int64_t net_blocks = 0, net_bytes = 0;
     Block* const prev = block->prev;
     Block* const next = block->next;
-    if (const std::uint64_t subsumed = try_merge_blocks(block, prev, pool)) {
+    Block* merged = block;
+    if (next && can_merge(block, next) && BlockPool::is_pending(next)) [[likely]] {
+      // c10 merges both neighbours into the block and inserts it; when the
+      // next one is the bins' pending slot, it grows in place instead (same
+      // range, same bins) and the freed block object is recycled.
       net_blocks -= 1;
-      net_bytes -= static_cast<std::int64_t>(subsumed);
+      net_bytes -= static_cast<std::int64_t>(next->size);
+      std::uint64_t addr = block->addr;
+      std::uint64_t size = block->size + next->size;
+      Block* before = prev;
+      if (prev && can_merge(block, prev)) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(prev->size);
+        addr = prev->addr;
+        size += prev->size;
+        before = prev->prev;
+        pool.erase(prev);
+        delete_block(prev);
+      }
+      next->addr = addr;
+      next->size = size;
+      next->prev = before;
+      if (before) before->next = next;
+      next->gc_count_base = pool.get_free_blocks_call_count;
+      delete_block(block);
+      merged = next;
+    } else {
+      if (const std::uint64_t subsumed = try_merge_blocks(block, prev, pool)) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(subsumed);
+      }
+      if (const std::uint64_t subsumed = try_merge_blocks(block, next, pool)) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(subsumed);
+      }
+      pool.insert_into_blocks(block);
     }
-    if (const std::uint64_t subsumed = try_merge_blocks(block, next, pool)) {
-      net_blocks -= 1;
-      net_bytes -= static_cast<std::int64_t>(subsumed);
-    }
-    pool.insert_into_blocks(block);
-    if (block->is_split()) {
+    if (merged->is_split()) {
       net_blocks += 1;
-      net_bytes += static_cast<std::int64_t>(block->size);
+      net_bytes += static_cast<std::int64_t>(merged->size);
     }
     const int type = pool_type(pool);
     // Expandable segments are left out of inactive_split, as in c10.
-    if (!block->expandable) add_inactive_split(type, net_blocks, net_bytes);
+    if (!merged->expandable) add_inactive_split(type, net_blocks, net_bytes);
     if (!active_mirrors_allocation) [[unlikely]] {
       down(stats.active, type, 1);
       down(stats.active_bytes, type, original_size);
@@ -620,10 +662,12 @@ struct CachingPool::Impl {
     down(stats.requested_bytes, type, requested);
   }
 
+  [[gnu::always_inline]] static bool can_merge(const Block* dst, const Block* src) {
+    return !src->allocated && src->event_count == 0 && src->stream_uses.empty() &&
+           dst->mapped == src->mapped;
+  }
   [[gnu::always_inline]] std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
-    if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() ||
-        dst->mapped != src->mapped)
-      return 0;
+    if (!src || !can_merge(dst, src)) return 0;
     if (dst->prev == src) {  // [src dst]
       dst->addr = src->addr;
       dst->prev = src->prev;

@@ -427,9 +427,11 @@ struct CachingPool::Impl {
   // pool (small / large): every option test folds away and the stats are
   // at fixed offsets. Anything else (a miss, a deferred free) starts over
   // on the general path, which is exact because the plain path only looked.
-  void* malloc(std::uint64_t orig_size, StreamId stream) {
+  // `untraced`: the caller saw no trace being recorded (then, if the
+  // process has one thread, none can start during the call).
+  void* malloc(std::uint64_t orig_size, StreamId stream, bool untraced) {
     if (orig_size == 0) return nullptr;
-    if (plain && cuda_events.empty() && alone()) [[likely]] {
+    if (untraced && MEMTRAIL_SINGLE_THREADED() && plain && cuda_events.empty()) [[likely]] {
       const std::uint64_t size = round_plain(orig_size);
       if (size <= kSmallSize) {
         if (void* p = malloc_plain<kSmallIndex>(orig_size, size, stream)) [[likely]]
@@ -692,9 +694,9 @@ struct CachingPool::Impl {
   // --- free ---
 
   // Plain path as in malloc: a free without stream uses in a plain pool.
-  void free(void* ptr) {
+  void free(void* ptr, bool untraced) {
     if (!ptr) return;
-    if (plain && alone()) [[likely]] {
+    if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
       if (Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr))) [[likely]] {
         Block* block = *slot;
         if (block->stream_uses.empty()) [[likely]] {
@@ -764,7 +766,7 @@ struct CachingPool::Impl {
     Block* const prev = block->prev;
     Block* const next = block->next;
     Block* merged = block;
-    if (next && can_merge(block, next) && BlockPool::is_pending(next)) [[likely]] {
+    if (next && can_merge<kPlain>(block, next) && BlockPool::is_pending(next)) [[likely]] {
       // c10 merges both neighbours into the block and inserts it; when the
       // next one is the bins' pending slot, it grows in place instead (same
       // range, same bins) and the freed block object is recycled.
@@ -773,7 +775,7 @@ struct CachingPool::Impl {
       std::uint64_t addr = block->addr;
       std::uint64_t size = block->size + next->size;
       Block* before = prev;
-      if (prev && can_merge(block, prev)) {
+      if (prev && can_merge<kPlain>(block, prev)) {
         net_blocks -= 1;
         net_bytes -= static_cast<std::int64_t>(prev->size);
         addr = prev->addr;
@@ -814,7 +816,12 @@ struct CachingPool::Impl {
     down(kRequestedBytes, type, requested);
   }
 
+  // c10's test. On the plain path every block is mapped, and a block with
+  // stream uses is always allocated (free() hands the uses to events), so
+  // the two tests that cannot fail there are left out.
+  template <bool kPlain = false>
   [[gnu::always_inline]] static bool can_merge(const Block* dst, const Block* src) {
+    if (kPlain) return !src->allocated && src->event_count == 0;
     return !src->allocated && src->event_count == 0 && src->stream_uses.empty() &&
            dst->mapped == src->mapped;
   }
@@ -1216,13 +1223,18 @@ CachingPool::CachingPool(Upstream& upstream, CachingConfig config, std::string n
 
 CachingPool::~CachingPool() = default;
 
+// Without a trace the entry guard would do nothing: skip it.
 void* CachingPool::malloc(std::uint64_t size, StreamId stream) {
+  if (!tracing()) [[likely]]
+    return impl_->malloc(size, stream, true);
   MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
-  return impl_->malloc(size, stream);
+  return impl_->malloc(size, stream, false);
 }
 void CachingPool::free(void* p) {
+  if (!tracing()) [[likely]]
+    return impl_->free(p, true);
   MEMTRAIL_ALLOCATOR_ENTRY();
-  impl_->free(p);
+  impl_->free(p, false);
 }
 void CachingPool::record_stream(void* p, StreamId stream) {
   impl_->record_stream(p, stream);

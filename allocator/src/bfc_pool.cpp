@@ -401,11 +401,13 @@ struct BfcPool::Impl {
   void deallocate(void* p, bool untraced) {
     if (!p) return;
     if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]]
-      return deallocate_locked(p);  // nothing here can start a thread
+      return deallocate_locked<true>(p);  // nothing here can start a thread
     std::lock_guard<detail::SpinLock> lock(mutex);
-    deallocate_locked(p);
+    deallocate_locked<false>(p);
   }
 
+  // kUntraced: no trace can be on (single thread, untraced at entry).
+  template <bool kUntraced>
   [[gnu::always_inline]] void deallocate_locked(void* p) {
     ChunkHandle* slot = in_use.find(reinterpret_cast<std::uint64_t>(p));
     if (!slot) [[unlikely]]
@@ -416,7 +418,7 @@ struct BfcPool::Impl {
     c.in_use = false;
     c.requested = 0;
     stats.bytes_in_use -= static_cast<std::int64_t>(c.size);
-    record_free(self.pool_id(), p, c.size);
+    if (!kUntraced) record_free(self.pool_id(), p, c.size);
     insert_free_chunk_into_bin(try_to_coalesce(h));
   }
 

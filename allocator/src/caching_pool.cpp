@@ -452,9 +452,7 @@ struct CachingPool::Impl {
     if (!block) [[unlikely]]
       return nullptr;
     block = alloc_found_block<kType>(pool, block, size, stream, orig_size);
-    void* ptr = reinterpret_cast<void*>(block->addr);
-    record_reuse(self.pool_id(), ptr, block->size, orig_size);
-    return ptr;
+    return reinterpret_cast<void*>(block->addr);  // untraced: no reuse event
   }
 
   [[gnu::noinline]] void* malloc_general(std::uint64_t orig_size, StreamId stream) {
@@ -736,7 +734,7 @@ struct CachingPool::Impl {
     const int type = kPlain ? kType : pool_type(*block->pool);
     down(kAllocation, type, 1);
     down(kAllocatedBytes, type, static_cast<std::int64_t>(size));
-    record_free(self.pool_id(), ptr, size);
+    if (!kPlain) record_free(self.pool_id(), ptr, size);  // the plain path is untraced
     if (!kPlain && size >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.decrease(1);
     if (!kPlain && !block->stream_uses.empty()) [[unlikely]]

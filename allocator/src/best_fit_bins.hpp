@@ -92,14 +92,18 @@ class BestFitBins {
 
   // The first block in (size, address) order whose size is >= size (> 0),
   // or `none` when there is none.
-  [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none) const {
+  // With `is_pending`, also tells whether the answer is the pending block.
+  [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none,
+                                             bool* is_pending = nullptr) const {
     const Node indexed = count_ ? index_first(size, none) : none;
     if (has_pending_) {
       const std::uint64_t pending_size = access_.size(pending_);
       if (pending_size >= size && (indexed == none || pending_size < access_.size(indexed) ||
                                    (pending_size == access_.size(indexed) &&
-                                    access_.addr(pending_) < access_.addr(indexed))))
+                                    access_.addr(pending_) < access_.addr(indexed)))) {
+        if (is_pending) *is_pending = true;
         return pending_;
+      }
     }
     return indexed;
   }

@@ -9,6 +9,7 @@
 #include "memtrail/alloc/caching_pool.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -282,6 +283,26 @@ struct CachingPool::Impl {
     b->pool = pool;
     return b;
   }
+  // new_block for the plain split, which sets prev, next, segment,
+  // requested and allocated itself: a recycled Block is already free of
+  // bins, events and stream uses (every caller of delete_block passes one
+  // in that state), so only what may differ is written.
+  [[gnu::always_inline]] Block* new_plain_block(std::uint64_t addr, std::uint64_t size,
+                                                StreamId stream, BlockPool* pool) {
+    Block* b = spare;
+    if (!b) [[unlikely]]
+      return new_block(addr, size, stream, pool);
+    spare = b->next;
+    assert(!b->bins && b->event_count == 0 && b->stream_uses.empty() && !b->allocated);
+    b->addr = addr;
+    b->size = size;
+    b->stream = stream;
+    b->pool = pool;
+    b->expandable = nullptr;
+    b->mapped = true;
+    return b;
+  }
+  // b: out of every index, with no events or stream uses.
   void delete_block(Block* b) {
     b->next = spare;
     spare = b;
@@ -312,15 +333,35 @@ struct CachingPool::Impl {
       &DeviceStats::allocated_bytes, &DeviceStats::reserved_bytes,
       &DeviceStats::active_bytes,    &DeviceStats::inactive_split_bytes,
       &DeviceStats::requested_bytes};
+  // A Stat whose `allocated` is derived: allocated - freed moves with
+  // current, so allocated = current + freed - (current when the
+  // accumulated stats were last reset). An increase then writes two fields.
+  struct HotStat {
+    std::int64_t current = 0, peak = 0, freed = 0, base = 0;
+    [[gnu::always_inline]] void increase(std::int64_t amount) {
+      current += amount;
+      if (current > peak) peak = current;
+    }
+    [[gnu::always_inline]] void decrease(std::int64_t amount) {
+      current -= amount;
+      freed += amount;
+    }
+    Stat stat() const { return {current, peak, current + freed - base, freed}; }
+    void reset_peak() { peak = current; }
+    void reset_accumulated() {
+      freed = 0;
+      base = current;
+    }
+  };
   struct PoolCounters {
-    Stat c[kCounters];
+    HotStat c[kCounters];
   };
   static constexpr int kLargeIndex = 0, kSmallIndex = 1;
   PoolCounters counters[2];            // [kLargeIndex], [kSmallIndex]
   std::int64_t all_peak[kCounters]{};  // peak of the pools' sum
 
   [[gnu::always_inline]] void up(Counter k, int type, std::int64_t amount) {
-    Stat& mine = counters[type].c[k];
+    HotStat& mine = counters[type].c[k];
     mine.increase(amount);
     const std::int64_t all = mine.current + counters[1 - type].c[k].current;
     if (all > all_peak[k]) all_peak[k] = all;
@@ -358,7 +399,8 @@ struct CachingPool::Impl {
       if (active_mirrors_allocation && k == kActive) from = kAllocation;
       if (active_mirrors_allocation && k == kActiveBytes) from = kAllocatedBytes;
       StatArray& a = out.*kArrays[k];
-      const Stat &small = counters[kSmallIndex].c[from], &large = counters[kLargeIndex].c[from];
+      const Stat small = counters[kSmallIndex].c[from].stat();
+      const Stat large = counters[kLargeIndex].c[from].stat();
       a[kSmallPool] = small;
       a[kLargePool] = large;
       a[kAggregate].current = small.current + large.current;
@@ -372,13 +414,13 @@ struct CachingPool::Impl {
   void reset_peaks() {
     stats.reset_peak();
     for (PoolCounters& pc : counters)
-      for (Stat& st : pc.c) st.reset_peak();
+      for (HotStat& st : pc.c) st.reset_peak();
     for (int k = 0; k < kCounters; ++k) all_peak[k] = current_sum(static_cast<Counter>(k));
   }
   void reset_accumulated() {
     stats.reset_accumulated();
     for (PoolCounters& pc : counters)
-      for (Stat& st : pc.c) st.reset_accumulated();
+      for (HotStat& st : pc.c) st.reset_accumulated();
   }
 
   // --- sizes ---
@@ -431,7 +473,8 @@ struct CachingPool::Impl {
   // process has one thread, none can start during the call).
   void* malloc(std::uint64_t orig_size, StreamId stream, bool untraced) {
     if (orig_size == 0) return nullptr;
-    if (untraced && MEMTRAIL_SINGLE_THREADED() && plain && cuda_events.empty()) [[likely]] {
+    // (plain implies no stream events: the first deferred free ends it.)
+    if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
       const std::uint64_t size = round_plain(orig_size);
       if (size <= kSmallSize) {
         if (void* p = malloc_plain<kSmallIndex>(orig_size, size, stream)) [[likely]]
@@ -448,10 +491,15 @@ struct CachingPool::Impl {
   [[gnu::always_inline]] void* malloc_plain(std::uint64_t orig_size, std::uint64_t size,
                                             StreamId stream) {
     BlockPool& pool = kType == kSmallIndex ? small : large;
-    Block* block = get_free_block<kType>(pool, size, stream);
+    // get_free_block without the options, keeping what the bins know.
+    FreeBins* bins = pool.bins(stream);
+    if (!bins) [[unlikely]]
+      return nullptr;
+    bool pending = false;
+    Block* block = bins->first_at_least(size, nullptr, &pending);
     if (!block) [[unlikely]]
       return nullptr;
-    block = alloc_found_block<kType>(pool, block, size, stream, orig_size);
+    block = alloc_found_block<kType>(pool, block, size, stream, orig_size, pending);
     return reinterpret_cast<void*>(block->addr);  // untraced: no reuse event
   }
 
@@ -599,8 +647,9 @@ struct CachingPool::Impl {
   }
   template <int kType = kAnyType>
   [[gnu::always_inline]] Block* alloc_found_block(BlockPool& pool, Block* block, std::uint64_t size,
-                                                  StreamId stream, std::uint64_t orig_size) {
-    constexpr bool kPlain = kType != kAnyType;
+                                                  StreamId stream, std::uint64_t orig_size,
+                                                  bool pending = false) {
+    constexpr bool kPlain = kType != kAnyType;  // then `pending` tells is_pending(block)
     const bool already_split = block->is_split();
     const int type = kPlain ? kType : pool_type(pool);
     const bool split = !kPlain                ? should_split(block, size)
@@ -610,9 +659,10 @@ struct CachingPool::Impl {
       Block* remaining = block;
       // c10 erases the block and inserts the remainder: when the block is
       // the bins' pending slot, the remainder simply stays there.
-      const bool in_place = BlockPool::is_pending(remaining);
+      const bool in_place = kPlain ? pending : BlockPool::is_pending(remaining);
       if (!in_place) pool.erase(remaining);
-      block = new_block(remaining->addr, size, stream, &pool);
+      block = kPlain ? new_plain_block(remaining->addr, size, stream, &pool)
+                     : new_block(remaining->addr, size, stream, &pool);
       ExpandableSegment* const expandable = kPlain ? nullptr : remaining->expandable;
       block->expandable = expandable;
       block->segment = remaining->segment;

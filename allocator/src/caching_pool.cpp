@@ -486,8 +486,9 @@ struct CachingPool::Impl {
     return malloc_general(orig_size, stream);
   }
 
-  // nullptr: no cached block fits (nothing was changed).
-  template <int kType>
+  // nullptr: no cached block fits (nothing was changed). kRecord: under the
+  // lock, where a trace may be recorded.
+  template <int kType, bool kRecord = false>
   [[gnu::always_inline]] void* malloc_plain(std::uint64_t orig_size, std::uint64_t size,
                                             StreamId stream) {
     BlockPool& pool = kType == kSmallIndex ? small : large;
@@ -500,12 +501,23 @@ struct CachingPool::Impl {
     if (!block) [[unlikely]]
       return nullptr;
     block = alloc_found_block<kType>(pool, block, size, stream, orig_size, pending);
-    return reinterpret_cast<void*>(block->addr);  // untraced: no reuse event
+    void* ptr = reinterpret_cast<void*>(block->addr);
+    if (kRecord) record_reuse(self.pool_id(), ptr, block->size, orig_size);
+    return ptr;
   }
 
+  // With other threads or a trace: the plain path under the lock (`plain`
+  // read there), else the general one.
   [[gnu::noinline]] void* malloc_general(std::uint64_t orig_size, StreamId stream) {
     if (alone()) return malloc_body(orig_size, stream, nullptr);
     std::unique_lock<detail::RecursiveSpinLock> lock(mutex);
+    if (plain) {
+      const std::uint64_t size = round_plain(orig_size);
+      void* p = size <= kSmallSize ? malloc_plain<kSmallIndex, true>(orig_size, size, stream)
+                                   : malloc_plain<kLargeIndex, true>(orig_size, size, stream);
+      if (p) [[likely]]
+        return p;
+    }
     return malloc_body(orig_size, stream, &lock);
   }
 
@@ -762,6 +774,17 @@ struct CachingPool::Impl {
   [[gnu::noinline]] void free_general(void* ptr) {
     if (alone()) return free_body(ptr);
     std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    if (plain) {
+      Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
+      if (slot && (*slot)->stream_uses.empty()) [[likely]] {
+        Block* block = *slot;
+        if (block->pool->is_small)
+          free_found<kSmallIndex, true>(ptr, slot, block);
+        else
+          free_found<kLargeIndex, true>(ptr, slot, block);
+        return;
+      }
+    }
     free_body(ptr);
   }
 
@@ -772,7 +795,7 @@ struct CachingPool::Impl {
     free_found(ptr, slot, *slot);
   }
 
-  template <int kType = kAnyType>
+  template <int kType = kAnyType, bool kRecord = false>
   [[gnu::always_inline]] void free_found(void* ptr, Block** slot, Block* block) {
     constexpr bool kPlain = kType != kAnyType;  // then block has no stream uses
     allocated_blocks.erase(slot);
@@ -784,7 +807,7 @@ struct CachingPool::Impl {
     const int type = kPlain ? kType : pool_type(*block->pool);
     down(kAllocation, type, 1);
     down(kAllocatedBytes, type, static_cast<std::int64_t>(size));
-    if (!kPlain) record_free(self.pool_id(), ptr, size);  // the plain path is untraced
+    if (!kPlain || kRecord) record_free(self.pool_id(), ptr, size);  // else untraced
     if (!kPlain && size >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.decrease(1);
     if (!kPlain && !block->stream_uses.empty()) [[unlikely]]

@@ -85,16 +85,25 @@ class BestFitBins {
     index_erase(n);
   }
 
+  // True when n is the block in the pending slot: its size and address may
+  // then change in place (the slot is not indexed by either), which lets a
+  // caller split or grow it without an erase and a re-insert.
+  [[gnu::always_inline]] bool is_pending(Node n) const { return has_pending_ && pending_ == n; }
+
   // The first block in (size, address) order whose size is >= size (> 0),
   // or `none` when there is none.
-  [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none) const {
+  // With `is_pending`, also tells whether the answer is the pending block.
+  [[gnu::always_inline]] Node first_at_least(std::uint64_t size, Node none,
+                                             bool* is_pending = nullptr) const {
     const Node indexed = count_ ? index_first(size, none) : none;
     if (has_pending_) {
       const std::uint64_t pending_size = access_.size(pending_);
       if (pending_size >= size && (indexed == none || pending_size < access_.size(indexed) ||
                                    (pending_size == access_.size(indexed) &&
-                                    access_.addr(pending_) < access_.addr(indexed))))
+                                    access_.addr(pending_) < access_.addr(indexed)))) {
+        if (is_pending) *is_pending = true;
         return pending_;
+      }
     }
     return indexed;
   }

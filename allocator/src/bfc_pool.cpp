@@ -335,9 +335,22 @@ struct BfcPool::Impl {
     return true;
   }
 
-  void* allocate(std::uint64_t num_bytes) {
+  // `untraced`: the caller saw no trace being recorded. While the process
+  // also has one thread, no other thread can enter the pool during a call
+  // that reaches neither the upstream nor the recorder (a fitting free
+  // chunk, a free), so those run without the lock; a miss takes it before
+  // growing (the upstream, e.g. a CUDA runtime, may start threads).
+  void* allocate(std::uint64_t num_bytes, bool untraced) {
     if (num_bytes == 0) return nullptr;
-    const std::uint64_t rounded = rounded_bytes(num_bytes);
+    // rounded_bytes(), inline: a shift instead of a call and a division.
+    const std::uint64_t rounded =
+        (num_bytes + kMinAllocationSize - 1) / kMinAllocationSize * kMinAllocationSize;
+    if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]] {
+      if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]]
+        return p;
+      std::lock_guard<detail::SpinLock> lock(mutex);
+      return allocate_miss(num_bytes, rounded);
+    }
     std::unique_lock<detail::SpinLock> lock(mutex);
     if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]] {
       if (tracing())
@@ -385,9 +398,17 @@ struct BfcPool::Impl {
     throw OutOfMemoryError(message);
   }
 
-  void deallocate(void* p) {
+  void deallocate(void* p, bool untraced) {
     if (!p) return;
+    if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]]
+      return deallocate_locked<true>(p);  // nothing here can start a thread
     std::lock_guard<detail::SpinLock> lock(mutex);
+    deallocate_locked<false>(p);
+  }
+
+  // kUntraced: no trace can be on (single thread, untraced at entry).
+  template <bool kUntraced>
+  [[gnu::always_inline]] void deallocate_locked(void* p) {
     ChunkHandle* slot = in_use.find(reinterpret_cast<std::uint64_t>(p));
     if (!slot) [[unlikely]]
       throw_not_ours();
@@ -397,7 +418,7 @@ struct BfcPool::Impl {
     c.in_use = false;
     c.requested = 0;
     stats.bytes_in_use -= static_cast<std::int64_t>(c.size);
-    record_free(self.pool_id(), p, c.size);
+    if (!kUntraced) record_free(self.pool_id(), p, c.size);
     insert_free_chunk_into_bin(try_to_coalesce(h));
   }
 
@@ -463,13 +484,18 @@ BfcPool::BfcPool(Upstream& upstream, BfcOptions options, std::string name)
 
 BfcPool::~BfcPool() = default;
 
+// Without a trace the entry guard would do nothing: skip it.
 void* BfcPool::allocate_raw(std::uint64_t bytes) {
+  if (!tracing()) [[likely]]
+    return impl_->allocate(bytes, true);
   MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
-  return impl_->allocate(bytes);
+  return impl_->allocate(bytes, false);
 }
 void BfcPool::deallocate_raw(void* p) {
+  if (!tracing()) [[likely]]
+    return impl_->deallocate(p, true);
   MEMTRAIL_ALLOCATOR_ENTRY();
-  impl_->deallocate(p);
+  impl_->deallocate(p, false);
 }
 
 BfcStats BfcPool::stats() const {

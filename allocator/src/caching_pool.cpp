@@ -9,6 +9,7 @@
 #include "memtrail/alloc/caching_pool.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -135,6 +136,11 @@ struct BlockPool {
     bins.insert(b);
     b->bins = &bins;
   }
+  // b is the block in its bins' pending slot: resizing it in place leaves
+  // the bins exactly as erase + insert_into_blocks would.
+  [[gnu::always_inline]] static bool is_pending(const Block* b) {
+    return b->bins && b->bins->is_pending(const_cast<Block*>(b));
+  }
   [[gnu::always_inline]] void erase(Block* b) {  // no-op when b is not a cached free block
     if (!b->bins) return;
     b->bins->erase(b);
@@ -199,6 +205,10 @@ struct CachingPool::Impl {
   std::map<StreamId, std::uint64_t> recorded, completed;
   Block* spare = nullptr;      // recycled Block objects, chained through `next`
   bool any_divisions = false;  // roundup_power2_divisions set: round_size asks the config
+  // No option that changes a cache hit or a free is in use: no expandable
+  // segments, no rounding divisions, no max_split_size, no garbage
+  // collection, active stats mirrored (see update_plain).
+  bool plain = false;
 
   Impl(CachingPool& s, Upstream& up, CachingConfig c)
       : self(s), upstream(up), config(std::move(c)) {
@@ -206,6 +216,16 @@ struct CachingPool::Impl {
     small.is_small = true;
     stats.max_split_size = static_cast<std::int64_t>(config.max_split_size);
     for (std::uint64_t d : config.roundup_power2_divisions) any_divisions |= d > 1;
+    update_plain();
+  }
+
+  void update_plain() {
+    plain = !config.expandable_segments && !any_divisions && config.max_split_size == UINT64_MAX &&
+            !(set_fraction && config.garbage_collection_threshold > 0.0) &&
+            active_mirrors_allocation;
+  }
+  static std::uint64_t round_plain(std::uint64_t size) {  // round_size without divisions
+    return size < kMinBlockSize ? kMinBlockSize : kMinBlockSize * ceil_div(size, kMinBlockSize);
   }
 
   ~Impl() {
@@ -263,25 +283,96 @@ struct CachingPool::Impl {
     b->pool = pool;
     return b;
   }
+  // new_block for the plain split, which sets prev, next, segment,
+  // requested and allocated itself: a recycled Block is already free of
+  // bins, events and stream uses (every caller of delete_block passes one
+  // in that state), so only what may differ is written.
+  [[gnu::always_inline]] Block* new_plain_block(std::uint64_t addr, std::uint64_t size,
+                                                StreamId stream, BlockPool* pool) {
+    Block* b = spare;
+    if (!b) [[unlikely]]
+      return new_block(addr, size, stream, pool);
+    spare = b->next;
+    assert(!b->bins && b->event_count == 0 && b->stream_uses.empty() && !b->allocated);
+    b->addr = addr;
+    b->size = size;
+    b->stream = stream;
+    b->pool = pool;
+    b->expandable = nullptr;
+    b->mapped = true;
+    return b;
+  }
+  // b: out of every index, with no events or stream uses.
   void delete_block(Block* b) {
     b->next = spare;
     spare = b;
   }
 
-  // Stats are kept per pool (small, large) as in c10. The "all" entry of
-  // each array is their sum, so only its peak is tracked here (at every
-  // increase, from the two pools' currents: the same moments and values as
-  // c10's own update of "all"); device_stats() fills in the rest. A free
-  // then touches one Stat per counter instead of two.
-  [[gnu::always_inline]] static void up(StatArray& a, int type, std::int64_t amount) {
-    a[type].increase(amount);
-    const std::int64_t all = a[kSmallPool].current + a[kLargePool].current;
-    if (all > a[kAggregate].peak) a[kAggregate].peak = all;
+  // Stats are kept per pool (small, large) as in c10, each pool's nine
+  // counters in one struct so that an operation addresses one of them from
+  // one base. The "all" entry of each counter is the pools' sum, so only its
+  // peak is tracked here (at every increase, from the two pools' currents:
+  // the same moments and values as c10's own update of "all");
+  // device_stats() fills in the rest. A free then touches one Stat per
+  // counter instead of two. `type` below is a pool's index in `counters`.
+  enum Counter : int {
+    kAllocation,
+    kSegment,
+    kActive,
+    kInactiveSplit,
+    kAllocatedBytes,
+    kReservedBytes,
+    kActiveBytes,
+    kInactiveSplitBytes,
+    kRequestedBytes,
+    kCounters
+  };
+  static constexpr StatArray DeviceStats::*kArrays[kCounters] = {
+      &DeviceStats::allocation,      &DeviceStats::segment,
+      &DeviceStats::active,          &DeviceStats::inactive_split,
+      &DeviceStats::allocated_bytes, &DeviceStats::reserved_bytes,
+      &DeviceStats::active_bytes,    &DeviceStats::inactive_split_bytes,
+      &DeviceStats::requested_bytes};
+  // A Stat whose `allocated` is derived: allocated - freed moves with
+  // current, so allocated = current + freed - (current when the
+  // accumulated stats were last reset). An increase then writes two fields.
+  struct HotStat {
+    std::int64_t current = 0, peak = 0, freed = 0, base = 0;
+    [[gnu::always_inline]] void increase(std::int64_t amount) {
+      current += amount;
+      if (current > peak) peak = current;
+    }
+    [[gnu::always_inline]] void decrease(std::int64_t amount) {
+      current -= amount;
+      freed += amount;
+    }
+    Stat stat() const { return {current, peak, current + freed - base, freed}; }
+    void reset_peak() { peak = current; }
+    void reset_accumulated() {
+      freed = 0;
+      base = current;
+    }
+  };
+  struct PoolCounters {
+    HotStat c[kCounters];
+  };
+  static constexpr int kLargeIndex = 0, kSmallIndex = 1;
+  PoolCounters counters[2];            // [kLargeIndex], [kSmallIndex]
+  std::int64_t all_peak[kCounters]{};  // peak of the pools' sum
+
+  [[gnu::always_inline]] void up(Counter k, int type, std::int64_t amount) {
+    HotStat& mine = counters[type].c[k];
+    mine.increase(amount);
+    const std::int64_t all = mine.current + counters[1 - type].c[k].current;
+    if (all > all_peak[k]) all_peak[k] = all;
   }
-  [[gnu::always_inline]] static void down(StatArray& a, int type, std::int64_t amount) {
-    a[type].decrease(amount);
+  [[gnu::always_inline]] void down(Counter k, int type, std::int64_t amount) {
+    counters[type].c[k].decrease(amount);
   }
-  static int pool_type(const BlockPool& pool) { return pool.is_small ? kSmallPool : kLargePool; }
+  static int pool_type(const BlockPool& pool) { return pool.is_small ? kSmallIndex : kLargeIndex; }
+  std::int64_t current_sum(Counter k) const {
+    return counters[kSmallIndex].c[k].current + counters[kLargeIndex].c[k].current;
+  }
 
   // Until a free is first deferred by stream events, every block leaves
   // `allocation` and `active` (and their byte counts) at the same moment by
@@ -291,27 +382,45 @@ struct CachingPool::Impl {
   bool active_mirrors_allocation = true;
   void stop_mirroring() {
     if (!active_mirrors_allocation) return;
-    stats.active = stats.allocation;
-    stats.active_bytes = stats.allocated_bytes;
+    for (PoolCounters& pc : counters) {
+      pc.c[kActive] = pc.c[kAllocation];
+      pc.c[kActiveBytes] = pc.c[kAllocatedBytes];
+    }
+    all_peak[kActive] = all_peak[kAllocation];
+    all_peak[kActiveBytes] = all_peak[kAllocatedBytes];
     active_mirrors_allocation = false;
+    update_plain();
   }
 
   DeviceStats device_stats() const {
-    DeviceStats out = stats;
-    if (active_mirrors_allocation) {
-      out.active = out.allocation;
-      out.active_bytes = out.allocated_bytes;
-    }
-    for (StatArray* a : {&out.allocation, &out.segment, &out.active, &out.inactive_split,
-                         &out.allocated_bytes, &out.reserved_bytes, &out.active_bytes,
-                         &out.inactive_split_bytes, &out.requested_bytes}) {
-      Stat& all = (*a)[kAggregate];
-      const Stat &small = (*a)[kSmallPool], &large = (*a)[kLargePool];
-      all.current = small.current + large.current;
-      all.allocated = small.allocated + large.allocated;
-      all.freed = small.freed + large.freed;
+    DeviceStats out = stats;  // the scalar counters and the oversize Stats
+    for (int k = 0; k < kCounters; ++k) {
+      int from = k;
+      if (active_mirrors_allocation && k == kActive) from = kAllocation;
+      if (active_mirrors_allocation && k == kActiveBytes) from = kAllocatedBytes;
+      StatArray& a = out.*kArrays[k];
+      const Stat small = counters[kSmallIndex].c[from].stat();
+      const Stat large = counters[kLargeIndex].c[from].stat();
+      a[kSmallPool] = small;
+      a[kLargePool] = large;
+      a[kAggregate].current = small.current + large.current;
+      a[kAggregate].peak = all_peak[from];
+      a[kAggregate].allocated = small.allocated + large.allocated;
+      a[kAggregate].freed = small.freed + large.freed;
     }
     return out;
+  }
+
+  void reset_peaks() {
+    stats.reset_peak();
+    for (PoolCounters& pc : counters)
+      for (HotStat& st : pc.c) st.reset_peak();
+    for (int k = 0; k < kCounters; ++k) all_peak[k] = current_sum(static_cast<Counter>(k));
+  }
+  void reset_accumulated() {
+    stats.reset_accumulated();
+    for (PoolCounters& pc : counters)
+      for (HotStat& st : pc.c) st.reset_accumulated();
   }
 
   // --- sizes ---
@@ -346,16 +455,85 @@ struct CachingPool::Impl {
 
   // The cache-hit path is inline and allocates nothing; everything after a
   // miss (callbacks, GC, new segments, retries, OOM) is out of line.
-  void* malloc(std::uint64_t orig_size, StreamId stream) {
+  //
+  // The lock is skipped while the process has one thread and no trace is
+  // recorded: no other thread can then enter the pool, and the cache-hit
+  // and free paths call nothing (no upstream, no callback, no recorder)
+  // that could start one. A miss takes the lock before anything that could
+  // (free-memory callbacks, the upstream, observers). The locked path is
+  // the same code.
+  static bool alone() { return MEMTRAIL_SINGLE_THREADED() && !tracing(); }
+
+  // A cache hit in a `plain` pool, alone() and with no stream events
+  // pending, runs a copy of the code specialised for that case and for the
+  // pool (small / large): every option test folds away and the stats are
+  // at fixed offsets. Anything else (a miss, a deferred free) starts over
+  // on the general path, which is exact because the plain path only looked.
+  // `untraced`: the caller saw no trace being recorded (then, if the
+  // process has one thread, none can start during the call).
+  void* malloc(std::uint64_t orig_size, StreamId stream, bool untraced) {
     if (orig_size == 0) return nullptr;
+    // (plain implies no stream events: the first deferred free ends it.)
+    if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
+      const std::uint64_t size = round_plain(orig_size);
+      if (size <= kSmallSize) {
+        if (void* p = malloc_plain<kSmallIndex>(orig_size, size, stream)) [[likely]]
+          return p;
+      } else if (void* p = malloc_plain<kLargeIndex>(orig_size, size, stream)) [[likely]] {
+        return p;
+      }
+    }
+    return malloc_general(orig_size, stream);
+  }
+
+  // nullptr: no cached block fits (nothing was changed). kRecord: under the
+  // lock, where a trace may be recorded.
+  template <int kType, bool kRecord = false>
+  [[gnu::always_inline]] void* malloc_plain(std::uint64_t orig_size, std::uint64_t size,
+                                            StreamId stream) {
+    BlockPool& pool = kType == kSmallIndex ? small : large;
+    // get_free_block without the options, keeping what the bins know.
+    FreeBins* bins = pool.bins(stream);
+    if (!bins) [[unlikely]]
+      return nullptr;
+    bool pending = false;
+    Block* block = bins->first_at_least(size, nullptr, &pending);
+    if (!block) [[unlikely]]
+      return nullptr;
+    block = alloc_found_block<kType>(pool, block, size, stream, orig_size, pending);
+    void* ptr = reinterpret_cast<void*>(block->addr);
+    if (kRecord) record_reuse(self.pool_id(), ptr, block->size, orig_size);
+    return ptr;
+  }
+
+  // With other threads or a trace: the plain path under the lock (`plain`
+  // read there), else the general one.
+  [[gnu::noinline]] void* malloc_general(std::uint64_t orig_size, StreamId stream) {
+    if (alone()) return malloc_body(orig_size, stream, nullptr);
     std::unique_lock<detail::RecursiveSpinLock> lock(mutex);
+    if (plain) {
+      const std::uint64_t size = round_plain(orig_size);
+      void* p = size <= kSmallSize ? malloc_plain<kSmallIndex, true>(orig_size, size, stream)
+                                   : malloc_plain<kLargeIndex, true>(orig_size, size, stream);
+      if (p) [[likely]]
+        return p;
+    }
+    return malloc_body(orig_size, stream, &lock);
+  }
+
+  // `held`: the pool's lock, or nullptr when alone().
+  [[gnu::always_inline]] void* malloc_body(std::uint64_t orig_size, StreamId stream,
+                                           std::unique_lock<detail::RecursiveSpinLock>* held) {
     if (!cuda_events.empty()) [[unlikely]]
       process_events();
     const std::uint64_t size = round_size(orig_size);
     BlockPool& pool = get_pool(size);
     Block* block = get_free_block(pool, size, stream);
-    if (!block) [[unlikely]]
+    if (!block) [[unlikely]] {
+      if (held) return malloc_miss(orig_size, size, pool, stream, *held);
+      std::unique_lock<detail::RecursiveSpinLock> lock(mutex);
       return malloc_miss(orig_size, size, pool, stream, lock);
+    }
     block = alloc_found_block(pool, block, size, stream, orig_size);
     void* ptr = reinterpret_cast<void*>(block->addr);
     record_reuse(self.pool_id(), ptr, block->size, orig_size);
@@ -400,17 +578,22 @@ struct CachingPool::Impl {
     return freed;
   }
 
-  // The cached block best fit picks for `size` on `stream`, taken out of the
-  // pool's free blocks; nullptr when none may be used.
+  // The cached block best fit picks for `size` on `stream`, left in the
+  // pool's free blocks (alloc_found_block takes it out, or splits it in
+  // place); nullptr when none may be used.
+  // kType: kAnyType, or the pool's index on the plain path.
+  static constexpr int kAnyType = -1;
+  template <int kType = kAnyType>
   [[gnu::always_inline]] Block* get_free_block(BlockPool& pool, std::uint64_t size,
                                                StreamId stream) {
-    if (set_fraction && config.garbage_collection_threshold > 0.0)
+    constexpr bool kPlain = kType != kAnyType;
+    if (!kPlain && set_fraction && config.garbage_collection_threshold > 0.0)
       ++pool.get_free_blocks_call_count;
     FreeBins* bins = pool.bins(stream);
     if (!bins) [[unlikely]]
       return nullptr;
     Block* found;
-    if (!config.expandable_segments) [[likely]] {
+    if (kPlain || !config.expandable_segments) [[likely]] {
       // No block is expandable: the first one >= size on the stream.
       found = bins->first_at_least(size, nullptr);
       if (!found) return nullptr;
@@ -418,11 +601,11 @@ struct CachingPool::Impl {
       found = expandable_best_fit(*bins, size);
       if (!found) return nullptr;
     }
+    if (kPlain) return found;  // max_split_size is unlimited
     const std::uint64_t max_split = config.max_split_size;
     if (size < max_split && found->size >= max_split) return nullptr;
     if (size >= max_split && found->size >= size + config.max_non_split_rounding) return nullptr;
-    pool.erase(found);
-    return found;
+    return found;  // still in the free blocks: alloc_found_block takes it out
   }
 
   [[gnu::noinline]] static Block* expandable_best_fit(const FreeBins& bins, std::uint64_t size) {
@@ -457,8 +640,8 @@ struct CachingPool::Impl {
     total_allocated_memory += size;
     p.block = new_block(addr, size, p.stream, p.pool);
     p.block->segment = addr;
-    up(stats.segment, pool_type(*p.pool), 1);
-    up(stats.reserved_bytes, pool_type(*p.pool), static_cast<std::int64_t>(size));
+    up(kSegment, pool_type(*p.pool), 1);
+    up(kReservedBytes, pool_type(*p.pool), static_cast<std::int64_t>(size));
     if (size >= config.max_split_size) stats.oversize_segments.increase(1);
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), addr, size);
@@ -469,19 +652,30 @@ struct CachingPool::Impl {
   // the compiler reload every block field after each one.
   [[gnu::always_inline]] void add_inactive_split(int type, std::int64_t blocks,
                                                  std::int64_t bytes) {
-    if (blocks > 0) up(stats.inactive_split, type, blocks);
-    if (blocks < 0) down(stats.inactive_split, type, -blocks);
-    if (bytes > 0) up(stats.inactive_split_bytes, type, bytes);
-    if (bytes < 0) down(stats.inactive_split_bytes, type, -bytes);
+    if (blocks > 0) up(kInactiveSplit, type, blocks);
+    if (blocks < 0) down(kInactiveSplit, type, -blocks);
+    if (bytes > 0) up(kInactiveSplitBytes, type, bytes);
+    if (bytes < 0) down(kInactiveSplitBytes, type, -bytes);
   }
+  template <int kType = kAnyType>
   [[gnu::always_inline]] Block* alloc_found_block(BlockPool& pool, Block* block, std::uint64_t size,
-                                                  StreamId stream, std::uint64_t orig_size) {
+                                                  StreamId stream, std::uint64_t orig_size,
+                                                  bool pending = false) {
+    constexpr bool kPlain = kType != kAnyType;  // then `pending` tells is_pending(block)
     const bool already_split = block->is_split();
-    const int type = pool_type(pool);
-    if (should_split(block, size)) {
+    const int type = kPlain ? kType : pool_type(pool);
+    const bool split = !kPlain                ? should_split(block, size)
+                       : kType == kSmallIndex ? block->size - size >= kMinBlockSize
+                                              : block->size - size > kSmallSize;
+    if (split) {
       Block* remaining = block;
-      block = new_block(remaining->addr, size, stream, &pool);
-      ExpandableSegment* const expandable = remaining->expandable;
+      // c10 erases the block and inserts the remainder: when the block is
+      // the bins' pending slot, the remainder simply stays there.
+      const bool in_place = kPlain ? pending : BlockPool::is_pending(remaining);
+      if (!in_place) pool.erase(remaining);
+      block = kPlain ? new_plain_block(remaining->addr, size, stream, &pool)
+                     : new_block(remaining->addr, size, stream, &pool);
+      ExpandableSegment* const expandable = kPlain ? nullptr : remaining->expandable;
       block->expandable = expandable;
       block->segment = remaining->segment;
       block->prev = remaining->prev;
@@ -491,26 +685,31 @@ struct CachingPool::Impl {
       remaining->addr += size;
       remaining->size -= size;
       const auto remaining_size = static_cast<std::int64_t>(remaining->size);
-      pool.insert_into_blocks(remaining);
+      if (in_place) [[likely]]
+        remaining->gc_count_base = pool.get_free_blocks_call_count;
+      else
+        pool.insert_into_blocks(remaining);
       if (already_split && !expandable)
         add_inactive_split(type, 0, -static_cast<std::int64_t>(size));
       else if (!expandable)
         add_inactive_split(type, 1, remaining_size);
-    } else if (already_split && !block->expandable) {
-      add_inactive_split(type, -1, -static_cast<std::int64_t>(block->size));
+    } else {
+      pool.erase(block);
+      if (already_split && (kPlain || !block->expandable))
+        add_inactive_split(type, -1, -static_cast<std::int64_t>(block->size));
     }
     block->allocated = true;
     block->requested = orig_size;
     const auto bytes = static_cast<std::int64_t>(block->size);
     allocated_blocks.insert(block->addr, block);
-    up(stats.allocation, type, 1);
-    up(stats.allocated_bytes, type, bytes);
-    if (!active_mirrors_allocation) [[unlikely]] {
-      up(stats.active, type, 1);
-      up(stats.active_bytes, type, bytes);
+    up(kAllocation, type, 1);
+    up(kAllocatedBytes, type, bytes);
+    if (!kPlain && !active_mirrors_allocation) [[unlikely]] {
+      up(kActive, type, 1);
+      up(kActiveBytes, type, bytes);
     }
-    up(stats.requested_bytes, type, static_cast<std::int64_t>(orig_size));
-    if (static_cast<std::uint64_t>(bytes) >= config.max_split_size) [[unlikely]]
+    up(kRequestedBytes, type, static_cast<std::int64_t>(orig_size));
+    if (!kPlain && static_cast<std::uint64_t>(bytes) >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.increase(1);
     return block;
   }
@@ -554,29 +753,67 @@ struct CachingPool::Impl {
 
   // --- free ---
 
-  void free(void* ptr) {
+  // Plain path as in malloc: a free without stream uses in a plain pool.
+  void free(void* ptr, bool untraced) {
     if (!ptr) return;
+    if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
+      if (Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr))) [[likely]] {
+        Block* block = *slot;
+        if (block->stream_uses.empty()) [[likely]] {
+          if (block->pool->is_small)
+            free_found<kSmallIndex>(ptr, slot, block);
+          else
+            free_found<kLargeIndex>(ptr, slot, block);
+          return;
+        }
+      }
+    }
+    free_general(ptr);
+  }
+
+  [[gnu::noinline]] void free_general(void* ptr) {
+    if (alone()) return free_body(ptr);
     std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    if (plain) {
+      Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
+      if (slot && (*slot)->stream_uses.empty()) [[likely]] {
+        Block* block = *slot;
+        if (block->pool->is_small)
+          free_found<kSmallIndex, true>(ptr, slot, block);
+        else
+          free_found<kLargeIndex, true>(ptr, slot, block);
+        return;
+      }
+    }
+    free_body(ptr);
+  }
+
+  void free_body(void* ptr) {
     Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
     if (!slot) [[unlikely]]
       throw_invalid_pointer(ptr);
-    Block* block = *slot;
+    free_found(ptr, slot, *slot);
+  }
+
+  template <int kType = kAnyType, bool kRecord = false>
+  [[gnu::always_inline]] void free_found(void* ptr, Block** slot, Block* block) {
+    constexpr bool kPlain = kType != kAnyType;  // then block has no stream uses
     allocated_blocks.erase(slot);
     // A deferred free decreases allocation now and active later.
-    if (!block->stream_uses.empty()) [[unlikely]]
+    if (!kPlain && !block->stream_uses.empty()) [[unlikely]]
       stop_mirroring();
     block->allocated = false;
     const std::uint64_t size = block->size;
-    const int type = pool_type(*block->pool);
-    down(stats.allocation, type, 1);
-    down(stats.allocated_bytes, type, static_cast<std::int64_t>(size));
-    record_free(self.pool_id(), ptr, size);
-    if (size >= config.max_split_size) [[unlikely]]
+    const int type = kPlain ? kType : pool_type(*block->pool);
+    down(kAllocation, type, 1);
+    down(kAllocatedBytes, type, static_cast<std::int64_t>(size));
+    if (!kPlain || kRecord) record_free(self.pool_id(), ptr, size);  // else untraced
+    if (!kPlain && size >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.decrease(1);
-    if (!block->stream_uses.empty()) [[unlikely]]
+    if (!kPlain && !block->stream_uses.empty()) [[unlikely]]
       insert_events(block);
     else
-      free_block(block);
+      free_block<kType>(block);
   }
 
   [[noreturn, gnu::noinline]] void throw_invalid_pointer(void* ptr) const {
@@ -590,40 +827,77 @@ struct CachingPool::Impl {
     return buf;
   }
 
+  template <int kType = kAnyType>
   [[gnu::always_inline]] void free_block(Block* block) {
+    constexpr bool kPlain = kType != kAnyType;
     const auto original_size = static_cast<std::int64_t>(block->size);
     const auto requested = static_cast<std::int64_t>(block->requested);
     BlockPool& pool = *block->pool;
     std::int64_t net_blocks = 0, net_bytes = 0;
     Block* const prev = block->prev;
     Block* const next = block->next;
-    if (const std::uint64_t subsumed = try_merge_blocks(block, prev, pool)) {
+    Block* merged = block;
+    if (next && can_merge<kPlain>(block, next) && BlockPool::is_pending(next)) [[likely]] {
+      // c10 merges both neighbours into the block and inserts it; when the
+      // next one is the bins' pending slot, it grows in place instead (same
+      // range, same bins) and the freed block object is recycled.
       net_blocks -= 1;
-      net_bytes -= static_cast<std::int64_t>(subsumed);
+      net_bytes -= static_cast<std::int64_t>(next->size);
+      std::uint64_t addr = block->addr;
+      std::uint64_t size = block->size + next->size;
+      Block* before = prev;
+      if (prev && can_merge<kPlain>(block, prev)) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(prev->size);
+        addr = prev->addr;
+        size += prev->size;
+        before = prev->prev;
+        pool.erase(prev);
+        delete_block(prev);
+      }
+      next->addr = addr;
+      next->size = size;
+      next->prev = before;
+      if (before) before->next = next;
+      next->gc_count_base = pool.get_free_blocks_call_count;
+      delete_block(block);
+      merged = next;
+    } else {
+      if (const std::uint64_t subsumed = try_merge_blocks(block, prev, pool)) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(subsumed);
+      }
+      if (const std::uint64_t subsumed = try_merge_blocks(block, next, pool)) {
+        net_blocks -= 1;
+        net_bytes -= static_cast<std::int64_t>(subsumed);
+      }
+      pool.insert_into_blocks(block);
     }
-    if (const std::uint64_t subsumed = try_merge_blocks(block, next, pool)) {
-      net_blocks -= 1;
-      net_bytes -= static_cast<std::int64_t>(subsumed);
-    }
-    pool.insert_into_blocks(block);
-    if (block->is_split()) {
+    if (merged->is_split()) {
       net_blocks += 1;
-      net_bytes += static_cast<std::int64_t>(block->size);
+      net_bytes += static_cast<std::int64_t>(merged->size);
     }
-    const int type = pool_type(pool);
+    const int type = kPlain ? kType : pool_type(pool);
     // Expandable segments are left out of inactive_split, as in c10.
-    if (!block->expandable) add_inactive_split(type, net_blocks, net_bytes);
-    if (!active_mirrors_allocation) [[unlikely]] {
-      down(stats.active, type, 1);
-      down(stats.active_bytes, type, original_size);
+    if (kPlain || !merged->expandable) add_inactive_split(type, net_blocks, net_bytes);
+    if (!kPlain && !active_mirrors_allocation) [[unlikely]] {
+      down(kActive, type, 1);
+      down(kActiveBytes, type, original_size);
     }
-    down(stats.requested_bytes, type, requested);
+    down(kRequestedBytes, type, requested);
   }
 
+  // c10's test. On the plain path every block is mapped, and a block with
+  // stream uses is always allocated (free() hands the uses to events), so
+  // the two tests that cannot fail there are left out.
+  template <bool kPlain = false>
+  [[gnu::always_inline]] static bool can_merge(const Block* dst, const Block* src) {
+    if (kPlain) return !src->allocated && src->event_count == 0;
+    return !src->allocated && src->event_count == 0 && src->stream_uses.empty() &&
+           dst->mapped == src->mapped;
+  }
   [[gnu::always_inline]] std::uint64_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
-    if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() ||
-        dst->mapped != src->mapped)
-      return 0;
+    if (!src || !can_merge(dst, src)) return 0;
     if (dst->prev == src) {  // [src dst]
       dst->addr = src->addr;
       dst->prev = src->prev;
@@ -700,8 +974,8 @@ struct CachingPool::Impl {
   void release_block(Block* block) {
     stats.num_device_free++;
     total_allocated_memory -= block->size;
-    down(stats.segment, pool_type(*block->pool), 1);
-    down(stats.reserved_bytes, pool_type(*block->pool), static_cast<std::int64_t>(block->size));
+    down(kSegment, pool_type(*block->pool), 1);
+    down(kReservedBytes, pool_type(*block->pool), static_cast<std::int64_t>(block->size));
     if (block->size >= config.max_split_size) stats.oversize_segments.decrease(1);
     block->pool->erase(block);
     record_segment(EventKind::segment_release, self.pool_id(), block->addr, block->size);
@@ -878,7 +1152,7 @@ struct CachingPool::Impl {
     try_merge_blocks(to_map, to_map->next, pool);
     pool.insert_into_blocks(to_map);
     total_allocated_memory += mapped;
-    up(stats.reserved_bytes, pool_type(pool), static_cast<std::int64_t>(mapped));
+    up(kReservedBytes, pool_type(pool), static_cast<std::int64_t>(mapped));
     stats.num_device_alloc++;
     record_segment(EventKind::segment_reserve, self.pool_id(), to_map->addr, mapped,
                    SegmentDetail::map);
@@ -945,7 +1219,7 @@ struct CachingPool::Impl {
     try_merge_blocks(block, block->next, pool);
     pool.unmapped.insert(block);
     total_allocated_memory -= unmapped;
-    down(stats.reserved_bytes, pool_type(pool), static_cast<std::int64_t>(unmapped));
+    down(kReservedBytes, pool_type(pool), static_cast<std::int64_t>(unmapped));
     stats.num_device_free++;
     record_segment(EventKind::segment_release, self.pool_id(), first, unmapped, SegmentDetail::map);
   }
@@ -1020,13 +1294,18 @@ CachingPool::CachingPool(Upstream& upstream, CachingConfig config, std::string n
 
 CachingPool::~CachingPool() = default;
 
+// Without a trace the entry guard would do nothing: skip it.
 void* CachingPool::malloc(std::uint64_t size, StreamId stream) {
+  if (!tracing()) [[likely]]
+    return impl_->malloc(size, stream, true);
   MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
-  return impl_->malloc(size, stream);
+  return impl_->malloc(size, stream, false);
 }
 void CachingPool::free(void* p) {
+  if (!tracing()) [[likely]]
+    return impl_->free(p, true);
   MEMTRAIL_ALLOCATOR_ENTRY();
-  impl_->free(p);
+  impl_->free(p, false);
 }
 void CachingPool::record_stream(void* p, StreamId stream) {
   impl_->record_stream(p, stream);
@@ -1051,6 +1330,7 @@ void CachingPool::set_memory_fraction(double fraction) {
   impl_->allowed_memory_maximum =
       static_cast<std::uint64_t>(fraction * static_cast<double>(impl_->upstream.capacity()));
   impl_->set_fraction = true;
+  impl_->update_plain();
 }
 
 void CachingPool::add_free_memory_callback(std::function<bool()> callback) {
@@ -1070,14 +1350,12 @@ DeviceStats CachingPool::stats() const {
 
 std::uint64_t CachingPool::allocated_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  const StatArray& a = impl_->stats.allocated_bytes;
-  return static_cast<std::uint64_t>(a[kSmallPool].current + a[kLargePool].current);
+  return static_cast<std::uint64_t>(impl_->current_sum(Impl::kAllocatedBytes));
 }
 
 std::uint64_t CachingPool::reserved_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  const StatArray& a = impl_->stats.reserved_bytes;
-  return static_cast<std::uint64_t>(a[kSmallPool].current + a[kLargePool].current);
+  return static_cast<std::uint64_t>(impl_->current_sum(Impl::kReservedBytes));
 }
 
 std::string CachingPool::memory_summary(bool abbreviated) const {
@@ -1086,13 +1364,12 @@ std::string CachingPool::memory_summary(bool abbreviated) const {
 
 void CachingPool::reset_peak_memory_stats() {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  impl_->stats = impl_->device_stats();  // "all" must be current to reset its peak
-  impl_->stats.reset_peak();
+  impl_->reset_peaks();
 }
 
 void CachingPool::reset_accumulated_memory_stats() {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  impl_->stats.reset_accumulated();
+  impl_->reset_accumulated();
 }
 
 PoolSnapshot CachingPool::snapshot() const {

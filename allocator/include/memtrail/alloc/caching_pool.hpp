@@ -21,8 +21,10 @@
 // in PyTorch, completed events are processed at the next malloc.
 //
 // Thread-safe: one recursive lock, like the original's recursive mutex (a
-// spinlock here, see docs/allocators.md). Every alloc, cache hit, free,
-// segment reserve/release and OOM is a trace event when tracing.
+// spinlock here, not taken by a cache hit or a free while the process has
+// one thread and nothing is traced; see docs/allocators.md). Every alloc,
+// cache hit, free, segment reserve/release and OOM is a trace event when
+// tracing.
 #pragma once
 
 #include <cstdint>

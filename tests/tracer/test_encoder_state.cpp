@@ -87,7 +87,9 @@ TEST(EncoderState, RecentFreesWindowEdges) {
       twin->ref.take_freed(cls, a);
       ASSERT_EQ(found, twin->enc.alloc_index_and_take(cls, a, got))
           << pushes << " pushes, freed " << back << " ago";
-      if (found) ASSERT_EQ(expected, got) << pushes << " pushes, freed " << back << " ago";
+      if (found) {
+        ASSERT_EQ(expected, got) << pushes << " pushes, freed " << back << " ago";
+      }
       EXPECT_EQ(found, back <= kRecentFrees) << pushes << " pushes, freed " << back << " ago";
     }
   }

@@ -5,7 +5,7 @@
 // Where the reference pays, and what this twin does instead:
 // - RecentFrees' address index is a FlatMap that keeps addresses which left
 //   the window and is rebuilt (1024 inserts) every 3072 pushes; here it is
-//   the encoder's exact windowed index (encoder_state.hpp): 2048 slots,
+//   the exact windowed index the encoder uses too (codec_twin_state.hpp),
 //   erased as entries leave the window, so it stays small and in cache;
 // - ClassFrees keeps (class, count) apart from the address lists, which hold
 //   the newest entry last, so the usual take (the newest) shifts nothing;
@@ -19,30 +19,15 @@
 #include <bit>
 #include <cstdint>
 
-#include "encoder_state.hpp"
-#include "format_layout.hpp"
+#include "codec_twin_state.hpp"
 
 namespace memtrail::format {
 
-struct DecoderThreadState {
-  // --- as ThreadCodecState ---
-  std::uint64_t last_time = 0;
-  std::uint64_t last_address = 0;
-  std::uint32_t last_pool = 0;
-  std::array<std::uint32_t, kEventKindCount> last_stack{};
-  std::array<std::uint32_t, kEventKindCount> prev_stack{};
-  std::array<std::uint8_t, kEventKindCount> last_detail{};
-
+struct DecoderThreadState : CodecTwinState {
   bool stack_of_code(int kind, std::uint64_t code, std::uint32_t& stack) const {
     if (code == 0) return stack = prev_stack[kind], true;
     if (code - 1 > 0xffffffffu) return false;
     return stack = static_cast<std::uint32_t>(code - 1), true;
-  }
-  void set_stack(int kind, std::uint32_t stack) {
-    if (stack != last_stack[kind]) {
-      prev_stack[kind] = last_stack[kind];
-      last_stack[kind] = stack;
-    }
   }
 
   // --- size cache: the decoder reads slots by number, never searches ---
@@ -57,57 +42,6 @@ struct DecoderThreadState {
     return slot;
   }
 
-  // --- RecentFrees: ring, live bitmap, exact windowed address index ---
-  static constexpr unsigned kFreeIndex = 2 * kRecentFrees;
-  std::array<std::uint64_t, kRecentFrees> ring{};
-  std::array<std::uint64_t, kRecentFrees / 64> live{};
-  std::uint64_t pushed = 0;
-  // address -> newest push of it within the window; key 0 = empty (address 0
-  // is never pushed: the decoder pushes only non-null frees).
-  std::array<std::uint64_t, kFreeIndex> index_key{};
-  std::array<std::uint32_t, kFreeIndex> index_seq{};
-
-  static unsigned ring_slot(std::uint64_t seq) {
-    return static_cast<unsigned>(seq & (kRecentFrees - 1));
-  }
-  static unsigned free_home(std::uint64_t a) { return EncoderThreadState::free_home(a); }
-  int index_find(std::uint64_t a) const {
-    for (unsigned i = free_home(a);; i = (i + 1) & (kFreeIndex - 1)) {
-      if (index_key[i] == a) return static_cast<int>(i);
-      if (index_key[i] == 0) return -1;
-    }
-  }
-  void index_erase(unsigned i) {  // backward-shift deletion (linear probing)
-    for (unsigned j = (i + 1) & (kFreeIndex - 1); index_key[j] != 0;
-         j = (j + 1) & (kFreeIndex - 1)) {
-      unsigned home = free_home(index_key[j]);
-      bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-      if (!stays) {
-        index_key[i] = index_key[j];
-        index_seq[i] = index_seq[j];
-        i = j;
-      }
-    }
-    index_key[i] = 0;
-  }
-  // RecentFrees::push. Sequence numbers fit 32 bits: a chunk of at most
-  // kMaxRawChunk bytes holds fewer than 2^32 events.
-  void recent_push(std::uint64_t a) {
-    if (pushed >= kRecentFrees) {
-      std::uint64_t old = pushed - kRecentFrees;
-      int i = index_find(ring[ring_slot(old)]);
-      if (i >= 0 && index_seq[i] == static_cast<std::uint32_t>(old))
-        index_erase(static_cast<unsigned>(i));
-    }
-    unsigned s = ring_slot(pushed);
-    ring[s] = a;
-    live[s >> 6] |= std::uint64_t{1} << (s & 63);
-    unsigned i = free_home(a);
-    while (index_key[i] != 0 && index_key[i] != a) i = (i + 1) & (kFreeIndex - 1);
-    index_key[i] = a;
-    index_seq[i] = static_cast<std::uint32_t>(pushed);
-    ++pushed;
-  }
   // RecentFrees::find + take: the newest push of `a` in the window, if live,
   // is live no more.
   void recent_take_address(std::uint64_t a) {

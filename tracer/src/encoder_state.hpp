@@ -6,9 +6,7 @@
 // exact address -> position indexes instead of scanning:
 // - the size cache and the fresh-end ring are searched by comparing the low
 //   32 bits of every entry at once (SSE2), then checking the full value;
-// - RecentFrees' address index holds only the addresses pushed within the
-//   window (entries leaving the window are erased), so it stays at 2048
-//   slots (24 KiB) and in cache, where a lazily rebuilt map grew to 8192;
+// - RecentFrees' address index is exact and windowed (codec_twin_state.hpp);
 // - ClassFrees keeps its per-bucket (class, count) apart from the address
 //   lists, so the class check touches one small array.
 // Every decision below mirrors the function of format_layout.hpp it names;
@@ -24,18 +22,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "format_layout.hpp"
+#include "codec_twin_state.hpp"
 
 namespace memtrail::format {
-
-// Population count without relying on the popcnt instruction (the build
-// targets baseline x86-64, where std::popcount becomes a libgcc call).
-inline int popcount64(std::uint64_t x) {
-  x = x - ((x >> 1) & 0x5555555555555555ull);
-  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
-}
 
 // Bit i set when low[i] equals the low 32 bits of `v`; n is a multiple of 4,
 // at most 64, and `low` 16-byte aligned.
@@ -54,25 +43,10 @@ inline std::uint64_t match_low32(const std::uint32_t* low, int n, std::uint64_t 
   return bits;
 }
 
-struct EncoderThreadState {
-  // --- as ThreadCodecState ---
-  std::uint64_t last_time = 0;
-  std::uint64_t last_address = 0;
-  std::uint32_t last_pool = 0;
-  std::array<std::uint32_t, kEventKindCount> last_stack{};
-  std::array<std::uint32_t, kEventKindCount> prev_stack{};
-  std::array<std::uint8_t, kEventKindCount> last_detail{};
-
+struct EncoderThreadState : CodecTwinState {
   std::uint64_t stack_code(int kind, std::uint32_t stack) const {
     return stack == prev_stack[kind] ? 0 : std::uint64_t{stack} + 1;
   }
-  void set_stack(int kind, std::uint32_t stack) {
-    if (stack != last_stack[kind]) {
-      prev_stack[kind] = last_stack[kind];
-      last_stack[kind] = stack;
-    }
-  }
-
   // --- size cache (ThreadCodecState::find_size / insert_size) ---
   // Sizes in the slots are distinct and never 0 (a size is inserted only
   // when find_size missed, and size 0 is coded as kSizeZero), so the slot
@@ -100,61 +74,6 @@ struct EncoderThreadState {
     return slot;
   }
 
-  // --- RecentFrees: ring, live bitmap, exact windowed address index ---
-  static constexpr unsigned kFreeIndex = 2 * kRecentFrees;  // power of two
-  std::array<std::uint64_t, kRecentFrees> ring{};
-  std::array<std::uint64_t, kRecentFrees / 64> live{};
-  std::uint64_t pushed = 0;
-  // address -> newest push of it within the window; key 0 = empty (a freed
-  // address of 0 is never pushed).
-  std::array<std::uint64_t, kFreeIndex> index_key{};
-  std::array<std::uint32_t, kFreeIndex> index_seq{};
-
-  static unsigned ring_slot(std::uint64_t seq) {
-    return static_cast<unsigned>(seq & (kRecentFrees - 1));
-  }
-  static unsigned free_home(std::uint64_t a) {
-    return static_cast<unsigned>((a * 0x9e3779b97f4a7c15ull) >> 53);  // 11 bits
-  }
-  static_assert(kFreeIndex == 2048, "free_home yields 11 bits");
-  int index_find(std::uint64_t a) const {
-    for (unsigned i = free_home(a);; i = (i + 1) & (kFreeIndex - 1)) {
-      if (index_key[i] == a) return static_cast<int>(i);
-      if (index_key[i] == 0) return -1;
-    }
-  }
-  void index_erase(unsigned i) {
-    for (unsigned j = (i + 1) & (kFreeIndex - 1); index_key[j] != 0;
-         j = (j + 1) & (kFreeIndex - 1)) {
-      unsigned home = free_home(index_key[j]);
-      bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-      if (!stays) {
-        index_key[i] = index_key[j];
-        index_seq[i] = index_seq[j];
-        i = j;
-      }
-    }
-    index_key[i] = 0;
-  }
-  // RecentFrees::push. The entry leaving the window leaves the index too
-  // when it is its address's newest push. Sequence numbers fit 32 bits: a
-  // chunk holds far fewer than 2^32 events.
-  void recent_push(std::uint64_t a) {
-    if (pushed >= kRecentFrees) {
-      std::uint64_t old = pushed - kRecentFrees;
-      int i = index_find(ring[ring_slot(old)]);
-      if (i >= 0 && index_seq[i] == static_cast<std::uint32_t>(old))
-        index_erase(static_cast<unsigned>(i));
-    }
-    unsigned s = ring_slot(pushed);
-    ring[s] = a;
-    live[s >> 6] |= std::uint64_t{1} << (s & 63);
-    unsigned i = free_home(a);
-    while (index_key[i] != 0 && index_key[i] != a) i = (i + 1) & (kFreeIndex - 1);
-    index_key[i] = a;
-    index_seq[i] = static_cast<std::uint32_t>(pushed);
-    ++pushed;
-  }
   // RecentFrees::find: the newest push of `a` in the window, if still live.
   bool recent_find(std::uint64_t a, std::uint64_t& seq) const {
     int i = index_find(a);

@@ -1,8 +1,11 @@
 // analyze() and segment_map_at(): read the trace through the Engine, turn
 // reader status into one-line errors/warnings, symbolize the sites.
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "engine.hpp"
@@ -160,11 +163,20 @@ std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::si
 // the one-thread pipeline (read_pipelined). Chunk-parallel decoding buffers
 // whole decoded chunks: it costs more CPU and ~40 MiB, and pays only where
 // cores are spare; on the 2-vCPU reference machine it measured slower than
-// the pipeline (docs/BENCHMARKS.md). MEMTRAIL_DECODERS overrides (0..8).
-unsigned decoder_threads() {
-  if (const char* env = std::getenv("MEMTRAIL_DECODERS"); env && *env)
-    return static_cast<unsigned>(std::min<unsigned long>(std::strtoul(env, nullptr, 10), 8));
-  return std::thread::hardware_concurrency() >= 4 ? 2 : 0;
+// the pipeline (docs/BENCHMARKS.md). MEMTRAIL_DECODERS overrides (0..8); any
+// other value is an error naming it, not a silent default.
+std::optional<unsigned> decoder_threads(std::string* error) {
+  const char* env = std::getenv("MEMTRAIL_DECODERS");
+  if (!env || !*env) return std::thread::hardware_concurrency() >= 4 ? 2 : 0;
+  unsigned n = 0;
+  const char* end = env + std::strlen(env);
+  auto [rest, ec] = std::from_chars(env, end, n);
+  if (ec != std::errc() || rest != end || n > 8) {
+    *error = "MEMTRAIL_DECODERS='" + std::string(env) +
+             "': expected a number of decoder threads from 0 to 8 (0 = the pipeline)";
+    return std::nullopt;
+  }
+  return n;
 }
 
 Analysis analyze(const std::string& path, const AnalysisOptions& options,
@@ -172,11 +184,12 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   Analysis a;
   a.path = path;
   a.options = options;
+  std::optional<unsigned> decoders = decoder_threads(&a.error);
+  if (!decoders) return a;
   TraceReader reader(path);
   detail::Engine engine(options, progress);
-  unsigned decoders = decoder_threads();
   ReadResult r = !reader.header_error().empty() ? reader.read(engine)
-                 : decoders > 0                 ? reader.read_parallel(engine, decoders)
+                 : *decoders > 0                ? reader.read_parallel(engine, *decoders)
                                                 : detail::read_pipelined(reader, engine);
   apply_read_status(a, reader, r, options.allow_partial);
   if (!reader.header_error().empty()) return a;

@@ -150,6 +150,28 @@ TEST(Cli, BadInputGivesOneLineAndExit2) {
   for (const auto& p : {empty, text, wrong_version, cut, corrupt}) std::remove(p.c_str());
 }
 
+TEST(Cli, DecoderThreadCountFromTheEnvironmentIsCheckedAndHonoured) {
+  TraceBuilder b(temp_trace("cli-decoders.mtr"));
+  write_multi_chunk(b);
+  const std::string trace = shell_quote(b.finish());
+  auto pipeline = memtrail("report --json --no-symbols " + trace);
+  ASSERT_EQ(pipeline.exit_code, 0) << pipeline.err;
+  // Chunk-parallel decoding gives the same report.
+  auto parallel = test::run_command("MEMTRAIL_DECODERS=2 " + std::string(MEMTRAIL_BIN) +
+                                    " report --json --no-symbols " + trace);
+  ASSERT_EQ(parallel.exit_code, 0) << parallel.err;
+  EXPECT_EQ(json::parse(parallel.out)["summary"], json::parse(pipeline.out)["summary"]);
+  EXPECT_EQ(json::parse(parallel.out)["leaks"], json::parse(pipeline.out)["leaks"]);
+  for (const char* bad : {"two", "9", "-1", "2x"}) {
+    auto r = test::run_command(std::string("MEMTRAIL_DECODERS=") + bad + " " +
+                               std::string(MEMTRAIL_BIN) + " report " + trace);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.err, std::string("memtrail report: MEMTRAIL_DECODERS='") + bad +
+                         "': expected a number of decoder threads from 0 to 8 (0 = the pipeline)\n")
+        << bad;
+  }
+}
+
 TEST(Cli, CutFileNamesDroppedBytesAndPartialAnalyzesTheRest) {
   TraceBuilder good(temp_trace("cli-cut-src.mtr"));
   write_multi_chunk(good);

@@ -285,6 +285,22 @@ TEST(MemtrailRun, DlopenedLibraryLeakIsFound) {
   EXPECT_TRUE(plugin_in_module_table);
 }
 
+// Other threads' stacks are scanned from their stack pointers up: a stale
+// address below a parked thread's stack pointer (left by the joined thread
+// whose stack glibc recycled) does not hide a leak.
+TEST(MemtrailRun, StaleAddressInARecycledThreadStackDoesNotHideALeak) {
+  for (int run_index = 0; run_index < 3; ++run_index) {
+    TempDir dir;
+    Output o = run({kMemtrail, "run", "-o", "r.mtr", "--", RECYCLED_STACK_BIN}, dir.path());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    TraceSummary t = read_trace(dir.path() + "/r.mtr");
+    ASSERT_TRUE(t.result.ok) << t.result.error;
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1u) << "run " << run_index;
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 4321u) << "run " << run_index;
+    EXPECT_EQ(t.reachable_sizes.count(16), 1u) << "run " << run_index;
+  }
+}
+
 TEST(MemtrailRun, HundredsOfThreadsFreeingAcrossThreads) {
   TempDir dir;
   Output plain = run({THREADS_BIN, "300", "200"});

@@ -6,14 +6,15 @@
 //     of every recent block address);
 //   * the exiting thread's stack from its current stack pointer up, after
 //     spilling the callee-saved registers into a jmp_buf on that stack;
-//   * every other live thread's whole stack (for threads glibc created, the
-//     mapping also holds the thread's static TLS and descriptor);
+//   * every other live thread's stack from the stack pointer it had when
+//     signalled (red zone included) up, plus its registers at that moment
+//     (thread_stack_tops.hpp); its whole stack when it did not answer;
 //   * the main thread's static TLS block and descriptor around its thread
 //     pointer (_dl_get_tls_static_info gives the size);
 //   * blocks the dynamic linker allocated (see linker_blocks.hpp).
-// Other threads keep running during the scan (they are not stopped as
-// LeakSanitizer stops them), so a pointer another thread holds only in a
-// register can be missed.
+// Other threads keep running after answering (they are not held stopped as
+// LeakSanitizer holds them), so a pointer a thread moves during the scan can
+// be missed.
 #include "leak_scan.hpp"
 
 #include <dlfcn.h>
@@ -30,6 +31,7 @@
 #include "memtrail/detail/recorder_internal.hpp"
 #include "preload_state.hpp"
 #include "reachability.hpp"
+#include "thread_stack_tops.hpp"
 
 namespace memtrail::preload {
 namespace {
@@ -38,6 +40,10 @@ namespace {
 // only for the main thread, whose descriptor lies outside its stack; other
 // threads' descriptors are measured from their stacks.
 constexpr std::uintptr_t kDefaultDescriptorExtent = 2368;
+// x86-64 code may keep data this far below its stack pointer.
+constexpr std::uintptr_t kRedZone = 128;
+// How long the scan waits for threads to answer (blocked signal: whole stack).
+constexpr int kAnswerTimeoutMs = 200;
 
 struct ModuleScan {
   std::vector<MemoryRange> writable;  // roots
@@ -131,13 +137,24 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
     for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);
   };
+  std::vector<std::uint64_t> others;
+  for (const auto& t : threads)
+    if (!t.exited && t.tid != self_tid && t.stack_high > t.stack_low) others.push_back(t.tid);
+  std::vector<ThreadStackTop> tops = collect_thread_stack_tops(others, kAnswerTimeoutMs);
+  std::size_t next_top = 0;
   for (const auto& t : threads) {
     if (t.exited) continue;
     if (t.tid == self_tid) {
       saw_self = true;
       thread_ranges.push_back({stack_top, t.stack_high});
     } else if (t.stack_high > t.stack_low) {
-      thread_ranges.push_back({t.stack_low, t.stack_high});
+      const ThreadStackTop& top = tops[next_top++];
+      if (top.answered && top.sp > t.stack_low && top.sp <= t.stack_high) {
+        thread_ranges.push_back({std::max(t.stack_low, top.sp - kRedZone), t.stack_high});
+        thread_ranges.push_back({top.regs_begin, top.regs_end});
+      } else {
+        thread_ranges.push_back({t.stack_low, t.stack_high});
+      }
     }
     // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
     add_tls(t.thread_pointer);

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "format_layout.hpp"
+#include "probe_gap.hpp"
 
 namespace memtrail::format {
 
@@ -61,18 +62,15 @@ struct CodecTwinState {
       if (index_key[i] == 0) return -1;
     }
   }
-  void index_erase(unsigned i) {
-    for (unsigned j = (i + 1) & (kFreeIndex - 1); index_key[j] != 0;
-         j = (j + 1) & (kFreeIndex - 1)) {
-      unsigned home = free_home(index_key[j]);
-      bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-      if (!stays) {
-        index_key[i] = index_key[j];
-        index_seq[i] = index_seq[j];
-        i = j;
-      }
-    }
-    index_key[i] = 0;
+  void index_erase(unsigned hole) {
+    std::size_t last = close_probe_gap(
+        hole, kFreeIndex - 1, [&](std::size_t j) { return index_key[j] == 0; },
+        [&](std::size_t j) { return std::size_t{free_home(index_key[j])}; },
+        [&](std::size_t from, std::size_t to) {
+          index_key[to] = index_key[from];
+          index_seq[to] = index_seq[from];
+        });
+    index_key[last] = 0;
   }
   // RecentFrees::push. The entry leaving the window leaves the index too
   // when it is its address's newest push. Sequence numbers fit 32 bits: a

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe_gap.hpp"
 namespace memtrail::runtime {
 
 // Key needs ==; Hash returns a well-mixed 64-bit value.
@@ -51,17 +52,10 @@ class FlatMap {
       if (!slots_[i].used) return false;
       if (slots_[i].key == key) break;
     }
-    // Backward-shift: pull later members of the probe run into the hole.
-    for (std::size_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
-      if (!slots_[j].used) break;
-      std::size_t home = slot_of(slots_[j].key);
-      // Move j into i if its home is not in the cyclic range (i, j].
-      bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-      if (!stays) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
+    i = close_probe_gap(
+        i, mask_, [&](std::size_t j) { return !slots_[j].used; },
+        [&](std::size_t j) { return slot_of(slots_[j].key); },
+        [&](std::size_t from, std::size_t to) { slots_[to] = slots_[from]; });
     slots_[i].used = false;
     --size_;
     return true;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "probe_gap.hpp"
 namespace memtrail::runtime {
 
 struct LiveEntry {
@@ -62,14 +63,10 @@ class LiveHeap {
       if (slots_[i].address == address) break;
     }
     out = slots_[i].entry;
-    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
-      std::size_t h = home(slots_[j].address);
-      bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-      if (!stays) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
+    i = close_probe_gap(
+        i, mask_, [&](std::size_t j) { return slots_[j].address == 0; },
+        [&](std::size_t j) { return home(slots_[j].address); },
+        [&](std::size_t from, std::size_t to) { slots_[to] = slots_[from]; });
     slots_[i].address = 0;
     --count_;
     return true;

@@ -18,6 +18,7 @@
 #include "encoder_state.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
+#include "probe_gap.hpp"
 
 namespace memtrail {
 
@@ -58,14 +59,10 @@ class LiveBlocks {
     }
     ordinal = slots_[i].ordinal;
     size = slots_[i].size;
-    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
-      std::size_t h = home(slots_[j].pool, slots_[j].address);
-      bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-      if (!stays) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
+    i = close_probe_gap(
+        i, mask_, [&](std::size_t j) { return slots_[j].address == 0; },
+        [&](std::size_t j) { return home(slots_[j].pool, slots_[j].address); },
+        [&](std::size_t from, std::size_t to) { slots_[to] = slots_[from]; });
     slots_[i].address = 0;
     --count_;
     return true;

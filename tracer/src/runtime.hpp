@@ -191,18 +191,24 @@ struct Session {
   StackTrie trie;
   ModuleMap modules;
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
-  // A raw event where it lies in its block, with its time stamp copied next
-  // to the pointer: the merge compares keys it holds instead of loading
-  // each event's first word from memory another core wrote.
-  struct Pending {
-    std::uint64_t time;
-    const std::uint64_t* event;
-    std::uint32_t thread;
+  // One thread's place in a drain pass: what the pass may read of its block
+  // chain (fixed at the start of the pass) and its next event.
+  struct DrainCursor {
+    ThreadBuffer* tb = nullptr;
+    Block* block = nullptr;                // being read
+    std::uint32_t pos = 0;                 // read position in `block`
+    Block* last = nullptr;                 // the last block this pass reads ...
+    std::uint32_t last_used = 0;           // ... up to here
+    bool chain_end = false;                // `last` had no successor
+    bool exited = false;                   // the thread had exited before the pass
+    bool stopped = false;                  // at an event stamped at or after the cut
+    std::uint32_t order = 0;               // position in the registry: ties go first
+    std::uint64_t time = 0;                // the next event's time stamp
+    const std::uint64_t* event = nullptr;  // the next event
   };
-  std::vector<Pending> pending;    // merged by time
-  std::vector<Pending> merge_out;  // merge buffer
-  std::vector<std::size_t> runs;   // per-thread run boundaries in `pending`
-  std::vector<Block*> consumed;    // read by this drain, given back at its end
+  std::vector<DrainCursor> cursors;
+  std::vector<std::uint32_t> heap;  // cursors with an event left, min-heap by (time, order)
+  std::vector<Block*> consumed;     // read by this drain, given back at its end
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
@@ -220,6 +226,7 @@ struct Session {
   void writer_main();
   // One pass; true when a thread had more than one pass takes (drain again).
   bool drain();
+  bool cursor_next(DrainCursor& c, std::uint64_t cut);
   void emit_tables();
   void emit_sample();
 };

@@ -297,14 +297,34 @@ struct TraceWriter::Impl {
     live.clear();
   }
 
+  // The most bytes one encode() adds to all streams together: a thread
+  // switch (1 + 5), op and mask (2), the time (10), pool, stack code,
+  // detail and aux (5 + 5 + 1 + 10), size and requested (10 + 10), the
+  // address (10): 69, rounded up.
+  static constexpr std::size_t kMaxEventTotalBytes = 80;
+  // Events that may still be added before the chunk can reach
+  // kTargetRawChunk: summing the eight stream sizes after every event cost
+  // ~60 instructions an event; now it is done once per such stretch, and
+  // the chunk still ends after exactly the same event.
+  std::size_t unchecked_events = 0;
   void maybe_flush() {
-    if (raw_size() >= kTargetRawChunk) flush_chunk();
+    if (unchecked_events > 0) {
+      --unchecked_events;
+      return;
+    }
+    std::size_t n = raw_size();
+    if (n >= kTargetRawChunk) {
+      flush_chunk();
+      n = raw_size();
+    }
+    unchecked_events = (kTargetRawChunk - n - 1) / kMaxEventTotalBytes;
   }
 
   void record(RecordTag tag) {
     streams[kOps].reserve(1);
     streams[kOps].u8(kRecordBit | tag);
     reserved_events = 0;
+    unchecked_events = 0;  // records have no size bound: check after this one
   }
 
   // Worst case bytes one event adds to any stream (thread switch, op, mask,

@@ -232,6 +232,31 @@ void Session::emit_sample() {
   writer->add_event(e);
 }
 
+// Reads the next event of `c` within this pass (sets c.event and c.time);
+// false when the cursor is done: at the end of what the pass may read, or
+// at an event stamped at or after `cut` (c.stopped).
+bool Session::cursor_next(DrainCursor& c, std::uint64_t cut) {
+  for (;;) {
+    // A block before `last` was final (it had a successor) at the snapshot.
+    std::uint32_t limit =
+        c.block == c.last ? c.last_used : c.block->used.load(std::memory_order_acquire);
+    if (c.pos < limit) {
+      // Events are whole 8-byte words at 8-byte-aligned offsets.
+      c.event = reinterpret_cast<const std::uint64_t*>(c.block->data() + c.pos);
+      std::memcpy(&c.time, c.event, sizeof c.time);
+      if (c.time >= cut) {
+        c.stopped = true;
+        return false;
+      }
+      return true;
+    }
+    if (c.block == c.last) return false;
+    consumed.push_back(c.block);
+    c.block = c.block->next.load(std::memory_order_acquire);
+    c.pos = 0;
+  }
+}
+
 bool Session::drain() {
   // Threads are read one after another, so without a cut a free read from
   // thread B could reach the file before the alloc of the same block by
@@ -246,7 +271,6 @@ bool Session::drain() {
   std::uint64_t cut = exiting ? UINT64_MAX : clock.raw_now();
   bool more = false;  // a thread's intake was capped: drain again at once
   clock.calibrate();
-  pending.clear();
   std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
   // The same threads in both steps below (the list only grows at its head;
   // a thread registered later stamps all its events after `cut`).
@@ -255,9 +279,7 @@ bool Session::drain() {
   // program threads while the writer works on the next pass, instead of
   // program threads and writer taking turns on the whole backlog: the cut
   // stops before the first event of a thread's block past its share.
-  // Events of other threads past that cut are left unread in their blocks,
-  // not copied aside (copies made every event travel ~2.5 times through
-  // the drain on samples/churn).
+  // Events of other threads past that cut are left unread in their blocks.
   if (!exiting) {
     for (auto* tb = threads; tb; tb = tb->next) {
       if (tb->retired) continue;
@@ -272,82 +294,68 @@ bool Session::drain() {
       }
     }
   }
-  // 2. Index every thread's events stamped before the cut, in place (blocks
-  // are given back only at the end of the drain).
-  runs.assign(1, 0);  // pending[runs[i], runs[i+1]) is one time-ordered run
+  // 2. What each thread has published, fixed now: the last block this pass
+  // may read and its `used`. Everything read below was published before
+  // the tables are emitted (3.), so every pool, scope and string an event
+  // names is in the file before it.
+  cursors.clear();
+  heap.clear();
   for (auto* tb = threads; tb; tb = tb->next) {
     tids[tb->id] = tb->tid;
     if (tb->id >= threads_by_id.size()) threads_by_id.resize(tb->id + 1, nullptr);
     threads_by_id[tb->id] = tb;
     if (tb->retired) continue;
-    bool exited = tb->exited.load(std::memory_order_acquire);  // before its events
-    bool stopped = false;  // at an event stamped at or after the cut
-    for (;;) {
-      Block* b = tb->read_block;
+    DrainCursor c;
+    c.tb = tb;
+    c.exited = tb->exited.load(std::memory_order_acquire);  // before its events
+    c.block = tb->read_block;
+    c.pos = tb->read_pos;
+    Block* b = tb->read_block;
+    // Blocks past the share hold only events at or after the cut.
+    for (int hops = 0;; ++hops) {
       Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
       std::uint32_t used = b->used.load(std::memory_order_acquire);
-      // At most one event per head's bytes: room for them all up front.
-      std::size_t room = pending.size() + (used - std::min(used, tb->read_pos)) / sizeof(RawHead);
-      if (room > pending.capacity()) pending.reserve(std::max(room, 2 * pending.capacity()));
-      while (tb->read_pos < used) {
-        // Events are whole 8-byte words at 8-byte-aligned offsets.
-        const auto* event = reinterpret_cast<const std::uint64_t*>(b->data() + tb->read_pos);
-        RawHead raw;
-        std::memcpy(&raw, event, sizeof raw);
-        if (raw.time >= cut) {
-          stopped = true;
-          break;
-        }
-        pending.push_back(Pending{raw.time, event, tb->id});
-        tb->read_pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
+      if (!next || (!exiting && hops == kDrainBlocksPerThread)) {
+        c.last = b;
+        c.last_used = used;
+        c.chain_end = !next;
+        break;
       }
-      if (stopped || !next) break;
-      tb->read_block = next;
-      tb->read_pos = 0;
-      consumed.push_back(b);
+      b = next;
     }
-    if (pending.size() > runs.back()) runs.push_back(pending.size());
-    if (exited && !stopped) {  // the thread can no longer write: give its last block back
-      consumed.push_back(tb->read_block);
-      tb->retired = true;
-    }
+    c.order = static_cast<std::uint32_t>(cursors.size());
+    cursors.push_back(c);
   }
-  // 2. Tables first: everything registered before these events were published.
+  for (std::uint32_t i = 0; i < cursors.size(); ++i)
+    if (cursor_next(cursors[i], cut)) heap.push_back(i);
+  // 3. Tables first: everything registered before these events were published.
   emit_tables();
   if (modules_dirty.exchange(false, std::memory_order_acq_rel))
     modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
 
-  // 3. Merge threads by time. Each thread's run is already in time order, so
-  // merging runs pairwise is O(n log threads) and free for one thread.
-  // Pairwise merges into a reused buffer (inplace_merge would allocate a
-  // temporary buffer on every call). Branch-free: which run an event comes
-  // from is a coin toss when threads interleave, so a branch would miss.
-  while (runs.size() > 2) {
-    merge_out.resize(pending.size());
-    std::vector<std::size_t> merged{0};
-    Pending* out = merge_out.data();
-    for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
-      const Pending* a = pending.data() + runs[i];
-      const Pending* a_end = pending.data() + runs[i + 1];
-      if (i + 2 < runs.size()) {
-        const Pending* b = a_end;
-        const Pending* b_end = pending.data() + runs[i + 2];
-        while (a != a_end && b != b_end) {
-          bool take_b = b->time < a->time;  // ties keep a's (earlier run's) event first
-          *out++ = take_b ? *b : *a;
-          b += take_b;
-          a += !take_b;
-        }
-        out = std::copy(b, b_end, std::copy(a, a_end, out));
-        merged.push_back(runs[i + 2]);
-      } else {
-        out = std::copy(a, a_end, out);
-        merged.push_back(runs[i + 1]);
-      }
+  // 4. Merge threads by time as the events are encoded: each thread's
+  // events are in time order, and a small heap of the threads' next events
+  // (ties: the thread read first, as a stable merge of the runs) picks the
+  // next one. Each event is read once, where it lies, right before it is
+  // encoded: an index of all the pass's events, merged and then read again,
+  // pulled every event into the cache twice (the pass's blocks and index
+  // outgrew L2).
+  auto before = [&](std::uint32_t a, std::uint32_t b) {
+    const DrainCursor &x = cursors[a], &y = cursors[b];
+    return x.time < y.time || (x.time == y.time && x.order < y.order);
+  };
+  auto sift_down = [&](std::size_t i) {
+    const std::size_t n = heap.size();
+    for (;;) {
+      std::size_t l = 2 * i + 1, best = i;
+      if (l < n && before(heap[l], heap[best])) best = l;
+      if (l + 1 < n && before(heap[l + 1], heap[best])) best = l + 1;
+      if (best == i) return;
+      std::swap(heap[i], heap[best]);
+      i = best;
     }
-    pending.swap(merge_out);
-    runs.swap(merged);
-  }
+  };
+  for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {
@@ -370,20 +378,26 @@ bool Session::drain() {
     window.live_bytes -= b.size;
     window.live_blocks -= 1;
   };
-  std::uint32_t heap = live_on ? memtrail::heap_pool() : 0;
+  std::uint32_t heap_pool_id = live_on ? memtrail::heap_pool() : 0;
   std::unique_lock live_lock(live_mutex, std::defer_lock);
   if (live_on) live_lock.lock();
-  constexpr std::size_t kPrefetchAhead = 8;  // events in blocks other cores wrote
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    if (i + kPrefetchAhead < pending.size()) {
-      const std::uint64_t* ahead = pending[i + kPrefetchAhead].event;
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + kHeadWords - 1);
-    }
-    const std::uint32_t thread = pending[i].thread;
-    const std::uint64_t* event = pending[i].event;
+  while (!heap.empty()) {
+    DrainCursor& c = cursors[heap[0]];
+    const std::uint32_t thread = c.tb->id;
+    const std::uint64_t* event = c.event;
     RawHead raw;
     std::memcpy(&raw, event, sizeof raw);
+    // The cursor moves on first: its next event's time decides the heap,
+    // and the lines after it are on their way while this one is encoded.
+    c.pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
+    __builtin_prefetch(reinterpret_cast<const char*>(event) + 256);
+    if (cursor_next(c, cut)) {
+      sift_down(0);
+    } else {
+      heap[0] = heap.back();
+      heap.pop_back();
+      if (!heap.empty()) sift_down(0);
+    }
     const std::uint64_t* frames = event + raw_fixed_words(raw);
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
@@ -420,7 +434,7 @@ bool Session::drain() {
     } else {
       e.stack = explicit_stack;
     }
-    if (live_on && e.pool == heap) {
+    if (live_on && e.pool == heap_pool_id) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
         LiveEntry entry{e.size, e.time_ns, e.stack, e.thread}, lost;
         if (live.put(e.address, entry, lost)) window_remove(lost);  // its free was lost
@@ -431,6 +445,16 @@ bool Session::drain() {
       }
     }
     writer->add_event(e);
+  }
+  for (DrainCursor& c : cursors) {
+    ThreadBuffer* tb = c.tb;
+    tb->read_block = c.block;
+    tb->read_pos = c.pos;
+    if (c.exited && !c.stopped && c.chain_end && c.block == c.last) {
+      // The thread can no longer write: give its last block back.
+      consumed.push_back(c.block);
+      tb->retired = true;
+    }
   }
   // Blocks go back only now, after their events were encoded: while the
   // writer is behind, program threads then hit the backlog bound in

@@ -26,8 +26,11 @@ inline constexpr std::uint8_t kChunkData = 1;
 inline constexpr std::uint8_t kChunkEnd = 2;
 inline constexpr std::uint32_t kMaxRawChunk = 64u << 20;
 inline constexpr std::size_t kTargetRawChunk = 1u << 20;
-// Level 6 saves ~3% on the churn workload for ~30% more writer CPU.
-inline constexpr int kZstdLevel = 3;
+// Level 1: the chunks of a 4M-event churn trace compress 2.3x faster than
+// at level 3 and come out 1.2% bigger (8.97 vs 8.87 MB); level -1 is
+// another 23% faster but 18% bigger, level 6 ~3% smaller for ~30% more
+// writer CPU than level 3.
+inline constexpr int kZstdLevel = 1;
 
 // The byte streams of a data chunk, in payload order. *High streams hold the
 // continuation bytes of split varints whose first byte is in the stream before.

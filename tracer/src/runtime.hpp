@@ -195,8 +195,10 @@ struct Session {
   // chain (fixed at the start of the pass) and its next event.
   struct DrainCursor {
     ThreadBuffer* tb = nullptr;
+    std::uint32_t thread = 0;              // tb->id
     Block* block = nullptr;                // being read
     std::uint32_t pos = 0;                 // read position in `block`
+    std::uint32_t limit = 0;               // readable bytes of `block` (0: not yet known)
     Block* last = nullptr;                 // the last block this pass reads ...
     std::uint32_t last_used = 0;           // ... up to here
     bool chain_end = false;                // `last` had no successor
@@ -226,7 +228,22 @@ struct Session {
   void writer_main();
   // One pass; true when a thread had more than one pass takes (drain again).
   bool drain();
-  bool cursor_next(DrainCursor& c, std::uint64_t cut);
+  // Reads the next event of `c` within this pass (sets c.event and c.time);
+  // false when the cursor is done: at the end of what the pass may read, or
+  // at an event stamped at or after `cut` (c.stopped).
+  bool cursor_next(DrainCursor& c, std::uint64_t cut) {
+    if (c.pos >= c.limit && !cursor_next_block(c)) return false;
+    // Events are whole 8-byte words at 8-byte-aligned offsets.
+    c.event = reinterpret_cast<const std::uint64_t*>(c.block->data() + c.pos);
+    c.time = c.event[0];
+    if (c.time >= cut) {
+      c.stopped = true;
+      return false;
+    }
+    return true;
+  }
+  // Moves `c` to where its next event is; false at the end of the pass's share.
+  bool cursor_next_block(DrainCursor& c);
   void emit_tables();
   void emit_sample();
 };

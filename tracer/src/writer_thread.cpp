@@ -232,24 +232,11 @@ void Session::emit_sample() {
   writer->add_event(e);
 }
 
-// Reads the next event of `c` within this pass (sets c.event and c.time);
-// false when the cursor is done: at the end of what the pass may read, or
-// at an event stamped at or after `cut` (c.stopped).
-bool Session::cursor_next(DrainCursor& c, std::uint64_t cut) {
+bool Session::cursor_next_block(DrainCursor& c) {
   for (;;) {
     // A block before `last` was final (it had a successor) at the snapshot.
-    std::uint32_t limit =
-        c.block == c.last ? c.last_used : c.block->used.load(std::memory_order_acquire);
-    if (c.pos < limit) {
-      // Events are whole 8-byte words at 8-byte-aligned offsets.
-      c.event = reinterpret_cast<const std::uint64_t*>(c.block->data() + c.pos);
-      std::memcpy(&c.time, c.event, sizeof c.time);
-      if (c.time >= cut) {
-        c.stopped = true;
-        return false;
-      }
-      return true;
-    }
+    c.limit = c.block == c.last ? c.last_used : c.block->used.load(std::memory_order_acquire);
+    if (c.pos < c.limit) return true;
     if (c.block == c.last) return false;
     consumed.push_back(c.block);
     c.block = c.block->next.load(std::memory_order_acquire);
@@ -307,6 +294,7 @@ bool Session::drain() {
     if (tb->retired) continue;
     DrainCursor c;
     c.tb = tb;
+    c.thread = tb->id;
     c.exited = tb->exited.load(std::memory_order_acquire);  // before its events
     c.block = tb->read_block;
     c.pos = tb->read_pos;
@@ -342,7 +330,7 @@ bool Session::drain() {
   // outgrew L2).
   auto before = [&](std::uint32_t a, std::uint32_t b) {
     const DrainCursor &x = cursors[a], &y = cursors[b];
-    return x.time < y.time || (x.time == y.time && x.order < y.order);
+    return (x.time < y.time) | ((x.time == y.time) & (x.order < y.order));
   };
   auto sift_down = [&](std::size_t i) {
     const std::size_t n = heap.size();
@@ -355,7 +343,11 @@ bool Session::drain() {
       i = best;
     }
   };
-  for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+  // Two threads (the common case) take turns at random: the pick between
+  // them is branch-free (a mispredicted branch per event cost more than the
+  // heap); more threads keep a heap.
+  if (heap.size() > 2)
+    for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {
@@ -382,8 +374,10 @@ bool Session::drain() {
   std::unique_lock live_lock(live_mutex, std::defer_lock);
   if (live_on) live_lock.lock();
   while (!heap.empty()) {
-    DrainCursor& c = cursors[heap[0]];
-    const std::uint32_t thread = c.tb->id;
+    // With two cursors `heap` is unordered (it never grows back to three).
+    std::size_t top = heap.size() == 2 ? std::size_t{before(heap[1], heap[0])} : 0;
+    DrainCursor& c = cursors[heap[top]];
+    const std::uint32_t thread = c.thread;
     const std::uint64_t* event = c.event;
     RawHead raw;
     std::memcpy(&raw, event, sizeof raw);
@@ -391,13 +385,11 @@ bool Session::drain() {
     // and the lines after it are on their way while this one is encoded.
     c.pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
     __builtin_prefetch(reinterpret_cast<const char*>(event) + 256);
-    if (cursor_next(c, cut)) {
-      sift_down(0);
-    } else {
-      heap[0] = heap.back();
+    if (!cursor_next(c, cut)) {
+      heap[top] = heap.back();
       heap.pop_back();
-      if (!heap.empty()) sift_down(0);
     }
+    if (heap.size() > 2) sift_down(0);
     const std::uint64_t* frames = event + raw_fixed_words(raw);
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];

@@ -33,41 +33,25 @@ std::uint32_t crc32_of(const void* data, std::size_t n, std::uint32_t crc = 0) {
 
 // The chunk's blocks allocated and not yet freed, by (pool, address) ->
 // (alloc ordinal, size): a free of one of them is coded as a reference.
-// The newest few allocs wait in a small ring before they enter the table:
-// most blocks freed at all are freed right away (churn frees every other
-// block at once), and such a block then never costs a table probe; a free
-// looks at the ring, newest first, before the table (everything in the
-// table is older). The table is open addressing with linear probing and
-// backward-shift deletion; address 0 marks an empty slot (an alloc at
-// address 0 is never entered).
-//
-// Unlike a put straight into the table, a block taken from the ring has
-// not replaced an older entry of the same address (one whose free was
-// lost): a later free of that address without an alloc in between (a
-// double free) then refers to the older block. Either way the reference
-// names an alloc of that address, so the events read back the same.
+// Open addressing with linear probing and backward-shift deletion; address
+// 0 marks an empty slot (an alloc at address 0 is never entered). A free
+// finds and erases its entry in one probe sequence.
 class LiveBlocks {
  public:
   LiveBlocks() { resize(1024); }
 
   // Enters (or replaces: its free was lost) the block at `address`.
   void put(std::uint32_t pool, std::uint64_t address, std::uint64_t ordinal, std::uint64_t size) {
-    Recent& r = recent_[recent_next_++ & (kRecent - 1)];
-    if (r.address != 0) table_put(r.pool, r.address, r.ordinal, r.size);
-    r = Recent{address, pool, ordinal, size};
+    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
+    std::size_t i = home(pool, address);
+    while (slots_[i].address != 0 && !(slots_[i].address == address && slots_[i].pool == pool))
+      i = (i + 1) & mask_;
+    if (slots_[i].address == 0) ++count_;
+    slots_[i] = Slot{address, pool, ordinal, size};
   }
   // Removes the block, returning its ordinal and size; false when absent.
   bool take(std::uint32_t pool, std::uint64_t address, std::uint64_t& ordinal,
             std::uint64_t& size) {
-    for (unsigned k = 1; k <= kRecent; ++k) {
-      Recent& r = recent_[(recent_next_ - k) & (kRecent - 1)];
-      if (r.address == address && r.pool == pool) {
-        ordinal = r.ordinal;
-        size = r.size;
-        r.address = 0;
-        return true;
-      }
-    }
     std::size_t i = home(pool, address);
     for (;; i = (i + 1) & mask_) {
       if (slots_[i].address == 0) return false;
@@ -84,7 +68,6 @@ class LiveBlocks {
     return true;
   }
   void clear() {
-    for (Recent& r : recent_) r.address = 0;
     if (count_ == 0) return;
     for (Slot& s : slots_) s.address = 0;
     count_ = 0;
@@ -96,25 +79,6 @@ class LiveBlocks {
     std::uint32_t pool;
     std::uint64_t ordinal, size;
   };
-  struct Recent {
-    std::uint64_t address;  // 0: empty (taken)
-    std::uint32_t pool;
-    std::uint64_t ordinal, size;
-  };
-  // Allocs of two threads interleave in the merged stream: a few slots let
-  // a block freed right after its alloc be found although the other thread
-  // allocated in between.
-  static constexpr unsigned kRecent = 4;  // power of two
-
-  void table_put(std::uint32_t pool, std::uint64_t address, std::uint64_t ordinal,
-                 std::uint64_t size) {
-    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
-    std::size_t i = home(pool, address);
-    while (slots_[i].address != 0 && !(slots_[i].address == address && slots_[i].pool == pool))
-      i = (i + 1) & mask_;
-    if (slots_[i].address == 0) ++count_;
-    slots_[i] = Slot{address, pool, ordinal, size};
-  }
   std::size_t home(std::uint32_t pool, std::uint64_t address) const {
     return static_cast<std::size_t>(
         ((address ^ (std::uint64_t{pool} << 47)) * 0x9e3779b97f4a7c15ull) >> shift_);
@@ -126,14 +90,12 @@ class LiveBlocks {
     shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
     count_ = 0;
     for (const Slot& s : old)
-      if (s.address != 0) table_put(s.pool, s.address, s.ordinal, s.size);
+      if (s.address != 0) put(s.pool, s.address, s.ordinal, s.size);
   }
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
   unsigned shift_ = 0;
   std::size_t count_ = 0;
-  Recent recent_[kRecent] = {};
-  unsigned recent_next_ = 0;
 };
 
 // One stream of the chunk being built. The encoder reserves room for a

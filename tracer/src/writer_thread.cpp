@@ -328,7 +328,7 @@ bool Session::drain() {
   // encoded: an index of all the pass's events, merged and then read again,
   // pulled every event into the cache twice (the pass's blocks and index
   // outgrew L2).
-  auto before = [&](std::uint32_t a, std::uint32_t b) {
+  auto before = [&](std::uint32_t a, std::uint32_t b) -> bool {
     const DrainCursor &x = cursors[a], &y = cursors[b];
     return (x.time < y.time) | ((x.time == y.time) & (x.order < y.order));
   };

@@ -72,6 +72,16 @@ std::uint32_t time_resolution_from_environment() {
   return static_cast<std::uint32_t>(n);
 }
 
+AddressModel address_model_from_environment() {
+  const char* v = std::getenv("MEMTRAIL_ADDRESS_MODEL");
+  if (!v || std::string_view(v) == "auto") return AddressModel::automatic;
+  std::string_view s = v;
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return AddressModel::always;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return AddressModel::never;
+  std::fprintf(stderr, "memtrail: MEMTRAIL_ADDRESS_MODEL=%s is not 0, 1 or auto; using auto\n", v);
+  return AddressModel::automatic;
+}
+
 bool is_known_environment_variable(std::string_view name) {
   for (std::string_view k : kRecorderEnvironment)
     if (k == name) return true;

@@ -189,6 +189,8 @@ struct TraceWriter::Impl {
   }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
   LiveBlocks live;
+  // The glibc model (alloc candidates) in this chunk, and in the next ones.
+  bool model = true, want_model = true;
 
   ~Impl() { ZSTD_freeCCtx(cctx); }
 
@@ -295,6 +297,7 @@ struct TraceWriter::Impl {
     threads.clear();
     ordinals = 0;
     live.clear();
+    model = want_model;  // the chunk's state starts empty: either is consistent
   }
 
   // The most bytes one encode() adds to all streams together: a thread
@@ -392,7 +395,7 @@ struct TraceWriter::Impl {
         ref_distance = ordinals - ordinal;
         op |= kOpAddrRef;
       }
-    } else if (alloc && e.address != 0) {
+    } else if (alloc && e.address != 0 && model) {
       if (st.alloc_index_and_take(cls, e.address, ref_distance)) op |= kOpAddrRef;
     }
 
@@ -444,12 +447,14 @@ struct TraceWriter::Impl {
     st.last_detail[kind_index] = e.detail;
     st.last_address = e.address;
     if (slot >= 0) st.slot_address[slot] = e.address;
-    if (e.kind == EventKind::free && e.address != 0)
+    // Without the model no alloc is coded as a candidate, so the lists
+    // that name candidates need not be kept (the reader keeps its own).
+    if (e.kind == EventKind::free && e.address != 0 && model)
       st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
       if (e.address != 0) {
         live.put(e.pool, e.address, ordinals, e.size);
-        st.push_fresh(e.address + cls);
+        if (model) st.push_fresh(e.address + cls);
       }
       ++ordinals;
     }
@@ -553,6 +558,11 @@ void TraceWriter::add_scope(const ScopeInfo& sc) {
 void TraceWriter::add_event(const Event& event) {
   impl_->encode(event);
   impl_->maybe_flush();
+}
+
+void TraceWriter::set_address_model(bool on) {
+  impl_->want_model = on;
+  if (impl_->chunk_events == 0 && impl_->raw_size() == 0) impl_->model = on;
 }
 
 void TraceWriter::flush() {

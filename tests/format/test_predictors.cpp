@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "format_layout.hpp"
@@ -122,8 +123,10 @@ struct PredictorFile : ::testing::Test {
   std::string path = test::temp_path("predictors.mtr");
   void TearDown() override { std::remove(path.c_str()); }
 
+  // before_event(writer, i) runs before the i-th event is added.
+  template <class BeforeEvent>
   Collected write_and_read(const std::vector<Event>& events, std::uint32_t resolution,
-                           ReadResult& r) {
+                           ReadResult& r, BeforeEvent before_event) {
     {
       TraceHeader h;
       h.time_resolution_ns = resolution;
@@ -132,12 +135,22 @@ struct PredictorFile : ::testing::Test {
       w.add_thread({2, 2, "b"});
       w.add_pool({1, 0, "malloc", PoolKind::heap, MemorySpace::host, -1});
       for (std::uint32_t s = 1; s <= 3; ++s) w.add_stack_node({s, 0, 0x400u * s});
-      for (const Event& e : events) w.add_event(e);
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        before_event(w, i);
+        w.add_event(events[i]);
+      }
+      w.finish();
+      bytes = w.bytes_written();
     }
     Collected c;
     r = test::read_trace(path, c);
     return c;
   }
+  Collected write_and_read(const std::vector<Event>& events, std::uint32_t resolution,
+                           ReadResult& r) {
+    return write_and_read(events, resolution, r, [](TraceWriter&, std::size_t) {});
+  }
+  std::uint64_t bytes = 0;  // of the last write_and_read
 };
 
 Event alloc(std::uint64_t t, std::uint32_t thread, std::uint32_t stack, std::uint64_t address,
@@ -182,6 +195,55 @@ TEST_F(PredictorFile, AllocatorShapedStreamRoundTripsExactly) {
   std::vector<Event> events = allocator_shaped_events();
   ReadResult r;
   Collected c = write_and_read(events, 1, r);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(c.events.size(), events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(c.events[i], events[i]) << i;
+}
+
+// The glibc model is the writer's choice per chunk: without it, and switched
+// on and off between chunks (and asked for in the middle of one, which waits
+// for the next), the events read back the same; the model is what makes
+// this allocator-shaped stream small.
+TEST_F(PredictorFile, AddressModelOffOrSwitchedPerChunkRoundTripsExactly) {
+  std::vector<Event> events = allocator_shaped_events();
+  ReadResult r;
+  write_and_read(events, 1, r);
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::uint64_t with_model = bytes;
+  using Before = std::function<void(TraceWriter&, std::size_t)>;
+  for (const Before& before : {
+           Before([](TraceWriter&w, std::size_t i) {
+             if (i == 0) w.set_address_model(false);
+           }),
+           Before([](TraceWriter&w, std::size_t i) {
+             // Chunks of 40 events: odd ones start with the model and drop
+             // it halfway, even ones start without and ask for it halfway.
+             if (i % 40 == 0) w.flush();
+             if (i % 20 == 0) w.set_address_model((i / 40 % 2 == 1) == (i % 40 == 0));
+           }),
+       }) {
+    Collected c = write_and_read(events, 1, r, before);
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(c.events.size(), events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(c.events[i], events[i]) << i;
+    EXPECT_GT(bytes, with_model);
+  }
+}
+
+// Taking the model up in the middle of a chunk would be wrong: the reader's
+// class list holds a block freed before, the writer's would not, and a
+// fresh-end index of the writer would decode as that class entry.
+TEST_F(PredictorFile, AddressModelAskedForMidChunkWaitsForTheNextChunk) {
+  const std::uint64_t a = 0x7000'0000, b = 0x7100'0000;
+  std::vector<Event> events = {
+      alloc(10, 1, 1, a, 24), free_of(20, 1, 1, a), alloc(30, 1, 1, b, 100),
+      alloc(40, 1, 1, b + chunk_class(100), 24),  // a fresh end, a's class
+  };
+  ReadResult r;
+  Collected c = write_and_read(events, 1, r, [](TraceWriter& w, std::size_t i) {
+    if (i == 0) w.set_address_model(false);
+    if (i == 2) w.set_address_model(true);
+  });
   ASSERT_TRUE(r.ok) << r.error;
   ASSERT_EQ(c.events.size(), events.size());
   for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(c.events[i], events[i]) << i;

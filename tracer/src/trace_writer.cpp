@@ -562,7 +562,10 @@ void TraceWriter::add_event(const Event& event) {
 
 void TraceWriter::set_address_model(bool on) {
   impl_->want_model = on;
-  if (impl_->chunk_events == 0 && impl_->raw_size() == 0) impl_->model = on;
+  // Dropping the model is consistent at any point (no later alloc of the
+  // chunk names a candidate); taking it up needs the chunk's lists from its
+  // first event on.
+  if (!on || impl_->chunk_events == 0) impl_->model = on;
 }
 
 void TraceWriter::flush() {

@@ -59,8 +59,8 @@ class TraceWriter {
   // candidate of the glibc model (docs/trace-format.md 3.2; the default:
   // ~1 byte an alloc) or as a delta (~3 bytes). The model costs the writer
   // ~40 ns an event (free lists, recent frees, fresh ends kept per thread);
-  // the recorder drops it while its writer is behind. Takes effect at once
-  // while the chunk is empty, else at the next chunk.
+  // the recorder drops it while its writer is behind. Off takes effect at
+  // once; on at the next chunk (at once while the chunk has no event).
   void set_address_model(bool on);
 
   // Writes the current chunk, if any, with one write(2) so a crash leaves

@@ -13,7 +13,10 @@
 #
 # With BASELINE_LIB=DIR (a directory holding another build's libmemtrail.so)
 # a mode `memtrail_baseline` runs the same memtrail with that recorder, in
-# the same interleaving: before/after figures from one run.
+# the same interleaving: before/after figures from one run. When DIR/../bin
+# holds a memtrail binary, that one runs, so libmemtrail_preload.so comes
+# from DIR too (`memtrail run` takes it from <its dir>/../lib): needed when
+# the two libraries of the baseline and of this build do not mix.
 set -euo pipefail
 
 build=$(cd "${1:?usage: bench_preload.sh BUILD_DIR [RUNS] [PAIRS]}" && pwd)
@@ -36,7 +39,9 @@ baseline=${BASELINE_LIB:-}
   echo "bench_preload.sh: $baseline/libmemtrail.so is missing" >&2
   exit 2
 }
-export churn memtrail work pairs baseline
+baseline_memtrail=$memtrail
+[[ -n $baseline && -x $baseline/../bin/memtrail ]] && baseline_memtrail=$(cd "$baseline/../bin" && pwd)/memtrail
+export churn memtrail work pairs baseline baseline_memtrail
 modes=(plain memtrail memtrail_nostacks)
 [[ -n $baseline ]] && modes+=(memtrail_baseline)
 ((have_heaptrack)) && modes+=(heaptrack)
@@ -46,7 +51,7 @@ run_mode() {
     plain) "$churn" "$pairs" ;;
     memtrail) "$memtrail" run -o "$work/m.mtr" -- "$churn" "$pairs" ;;
     memtrail_nostacks) "$memtrail" run --no-stacks -o "$work/n.mtr" -- "$churn" "$pairs" ;;
-    memtrail_baseline) LD_LIBRARY_PATH="$baseline" "$memtrail" run -o "$work/b.mtr" -- "$churn" "$pairs" ;;
+    memtrail_baseline) LD_LIBRARY_PATH="$baseline" "$baseline_memtrail" run -o "$work/b.mtr" -- "$churn" "$pairs" ;;
     heaptrack) heaptrack -o "$work/ht" "$churn" "$pairs" ;;
   esac
 }

@@ -448,5 +448,29 @@ TEST(RecorderOptionsTest, FromEnvironmentReadsKnownAndWarnsAboutUnknown) {
     unsetenv(n);
 }
 
+TEST(RecorderOptionsTest, AddressModelFromEnvironment) {
+  using detail::AddressModel;
+  unsetenv("MEMTRAIL_ADDRESS_MODEL");
+  EXPECT_EQ(detail::address_model_from_environment(), AddressModel::automatic);
+  for (auto [value, want] :
+       {std::pair{"auto", AddressModel::automatic}, std::pair{"1", AddressModel::always},
+        std::pair{"0", AddressModel::never}}) {
+    setenv("MEMTRAIL_ADDRESS_MODEL", value, 1);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(detail::address_model_from_environment(), want) << value;
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << value;
+  }
+  // A known variable: no "unknown environment variable" warning.
+  testing::internal::CaptureStderr();
+  RecorderOptions::from_environment();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  setenv("MEMTRAIL_ADDRESS_MODEL", "sometimes", 1);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(detail::address_model_from_environment(), AddressModel::automatic);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "memtrail: MEMTRAIL_ADDRESS_MODEL=sometimes is not 0, 1 or auto; using auto\n");
+  unsetenv("MEMTRAIL_ADDRESS_MODEL");
+}
+
 }  // namespace
 }  // namespace memtrail

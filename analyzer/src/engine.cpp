@@ -301,6 +301,14 @@ void Engine::record_large_block(const BlockLifetime& b) {
 // ------------------------------------------------------------ events
 
 void Engine::on_event(const Event& e) {
+  on_events(&e, 1);  // one copy of the inlined per-event path
+}
+
+void Engine::on_events(const Event* events, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) process(events[i]);
+}
+
+MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
   if (e.time_ns > stop_after_ns_) {
     stopped_ = true;
     return;

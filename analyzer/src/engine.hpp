@@ -102,6 +102,7 @@ class Engine : public TraceVisitor {
   void on_stack_node(const StackNode& n) override;
   void on_scope(const ScopeInfo& s) override;
   void on_event(const Event& e) override;
+  void on_events(const Event* events, std::size_t n) override;
   bool keep_going() override { return !cancelled_ && !stopped_; }
 
   bool cancelled() const { return cancelled_; }
@@ -156,6 +157,7 @@ class Engine : public TraceVisitor {
       sample_fragmentation(p, t);
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);
+  void process(const Event& e);  // on_event's body, inline in on_events' loop
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.

@@ -126,15 +126,22 @@ inline void split_varint(ByteSink first, ByteSink rest, std::uint64_t v) {
   first.u8(static_cast<std::uint8_t>(v | 0x80));
   rest.varint(v >> 7);
 }
-inline bool split_varint(ByteSource& first, ByteSource& rest, std::uint64_t& v) {
-  std::uint8_t b;
-  if (!first.u8(b)) return false;
-  v = b & 0x7f;
-  if (!(b & 0x80)) return true;
+// The continuation of a split varint whose first byte had its high bit.
+[[gnu::noinline]] inline bool split_varint_high(ByteSource& rest, std::uint64_t& v) {
   std::uint64_t high;
   if (!rest.varint(high) || high > (UINT64_MAX >> 7)) return false;
   v |= high << 7;
   return true;
+}
+// Inline in the decode loop (three per event): mostly one byte.
+[[gnu::always_inline]] inline bool split_varint(ByteSource& first, ByteSource& rest,
+                                                std::uint64_t& v) {
+  std::uint8_t b;
+  if (!first.u8(b)) return false;
+  v = b & 0x7f;
+  if (!(b & 0x80)) [[likely]]
+    return true;
+  return split_varint_high(rest, v);
 }
 
 }  // namespace memtrail::format

@@ -88,6 +88,16 @@ struct DecodeError {
   throw DecodeError{std::string("reference to undefined ") + table + " " + std::to_string(id)};
 }
 
+[[noreturn, gnu::noinline, gnu::cold]] void undecodable(const char* what) {
+  throw DecodeError{std::string("undecodable ") + what};
+}
+
+// A check of the decode loop: inline, only the error path is a call.
+[[gnu::always_inline]] inline void need(bool ok, const char* what) {
+  if (!ok) [[unlikely]]
+    undecodable(what);
+}
+
 // Inlined per event; only the error path is out of line.
 inline void defined(const IdSet& set, std::uint32_t id, const char* table) {
   if (id != 0 && !set.contains(id)) [[unlikely]]
@@ -121,36 +131,64 @@ enum class FrameKind { data, end, stop, eof };
 
 // Delivers decoded items straight to the visitor in file order, checking
 // every table reference against the ids defined so far. read() decodes into
-// it; read_parallel() replays decoded chunks into it.
+// it; read_parallel() replays decoded chunks into it. A visitor with an
+// event buffer (TraceVisitor::event_buffer) gets events stored into it and
+// one events_stored() call per filled buffer, before any record and before
+// the read returns (flush()).
 struct DirectSink {
   DefinedIds& ids;
   TraceVisitor& v;
   ReadResult& r;
   std::uint32_t known_pool = 0, known_stack = 0;  // 0 = none, always valid
+  Event* begin = nullptr;                         // batch delivery: the visitor's buffer,
+  Event* next = nullptr;                          // null when it has none
+  Event* end = nullptr;
+
+  DirectSink(DefinedIds& i, TraceVisitor& visitor, ReadResult& result)
+      : ids(i), v(visitor), r(result) {
+    refill();
+  }
+  void refill() {
+    std::span<Event> b = v.event_buffer();
+    begin = next = b.empty() ? nullptr : b.data();
+    end = begin ? b.data() + b.size() : nullptr;
+  }
+  // Hands the stored events to the visitor.
+  void flush() {
+    if (next == begin) return;
+    v.events_stored(static_cast<std::size_t>(next - begin));
+    refill();
+  }
 
   void string(std::uint32_t id, std::string_view text) {
+    flush();
     ids.strings.insert(id);
     v.on_string(id, text);
   }
   void module(const ModuleInfo& m) {
+    flush();
     ids.modules.insert(m.id);
     v.on_module(m);
   }
   void thread(const ThreadInfo& t) {
+    flush();
     ids.threads.insert(t.id);
     v.on_thread(t);
   }
   void pool(const PoolInfo& p) {
+    flush();
     defined(ids.pools, p.parent, "pool");
     ids.pools.insert(p.id);
     v.on_pool(p);
   }
   void stack_node(const StackNode& n) {
+    flush();
     defined(ids.stack_nodes, n.parent, "stack node");
     ids.stack_nodes.insert(n.id);
     v.on_stack_node(n);
   }
   void scope(const ScopeInfo& s) {
+    flush();
     defined(ids.pools, s.pool, "pool");
     ids.scopes.insert(s.id);
     v.on_scope(s);
@@ -170,8 +208,23 @@ struct DirectSink {
     }
   }
   [[noreturn]] void fail_after_refs(const Event&, const char* what) { throw DecodeError{what}; }
-  // The aux reference (range already checked), then the visitor.
-  void event(const Event& e) {
+  // The aux reference (range already checked), then the visitor. False:
+  // stop reading.
+  bool event(const Event& e) {
+    if (e.aux != 0) [[unlikely]]  // aux 0 refers to nothing
+      aux_reference(e);
+    ++r.events;
+    if (next) {
+      *next++ = e;
+      if (next != end) [[likely]]
+        return true;
+      flush();
+      return v.keep_going();
+    }
+    v.on_event(e);
+    return v.keep_going();
+  }
+  void aux_reference(const Event& e) {
     switch (e.kind) {
       case EventKind::scope_begin:
       case EventKind::scope_end:
@@ -189,8 +242,6 @@ struct DirectSink {
       default:
         break;
     }
-    ++r.events;
-    v.on_event(e);
   }
   bool keep_going() { return v.keep_going(); }
 };
@@ -249,7 +300,10 @@ struct BufferSink {
     out.error_event_refs = true;
     throw DecodeError{what};
   }
-  void event(const Event& e) { out.events.push_back(e); }
+  bool event(const Event& e) {
+    out.events.push_back(e);
+    return keep_going();
+  }
   bool keep_going() {
     return out.events.size() < max_events && !abort.load(std::memory_order_relaxed);
   }
@@ -288,14 +342,23 @@ bool replay(const DecodedChunk& c, DirectSink& sink) {
       if (!record(c.records[next++].second)) return false;
     const Event& e = c.events[i];
     sink.event_refs(e);
-    sink.event(e);
-    if (!sink.keep_going()) return false;
+    if (!sink.event(e)) return false;
   }
   while (next < records)
     if (!record(c.records[next++].second)) return false;
   if (c.error_event_refs) sink.event_refs(c.error_event);
   if (!c.error.empty()) throw DecodeError{c.error};
   return true;
+}
+
+// The payload of `f`, decompressed into `out`. Throws DecodeError.
+void decompress_into(ZSTD_DCtx* dctx, const Frame& f, std::string& out) {
+  out.resize(f.raw);
+  std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), f.raw, f.stored.data(), f.stored_size);
+  if (ZSTD_isError(n) || n != f.raw)
+    throw DecodeError{"undecodable chunk (zstd: " +
+                      (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size mismatch") +
+                      ")"};
 }
 
 // Decompresses and decodes chunks. One per thread; its buffers and thread
@@ -310,7 +373,22 @@ struct ChunkDecoder {
   std::vector<std::unique_ptr<DecoderThreadState>> states;
   static constexpr std::size_t kKeptThreadStates = 64;
 
+  // The last two threads' states: chunks mostly alternate between a few
+  // threads, and a switch then costs no hash lookup. Cleared per chunk.
+  std::uint32_t recent_thread[2] = {0, 0};
+  DecoderThreadState* recent_state[2] = {nullptr, nullptr};
+
   DecoderThreadState& state_for(std::uint32_t thread) {
+    if (recent_state[0] && recent_thread[0] == thread) return *recent_state[0];
+    if (!(recent_state[1] && recent_thread[1] == thread)) {
+      recent_state[1] = &state_lookup(thread);
+      recent_thread[1] = thread;
+    }
+    std::swap(recent_state[0], recent_state[1]);
+    std::swap(recent_thread[0], recent_thread[1]);
+    return *recent_state[0];
+  }
+  DecoderThreadState& state_lookup(std::uint32_t thread) {
     auto [it, fresh] =
         state_of_thread.try_emplace(thread, static_cast<std::uint32_t>(state_of_thread.size()));
     if (!fresh) return *states[it->second];
@@ -328,15 +406,7 @@ struct ChunkDecoder {
   ChunkDecoder& operator=(const ChunkDecoder&) = delete;
   ~ChunkDecoder() { ZSTD_freeDCtx(dctx); }
 
-  void decompress(const Frame& f) {
-    payload.resize(f.raw);
-    std::size_t n =
-        ZSTD_decompressDCtx(dctx, payload.data(), f.raw, f.stored.data(), f.stored_size);
-    if (ZSTD_isError(n) || n != f.raw)
-      throw DecodeError{"undecodable chunk (zstd: " +
-                        (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size mismatch") +
-                        ")"};
-  }
+  void decompress(const Frame& f) { decompress_into(dctx, f, payload); }
 
   // Decodes the decompressed payload of `f` into `sink`. Throws DecodeError;
   // false when the sink stopped.
@@ -358,15 +428,13 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
   ByteSource& ops = s[kOps];
   std::uint32_t current_thread = 0;
   state_of_thread.clear();  // prediction state is per chunk
+  recent_state[0] = recent_state[1] = nullptr;
   // ~70 KiB each: keep enough for ordinary chunks, not a hostile chunk's 1024.
   if (states.size() > kKeptThreadStates) states.resize(kKeptThreadStates);
   ordinals.clear();
   DecoderThreadState* current_state = nullptr;  // of current_thread; null after a switch
   std::uint64_t chunk_events = 0;
 
-  auto need = [](bool ok, const char* what) {
-    if (!ok) throw DecodeError{std::string("undecodable ") + what};
-  };
   auto table_id = [&](std::uint32_t& id, const char* what) {
     need(ops.varint32(id), what);
     if (id == 0) throw DecodeError{std::string(what) + " record with id 0"};
@@ -557,26 +625,25 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     }
 
     sink.event_refs(e);
-    switch (e.kind) {
-      case EventKind::scope_begin:
-      case EventKind::scope_end:
-      case EventKind::workspace_reset:
-      case EventKind::workspace_learn:
-      case EventKind::spill:
-      case EventKind::donate:
-        if (e.aux > 0xffffffffu) sink.fail_after_refs(e, "scope id out of range");
-        break;
-      case EventKind::mark:
-      case EventKind::donate_rejected:
-      case EventKind::oom:
-        if (e.aux > 0xffffffffu) sink.fail_after_refs(e, "string id out of range");
-        break;
-      default:
-        break;
+    if (e.aux > 0xffffffffu) [[unlikely]] {
+      switch (e.kind) {
+        case EventKind::scope_begin:
+        case EventKind::scope_end:
+        case EventKind::workspace_reset:
+        case EventKind::workspace_learn:
+        case EventKind::spill:
+        case EventKind::donate:
+          sink.fail_after_refs(e, "scope id out of range");
+        case EventKind::mark:
+        case EventKind::donate_rejected:
+        case EventKind::oom:
+          sink.fail_after_refs(e, "string id out of range");
+        default:
+          break;
+      }
     }
     ++chunk_events;
-    sink.event(e);
-    if (!sink.keep_going()) return false;
+    if (!sink.event(e)) return false;
   }
   for (int i = 1; i < kStreamCount; ++i)
     if (!s[i].empty()) throw DecodeError{"unused bytes in a value stream"};
@@ -605,6 +672,11 @@ struct TraceReader::Impl {
   bool start(TraceVisitor& v, ReadResult& r);
   FrameKind next_frame(std::uint64_t& offset, Frame& f, ReadResult& stop);
   void end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const;
+  void read_chunks(DirectSink& sink, ReadResult& r);
+  void read_chunks_ahead(DirectSink& sink, ReadResult& r);
+  // Decodes the chunk whose decompressed payload is in decoder.payload.
+  // False: the read ends here (`r` says why).
+  bool decode_chunk(const Frame& f, DirectSink& sink, ReadResult& r);
 };
 
 void TraceReader::Impl::read_header() {
@@ -816,33 +888,162 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
   Impl& m = *impl_;
   if (!m.start(visitor, r)) return r;
   DirectSink sink{m.ids, visitor, r};
-  std::uint64_t offset = m.data_offset;
+  m.read_chunks(sink, r);
+  sink.flush();  // the events decoded before the end, the stop or the error
+  return r;
+}
+
+ReadResult TraceReader::read_ahead(TraceVisitor& visitor) {
+  ReadResult r;
+  Impl& m = *impl_;
+  if (!m.start(visitor, r)) return r;
+  DirectSink sink{m.ids, visitor, r};
+  m.read_chunks_ahead(sink, r);
+  sink.flush();
+  return r;
+}
+
+void TraceReader::Impl::read_chunks(DirectSink& sink, ReadResult& r) {
+  std::uint64_t offset = data_offset;
   for (;;) {
     ReadResult stop;
-    switch (m.next_frame(offset, m.frame, stop)) {
+    switch (next_frame(offset, frame, stop)) {
       case FrameKind::eof:
         r.ok = true;
-        return r;
+        return;
       case FrameKind::stop:
         take_stop(r, stop);
-        return r;
+        return;
       case FrameKind::end:
-        m.end_of_trace(r, m.frame, offset);
-        return r;
+        end_of_trace(r, frame, offset);
+        return;
       case FrameKind::data:
         break;
     }
     try {
-      m.decoder.decompress(m.frame);
-      if (!m.decoder.decode(m.frame, m.header.time_resolution_ns, sink)) {
-        r.ok = true;  // the visitor stopped reading inside this chunk
-        return r;
-      }
-      ++r.chunks;
+      decoder.decompress(frame);
     } catch (const DecodeError& e) {
-      r.error = m.path + ": " + e.what + m.at(m.frame.offset);
-      return r;
+      r.error = path + ": " + e.what + at(frame.offset);
+      return;
     }
+    if (!decode_chunk(frame, sink, r)) return;
+  }
+}
+
+bool TraceReader::Impl::decode_chunk(const Frame& f, DirectSink& sink, ReadResult& r) {
+  try {
+    if (!decoder.decode(f, header.time_resolution_ns, sink)) {
+      r.ok = true;  // the visitor stopped reading inside this chunk
+      return false;
+    }
+    ++r.chunks;
+    return true;
+  } catch (const DecodeError& e) {
+    r.error = path + ": " + e.what + at(f.offset);
+    return false;
+  }
+}
+
+// read_chunks() with the frames read, checked and decompressed one chunk
+// ahead on a second thread. The chunks are taken in file order and a
+// chunk's frame or zstd error is reported when its turn comes, so what the
+// visitor sees and `r` are exactly read_chunks()'s. Two slots: one being
+// decoded here, one being filled there.
+void TraceReader::Impl::read_chunks_ahead(DirectSink& sink, ReadResult& r) {
+  struct Ready {
+    FrameKind kind = FrameKind::eof;
+    Frame frame;
+    ReadResult stop;
+    std::uint64_t next_offset = 0;  // past the frame
+    std::string payload;            // decompressed (kind data, no error)
+    std::string error;              // the zstd error (kind data)
+  };
+  constexpr std::size_t kSlots = 2;
+  Ready slots[kSlots];
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t produced = 0, consumed = 0;  // under mu
+  bool quit = false;                       // under mu
+
+  std::thread reader_thread([&] {
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    std::uint64_t offset = data_offset;
+    for (std::size_t n = 0;; ++n) {
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return quit || n - consumed < kSlots; });
+        if (quit) break;
+      }
+      Ready& c = slots[n % kSlots];
+      c.stop = ReadResult{};
+      c.error.clear();
+      c.kind = next_frame(offset, c.frame, c.stop);
+      c.next_offset = offset;
+      if (c.kind == FrameKind::data) {
+        try {
+          decompress_into(dctx, c.frame, c.payload);
+        } catch (const DecodeError& e) {
+          c.error = e.what;
+        }
+      }
+      bool last = c.kind != FrameKind::data || !c.error.empty();
+      {
+        std::lock_guard lock(mu);
+        produced = n + 1;
+      }
+      cv.notify_all();
+      if (last) break;
+    }
+    ZSTD_freeDCtx(dctx);
+  });
+  struct Joiner {  // on every return path, also an exception from the visitor
+    std::thread& t;
+    std::mutex& mu;
+    bool& quit;
+    std::condition_variable& cv;
+    ~Joiner() {
+      {
+        std::lock_guard lock(mu);
+        quit = true;
+      }
+      cv.notify_all();
+      t.join();
+    }
+  } joiner{reader_thread, mu, quit, cv};
+
+  for (;;) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return produced > consumed; });
+    }
+    Ready& c = slots[consumed % kSlots];
+    switch (c.kind) {
+      case FrameKind::eof:
+        r.ok = true;
+        return;
+      case FrameKind::stop:
+        take_stop(r, c.stop);
+        return;
+      case FrameKind::end:
+        end_of_trace(r, c.frame, c.next_offset);
+        return;
+      case FrameKind::data:
+        break;
+    }
+    if (!c.error.empty()) {
+      r.error = path + ": " + c.error + at(c.frame.offset);
+      return;
+    }
+    // The payload moves in and out: both buffers keep their capacity.
+    decoder.payload.swap(c.payload);
+    bool more = decode_chunk(c.frame, sink, r);
+    decoder.payload.swap(c.payload);
+    if (!more) return;
+    {
+      std::lock_guard lock(mu);
+      ++consumed;
+    }
+    cv.notify_all();
   }
 }
 
@@ -931,6 +1132,10 @@ ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders,
   for (unsigned i = 0; i < decoders; ++i) threads.emplace_back(worker);
 
   DirectSink sink{m.ids, visitor, r};
+  struct Flusher {  // the buffered events go out on every return path
+    DirectSink& sink;
+    ~Flusher() { sink.flush(); }
+  } flusher{sink};
   std::uint64_t offset = m.data_offset;
   FrameKind last = FrameKind::data;
   Frame end_frame;

@@ -122,6 +122,7 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
   if (id >= pools_.size()) {
     std::size_t old = pools_.size();
     pools_.resize(id + 1);
+    pool_count_ = static_cast<std::uint32_t>(pools_.size());
     for (std::size_t i = old; i < pools_.size(); ++i) {
       PoolState& p = pools_[i];
       p.out.info.id = static_cast<std::uint32_t>(i);
@@ -136,7 +137,10 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
 
 ThreadState& Engine::grow_threads(std::uint32_t id) {
   id = std::min(id, kMaxThreads - 1);
-  if (id >= thread_states_.size()) thread_states_.resize(id + 1);
+  if (id >= thread_states_.size()) {
+    thread_states_.resize(id + 1);
+    thread_count_ = static_cast<std::uint32_t>(thread_states_.size());
+  }
   return thread_states_[id];
 }
 

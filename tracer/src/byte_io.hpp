@@ -66,10 +66,21 @@ class ByteSource {
   }
   // Rejects varints longer than 10 bytes or with bits beyond 64. Most
   // varints of a trace are one byte: that case is inline, the loop is not.
-  bool varint(std::uint64_t& v) {
-    if (p_ != end_ && !(static_cast<std::uint8_t>(*p_) & 0x80)) {
-      v = static_cast<std::uint8_t>(*p_++);
-      return true;
+  // Two-byte varints (free references through a ring, candidate ranks) are
+  // common enough to be inline too.
+  [[gnu::always_inline]] bool varint(std::uint64_t& v) {
+    if (p_ != end_) [[likely]] {
+      std::uint8_t b0 = static_cast<std::uint8_t>(*p_);
+      if (!(b0 & 0x80)) [[likely]] {
+        v = b0;
+        ++p_;
+        return true;
+      }
+      if (end_ - p_ >= 2 && !(static_cast<std::uint8_t>(p_[1]) & 0x80)) {
+        v = (b0 & 0x7fu) | (std::uint64_t{static_cast<std::uint8_t>(p_[1])} << 7);
+        p_ += 2;
+        return true;
+      }
     }
     return varint_long(v);
   }

@@ -67,13 +67,18 @@ class IdSet {
     std::size_t w = id >> 6;
     if (w >= bits_.size()) bits_.resize(std::max<std::size_t>(w + 1, bits_.size() * 2), 0);
     bits_[w] |= std::uint64_t{1} << (id & 63);
+    while (prefix_ + 1 < kDenseIds && contains(prefix_ + 1)) ++prefix_;
   }
+  // Every id in 1..prefix() is defined (0 is "none": always valid).
+  std::uint32_t prefix() const { return prefix_; }
   void clear() {
     bits_.clear();
     sparse_.clear();
+    prefix_ = 0;
   }
 
  private:
+  std::uint32_t prefix_ = 0;
   std::vector<std::uint64_t> bits_;
   std::unordered_set<std::uint32_t> sparse_;
 };
@@ -139,9 +144,8 @@ struct DirectSink {
   DefinedIds& ids;
   TraceVisitor& v;
   ReadResult& r;
-  std::uint32_t known_pool = 0, known_stack = 0;  // 0 = none, always valid
-  Event* begin = nullptr;                         // batch delivery: the visitor's buffer,
-  Event* next = nullptr;                          // null when it has none
+  Event* begin = nullptr;  // batch delivery: the visitor's buffer,
+  Event* next = nullptr;   // null when it has none
   Event* end = nullptr;
 
   DirectSink(DefinedIds& i, TraceVisitor& visitor, ReadResult& result)
@@ -194,33 +198,42 @@ struct DirectSink {
     v.on_scope(s);
   }
   void thread_switch(std::uint32_t thread) { defined(ids.threads, thread, "thread"); }
-  // The references every event has, checked before its aux range.
-  // Ids are never undefined within a read, so the last pool and stack found
-  // defined need no second look: consecutive events mostly repeat them.
+  // The references every event has, checked before its aux range. Writers
+  // define ids densely from 1, so one compare with the defined prefix
+  // mostly settles it.
   void event_refs(const Event& e) {
-    if (e.pool != known_pool) {
+    if (e.pool > ids.pools.prefix()) [[unlikely]]
       defined(ids.pools, e.pool, "pool");
-      known_pool = e.pool;
-    }
-    if (e.stack != known_stack) {
+    if (e.stack > ids.stack_nodes.prefix()) [[unlikely]]
       defined(ids.stack_nodes, e.stack, "stack node");
-      known_stack = e.stack;
-    }
   }
   [[noreturn]] void fail_after_refs(const Event&, const char* what) { throw DecodeError{what}; }
-  // The aux reference (range already checked), then the visitor. False:
-  // stop reading.
+  // Where the decoder builds the next event: the visitor's buffer, or
+  // `scratch` when it has none.
+  Event scratch;
+  Event& slot() { return next ? *next : scratch; }
+  // Delivers the event built in slot(): the aux reference (range already
+  // checked), then the visitor. False: stop reading.
+  bool commit() {
+    if (!next) return deliver(scratch);
+    if (next->aux != 0) [[unlikely]]  // aux 0 refers to nothing
+      aux_reference(*next);
+    ++r.events;
+    if (++next != end) [[likely]]
+      return true;
+    flush();
+    return v.keep_going();
+  }
+  // An event decoded elsewhere (a replayed chunk).
   bool event(const Event& e) {
-    if (e.aux != 0) [[unlikely]]  // aux 0 refers to nothing
+    if (!next) return deliver(e);
+    *next = e;
+    return commit();
+  }
+  bool deliver(const Event& e) {
+    if (e.aux != 0) [[unlikely]]
       aux_reference(e);
     ++r.events;
-    if (next) {
-      *next++ = e;
-      if (next != end) [[likely]]
-        return true;
-      flush();
-      return v.keep_going();
-    }
     v.on_event(e);
     return v.keep_going();
   }
@@ -300,8 +313,10 @@ struct BufferSink {
     out.error_event_refs = true;
     throw DecodeError{what};
   }
-  bool event(const Event& e) {
-    out.events.push_back(e);
+  Event scratch;
+  Event& slot() { return scratch; }
+  bool commit() {
+    out.events.push_back(scratch);
     return keep_going();
   }
   bool keep_going() {
@@ -529,7 +544,11 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
       throw DecodeError{"unknown event kind " + std::to_string(kind_index)};
     std::uint8_t mask = 0;
     need(ops.u8(mask), "event field mask");
-    Event e;
+    // Decoded in place: into the visitor's buffer when it has one.
+    Event& e = sink.slot();
+    e.address = 0;
+    e.size = 0;
+    e.aux = 0;
     e.kind = static_cast<EventKind>(kind_index);
     e.thread = current_thread;
     if (!current_state) current_state = &state_for(current_thread);  // once per thread switch
@@ -594,11 +613,16 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
       need(s[kSize].svarint(diff), "event requested size");
       e.requested = e.size - static_cast<std::uint64_t>(diff);
     }
-    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
+    std::uint64_t cls = 0;
+    int bucket = 0;  // of cls: computed once for both questions below
+    if (alloc) {
+      cls = chunk_class(e.size);
+      bucket = ClassFrees::bucket_of(cls);
+    }
     if (has_ref && alloc) {
       std::uint64_t d;
       need(s[kAddr].varint(d), "event address reference");
-      if (!st.alloc_address_at(cls, d, e.address))
+      if (!st.alloc_address_at(bucket, cls, d, e.address))
         throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
     }
     if (!has_ref && (mask & kMaskAddr)) {
@@ -618,7 +642,7 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
       if (e.address != 0) {
-        st.take_freed(cls, e.address);
+        st.take_freed(bucket, cls, e.address);
         st.push_fresh(e.address + cls);
       }
       ordinals.emplace_back(e.address, e.size);
@@ -643,7 +667,7 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
       }
     }
     ++chunk_events;
-    if (!sink.event(e)) return false;
+    if (!sink.commit()) return false;
   }
   for (int i = 1; i < kStreamCount; ++i)
     if (!s[i].empty()) throw DecodeError{"unused bytes in a value stream"};
@@ -1094,7 +1118,7 @@ ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders,
           std::min<std::uint64_t>({j->frame.count, j->frame.raw / 2, max_buffered_events})));
       try {
         d.decompress(j->frame);
-        BufferSink sink{j->chunk, abort, max_buffered_events};
+        BufferSink sink{j->chunk, abort, max_buffered_events, {}};
         // Stopped early without an abort: the chunk holds more events than a
         // buffer may (a hostile file can pack 2^25 into one chunk).
         if (!d.decode(j->frame, time_resolution, sink)) j->chunk.overflow = true;

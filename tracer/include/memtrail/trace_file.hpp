@@ -24,8 +24,8 @@ struct TraceHeader {
   std::uint32_t pid = 0;
   std::uint32_t ppid = 0;
   std::uint64_t start_realtime_ns = 0;  // wall clock at trace start (CLOCK_REALTIME)
-  std::uint64_t start_monotonic_ns =
-      0;                       // CLOCK_MONOTONIC at trace start; event times are relative to it
+  // CLOCK_MONOTONIC at trace start; event times are relative to it.
+  std::uint64_t start_monotonic_ns = 0;
   std::uint32_t clock_id = 1;  // clockid_t of event times (CLOCK_MONOTONIC)
   // Event times are stored as multiples of this many ns; TraceWriter rounds
   // each time down to it. 1 = exact. The recorder uses 1000 (1 us) unless
@@ -110,7 +110,8 @@ struct ReadResult {
   std::uint64_t events = 0;         // events delivered
   std::uint64_t dropped_bytes = 0;  // bytes after the last whole chunk (cut file)
   bool complete = false;            // the end-of-trace marker was seen
-  std::string warning;  // one line, e.g. "412 bytes after the last whole chunk were dropped"
+  // One line, e.g. "412 bytes after the last whole chunk were dropped".
+  std::string warning;
 };
 
 class TraceReader {

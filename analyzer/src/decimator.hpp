@@ -38,7 +38,7 @@ class Decimator {
   // record() for a decimator of exactly N channels: the per-event callers
   // know N, so the channel loop unrolls.
   template <std::size_t N>
-  bool record_n(std::uint64_t t, const std::uint64_t* values) {
+  [[gnu::always_inline]] bool record_n(std::uint64_t t, const std::uint64_t* values) {
     if (__builtin_expect(t < next_bucket_ns_, 1)) {
       std::uint64_t* b = data_.data() + (data_.size() - N);
       for (std::size_t c = 0; c < N; ++c) {

@@ -122,6 +122,7 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
   if (id >= pools_.size()) {
     std::size_t old = pools_.size();
     pools_.resize(id + 1);
+    pool_count_ = static_cast<std::uint32_t>(pools_.size());
     for (std::size_t i = old; i < pools_.size(); ++i) {
       PoolState& p = pools_[i];
       p.out.info.id = static_cast<std::uint32_t>(i);
@@ -136,7 +137,10 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
 
 ThreadState& Engine::grow_threads(std::uint32_t id) {
   id = std::min(id, kMaxThreads - 1);
-  if (id >= thread_states_.size()) thread_states_.resize(id + 1);
+  if (id >= thread_states_.size()) {
+    thread_states_.resize(id + 1);
+    thread_count_ = static_cast<std::uint32_t>(thread_states_.size());
+  }
   return thread_states_[id];
 }
 
@@ -301,6 +305,14 @@ void Engine::record_large_block(const BlockLifetime& b) {
 // ------------------------------------------------------------ events
 
 void Engine::on_event(const Event& e) {
+  on_events(&e, 1);  // one copy of the inlined per-event path
+}
+
+void Engine::on_events(const Event* events, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) process(events[i]);
+}
+
+MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
   if (e.time_ns > stop_after_ns_) {
     stopped_ = true;
     return;

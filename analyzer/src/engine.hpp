@@ -102,6 +102,7 @@ class Engine : public TraceVisitor {
   void on_stack_node(const StackNode& n) override;
   void on_scope(const ScopeInfo& s) override;
   void on_event(const Event& e) override;
+  void on_events(const Event* events, std::size_t n) override;
   bool keep_going() override { return !cancelled_ && !stopped_; }
 
   bool cancelled() const { return cancelled_; }
@@ -113,11 +114,9 @@ class Engine : public TraceVisitor {
   SegmentMap segment_map(std::uint32_t pool);
 
  private:
-  PoolState& pool_state(std::uint32_t id) {
-    return id < pools_.size() ? pools_[id] : grow_pools(id);
-  }
+  PoolState& pool_state(std::uint32_t id) { return id < pool_count_ ? pools_[id] : grow_pools(id); }
   ThreadState& thread_state(std::uint32_t id) {
-    return id < thread_states_.size() ? thread_states_[id] : grow_threads(id);
+    return id < thread_count_ ? thread_states_[id] : grow_threads(id);
   }
   PoolState& grow_pools(std::uint32_t id);
   void grow_scopes(std::uint32_t id);
@@ -156,6 +155,7 @@ class Engine : public TraceVisitor {
       sample_fragmentation(p, t);
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);
+  void process(const Event& e);  // on_event's body, inline in on_events' loop
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.
@@ -178,6 +178,9 @@ class Engine : public TraceVisitor {
   std::vector<PoolState> pools_;    // index = pool id
   std::vector<ScopeState> scopes_;  // index = scope id
   std::vector<ThreadState> thread_states_;
+  // The sizes of pools_ and thread_states_, kept apart: size() of a vector
+  // of large records is a subtraction and a multiplication on every event.
+  std::uint32_t pool_count_ = 0, thread_count_ = 0;
   std::vector<ScopeInstance> scope_instances_{1};
   std::vector<SiteState> sites_;
   std::unordered_map<std::uint64_t, std::uint32_t>

@@ -1,5 +1,6 @@
 #include "pipelined_read.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -101,6 +102,14 @@ class Producer : public TraceVisitor {
   void on_pool(const PoolInfo& p) override { add(p); }
   void on_stack_node(const StackNode& n) override { add(n); }
   void on_scope(const ScopeInfo& s) override { add(s); }
+  // The reader stores events straight into the batch's free slots.
+  std::span<Event> event_buffer() override {
+    return {batch_.events.data() + batch_.count, kBatchEvents - batch_.count};
+  }
+  void events_stored(std::size_t n) override {
+    batch_.count += n;
+    if (batch_.count == kBatchEvents) send();
+  }
   void on_event(const Event& e) override {
     batch_.events[batch_.count++] = e;
     if (batch_.count == kBatchEvents) send();
@@ -152,19 +161,20 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
   ReadResult result;
   std::thread producer_thread([&] {
     Producer p(queue, stop);
-    result = reader.read(p);
+    result = reader.read_ahead(p);
     p.finish();
   });
   bool consuming = true;
   while (consuming) {
     Batch b = queue.pop();
-    std::size_t r = 0;
-    for (std::size_t i = 0; i < b.count; ++i) {
-      while (r < b.records.size() && b.records[r].first == i)
-        replay_record(visitor, b.records[r++].second);
-      visitor.on_event(b.events[i]);
+    // The events between two records go to the visitor in one call.
+    std::size_t i = 0;
+    for (const auto& [before, record] : b.records) {
+      if (before > i) visitor.on_events(b.events.data() + i, before - i);
+      i = std::max(i, before);
+      replay_record(visitor, record);
     }
-    while (r < b.records.size()) replay_record(visitor, b.records[r++].second);
+    if (b.count > i) visitor.on_events(b.events.data() + i, b.count - i);
     if (b.last) break;
     queue.recycle(std::move(b));
     if (!visitor.keep_going()) {

@@ -1,6 +1,7 @@
 // libFuzzer target for TraceReader: any byte string is written to a file and
-// read fully, with read() and with read_parallel(). The reader must return (ok or a one-line
-// error), never crash, hang or allocate without bound. Build and run: see docs/trace-format.md.
+// read fully, with read(), read_parallel() and read_ahead(). The reader must return (ok or a
+// one-line error), never crash, hang or allocate without bound. Build and run: see
+// docs/trace-format.md.
 #include <unistd.h>
 
 #include <cstdint>
@@ -35,6 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   memtrail::ReadResult p = memtrail::TraceReader(path).read_parallel(pv, 2);
   if (p.ok != r.ok || p.error != r.error || p.events != r.events || p.chunks != r.chunks ||
       p.warning != r.warning || pv.n != v.n)
+    __builtin_trap();
+  // ... and so does the read with a read-ahead thread.
+  CountingVisitor av;
+  memtrail::ReadResult a = memtrail::TraceReader(path).read_ahead(av);
+  if (a.ok != r.ok || a.error != r.error || a.events != r.events || a.chunks != r.chunks ||
+      a.warning != r.warning || av.n != v.n)
     __builtin_trap();
   return 0;
 }

@@ -1,6 +1,8 @@
 // read_parallel() decodes chunks on worker threads and checks references in
-// file order: whatever the file holds, the visitor must see exactly what
-// read() shows it, and the ReadResult (errors, counts, warnings) must match.
+// file order, read_ahead() reads and decompresses the next chunk on another
+// thread, and a visitor may take events through a buffer: whatever the file
+// holds, the visitor must see exactly what read() shows it, and the
+// ReadResult (errors, counts, warnings) must match.
 // Valid traces, cut files, payloads mutated behind valid checksums (decoder
 // errors and dangling references inside a chunk) and early stops.
 #include <gtest/gtest.h>
@@ -34,6 +36,17 @@ struct Stopping : Collected {
   std::size_t limit;
   explicit Stopping(std::size_t n) : limit(n) {}
   bool keep_going() override { return order.size() < limit; }
+};
+
+// Takes its events through a small buffer (TraceVisitor::event_buffer): the
+// reader stores them there and reports each filled stretch, before any
+// record and before it returns.
+struct Batching : Collected {
+  Event buffer[7];
+  std::span<Event> event_buffer() override { return buffer; }
+  void events_stored(std::size_t n) override {
+    for (std::size_t i = 0; i < n; ++i) on_event(buffer[i]);
+  }
 };
 
 void expect_same(const ReadResult& a, const ReadResult& b, const std::string& what) {
@@ -73,6 +86,22 @@ ReadResult read_both(const std::string& path, const std::string& what,
         what + " (" + std::to_string(decoders) + " decoders, cap " + std::to_string(cap) + ")";
     expect_same(expected, got, where);
     expect_same(seq, par, where);
+  }
+  // read_ahead(): the next chunk read and decompressed on another thread.
+  Stopping ahead(stop_after);
+  expect_same(expected, TraceReader(path).read_ahead(ahead), what + " (read_ahead)");
+  expect_same(seq, ahead, what + " (read_ahead)");
+  // Batch delivery asks keep_going() per batch, so only whole reads compare.
+  if (stop_after == SIZE_MAX) {
+    Batching direct, ahead_batched, parallel;
+    expect_same(expected, TraceReader(path).read(direct), what + " (read, batches)");
+    expect_same(seq, direct, what + " (read, batches)");
+    expect_same(expected, TraceReader(path).read_ahead(ahead_batched),
+                what + " (read_ahead, batches)");
+    expect_same(seq, ahead_batched, what + " (read_ahead, batches)");
+    expect_same(expected, TraceReader(path).read_parallel(parallel, 2),
+                what + " (read_parallel, batches)");
+    expect_same(seq, parallel, what + " (read_parallel, batches)");
   }
   return expected;
 }

@@ -66,10 +66,21 @@ class ByteSource {
   }
   // Rejects varints longer than 10 bytes or with bits beyond 64. Most
   // varints of a trace are one byte: that case is inline, the loop is not.
-  bool varint(std::uint64_t& v) {
-    if (p_ != end_ && !(static_cast<std::uint8_t>(*p_) & 0x80)) {
-      v = static_cast<std::uint8_t>(*p_++);
-      return true;
+  // Two-byte varints (free references through a ring, candidate ranks) are
+  // common enough to be inline too.
+  [[gnu::always_inline]] bool varint(std::uint64_t& v) {
+    if (p_ != end_) [[likely]] {
+      std::uint8_t b0 = static_cast<std::uint8_t>(*p_);
+      if (!(b0 & 0x80)) [[likely]] {
+        v = b0;
+        ++p_;
+        return true;
+      }
+      if (end_ - p_ >= 2 && !(static_cast<std::uint8_t>(p_[1]) & 0x80)) {
+        v = (b0 & 0x7fu) | (std::uint64_t{static_cast<std::uint8_t>(p_[1])} << 7);
+        p_ += 2;
+        return true;
+      }
     }
     return varint_long(v);
   }
@@ -126,15 +137,22 @@ inline void split_varint(ByteSink first, ByteSink rest, std::uint64_t v) {
   first.u8(static_cast<std::uint8_t>(v | 0x80));
   rest.varint(v >> 7);
 }
-inline bool split_varint(ByteSource& first, ByteSource& rest, std::uint64_t& v) {
-  std::uint8_t b;
-  if (!first.u8(b)) return false;
-  v = b & 0x7f;
-  if (!(b & 0x80)) return true;
+// The continuation of a split varint whose first byte had its high bit.
+[[gnu::noinline]] inline bool split_varint_high(ByteSource& rest, std::uint64_t& v) {
   std::uint64_t high;
   if (!rest.varint(high) || high > (UINT64_MAX >> 7)) return false;
   v |= high << 7;
   return true;
+}
+// Inline in the decode loop (three per event): mostly one byte.
+[[gnu::always_inline]] inline bool split_varint(ByteSource& first, ByteSource& rest,
+                                                std::uint64_t& v) {
+  std::uint8_t b;
+  if (!first.u8(b)) return false;
+  v = b & 0x7f;
+  if (!(b & 0x80)) [[likely]]
+    return true;
+  return split_varint_high(rest, v);
 }
 
 }  // namespace memtrail::format

@@ -33,10 +33,11 @@ struct DecoderThreadState : CodecTwinState {
   // --- size cache: the decoder reads slots by number, never searches ---
   std::array<std::uint64_t, kSizeSlots> slot_size{};
   std::array<std::uint64_t, kSizeSlots> slot_address{};
-  int next_slot = 0;
+  unsigned next_slot = 0;
   int insert_size(std::uint64_t size) {  // ThreadCodecState::insert_size
-    int slot = next_slot;
-    next_slot = (next_slot + 1) % kSizeSlots;
+    static_assert((kSizeSlots & (kSizeSlots - 1)) == 0, "round robin by mask");
+    int slot = static_cast<int>(next_slot);
+    next_slot = (next_slot + 1) & (kSizeSlots - 1);
     slot_size[slot] = size;
     slot_address[slot] = last_address;
     return slot;
@@ -127,14 +128,21 @@ struct DecoderThreadState : CodecTwinState {
   }
   // ThreadCodecState::take_freed.
   void take_freed(std::uint64_t cls, std::uint64_t address) {
+    take_freed(ClassFrees::bucket_of(cls), cls, address);
+  }
+  // The same, with the class's bucket already known (the decoder computes it
+  // once per alloc for both questions).
+  void take_freed(int bucket, std::uint64_t cls, std::uint64_t address) {
     recent_take_address(address);
-    class_take_address(ClassFrees::bucket_of(cls), cls, address);
+    class_take_address(bucket, cls, address);
   }
 
   // AllocCandidates(st, cls).address_at(index, address).
-  [[gnu::always_inline]] bool alloc_address_at(std::uint64_t cls, std::uint64_t index,
+  bool alloc_address_at(std::uint64_t cls, std::uint64_t index, std::uint64_t& address) const {
+    return alloc_address_at(ClassFrees::bucket_of(cls), cls, index, address);
+  }
+  [[gnu::always_inline]] bool alloc_address_at(int bucket, std::uint64_t cls, std::uint64_t index,
                                                std::uint64_t& address) const {
-    int bucket = ClassFrees::bucket_of(cls);
     const ClassHead& h = class_head[bucket];
     std::uint64_t n = h.cls == cls && h.count > 0 ? static_cast<std::uint64_t>(h.count) : 0;
     if (index < n) {

@@ -67,13 +67,18 @@ class IdSet {
     std::size_t w = id >> 6;
     if (w >= bits_.size()) bits_.resize(std::max<std::size_t>(w + 1, bits_.size() * 2), 0);
     bits_[w] |= std::uint64_t{1} << (id & 63);
+    while (prefix_ + 1 < kDenseIds && contains(prefix_ + 1)) ++prefix_;
   }
+  // Every id in 1..prefix() is defined (0 is "none": always valid).
+  std::uint32_t prefix() const { return prefix_; }
   void clear() {
     bits_.clear();
     sparse_.clear();
+    prefix_ = 0;
   }
 
  private:
+  std::uint32_t prefix_ = 0;
   std::vector<std::uint64_t> bits_;
   std::unordered_set<std::uint32_t> sparse_;
 };
@@ -86,6 +91,16 @@ struct DecodeError {
 [[noreturn, gnu::noinline, gnu::cold]] void undefined_reference(const char* table,
                                                                 std::uint32_t id) {
   throw DecodeError{std::string("reference to undefined ") + table + " " + std::to_string(id)};
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] void undecodable(const char* what) {
+  throw DecodeError{std::string("undecodable ") + what};
+}
+
+// A check of the decode loop: inline, only the error path is a call.
+[[gnu::always_inline]] inline void need(bool ok, const char* what) {
+  if (!ok) [[unlikely]]
+    undecodable(what);
 }
 
 // Inlined per event; only the error path is out of line.
@@ -121,57 +136,108 @@ enum class FrameKind { data, end, stop, eof };
 
 // Delivers decoded items straight to the visitor in file order, checking
 // every table reference against the ids defined so far. read() decodes into
-// it; read_parallel() replays decoded chunks into it.
+// it; read_parallel() replays decoded chunks into it. A visitor with an
+// event buffer (TraceVisitor::event_buffer) gets events stored into it and
+// one events_stored() call per filled buffer, before any record and before
+// the read returns (flush()).
 struct DirectSink {
   DefinedIds& ids;
   TraceVisitor& v;
   ReadResult& r;
-  std::uint32_t known_pool = 0, known_stack = 0;  // 0 = none, always valid
+  Event* begin = nullptr;  // batch delivery: the visitor's buffer,
+  Event* next = nullptr;   // null when it has none
+  Event* end = nullptr;
+
+  DirectSink(DefinedIds& i, TraceVisitor& visitor, ReadResult& result)
+      : ids(i), v(visitor), r(result) {
+    refill();
+  }
+  void refill() {
+    std::span<Event> b = v.event_buffer();
+    begin = next = b.empty() ? nullptr : b.data();
+    end = begin ? b.data() + b.size() : nullptr;
+  }
+  // Hands the stored events to the visitor.
+  void flush() {
+    if (next == begin) return;
+    v.events_stored(static_cast<std::size_t>(next - begin));
+    refill();
+  }
 
   void string(std::uint32_t id, std::string_view text) {
+    flush();
     ids.strings.insert(id);
     v.on_string(id, text);
   }
   void module(const ModuleInfo& m) {
+    flush();
     ids.modules.insert(m.id);
     v.on_module(m);
   }
   void thread(const ThreadInfo& t) {
+    flush();
     ids.threads.insert(t.id);
     v.on_thread(t);
   }
   void pool(const PoolInfo& p) {
+    flush();
     defined(ids.pools, p.parent, "pool");
     ids.pools.insert(p.id);
     v.on_pool(p);
   }
   void stack_node(const StackNode& n) {
+    flush();
     defined(ids.stack_nodes, n.parent, "stack node");
     ids.stack_nodes.insert(n.id);
     v.on_stack_node(n);
   }
   void scope(const ScopeInfo& s) {
+    flush();
     defined(ids.pools, s.pool, "pool");
     ids.scopes.insert(s.id);
     v.on_scope(s);
   }
   void thread_switch(std::uint32_t thread) { defined(ids.threads, thread, "thread"); }
-  // The references every event has, checked before its aux range.
-  // Ids are never undefined within a read, so the last pool and stack found
-  // defined need no second look: consecutive events mostly repeat them.
+  // The references every event has, checked before its aux range. Writers
+  // define ids densely from 1, so one compare with the defined prefix
+  // mostly settles it.
   void event_refs(const Event& e) {
-    if (e.pool != known_pool) {
+    if (e.pool > ids.pools.prefix()) [[unlikely]]
       defined(ids.pools, e.pool, "pool");
-      known_pool = e.pool;
-    }
-    if (e.stack != known_stack) {
+    if (e.stack > ids.stack_nodes.prefix()) [[unlikely]]
       defined(ids.stack_nodes, e.stack, "stack node");
-      known_stack = e.stack;
-    }
   }
   [[noreturn]] void fail_after_refs(const Event&, const char* what) { throw DecodeError{what}; }
-  // The aux reference (range already checked), then the visitor.
-  void event(const Event& e) {
+  // Where the decoder builds the next event: the visitor's buffer, or
+  // `scratch` when it has none.
+  Event scratch;
+  Event& slot() { return next ? *next : scratch; }
+  // Delivers the event built in slot(): the aux reference (range already
+  // checked), then the visitor. False: stop reading.
+  bool commit() {
+    if (!next) return deliver(scratch);
+    if (next->aux != 0) [[unlikely]]  // aux 0 refers to nothing
+      aux_reference(*next);
+    ++r.events;
+    if (++next != end) [[likely]]
+      return true;
+    flush();
+    return v.keep_going();
+  }
+  // An event decoded elsewhere (a replayed chunk).
+  bool event(const Event& e) {
+    if (!next) return deliver(e);
+    *next = e;
+    return commit();
+  }
+  bool deliver(const Event& e) {
+    if (e.aux != 0) [[unlikely]]
+      aux_reference(e);
+    ++r.events;
+    v.on_event(e);
+    return v.keep_going();
+  }
+  void aux_reference(const Event& e) {
     switch (e.kind) {
       case EventKind::scope_begin:
       case EventKind::scope_end:
@@ -189,8 +255,6 @@ struct DirectSink {
       default:
         break;
     }
-    ++r.events;
-    v.on_event(e);
   }
   bool keep_going() { return v.keep_going(); }
 };
@@ -249,7 +313,12 @@ struct BufferSink {
     out.error_event_refs = true;
     throw DecodeError{what};
   }
-  void event(const Event& e) { out.events.push_back(e); }
+  Event scratch;
+  Event& slot() { return scratch; }
+  bool commit() {
+    out.events.push_back(scratch);
+    return keep_going();
+  }
   bool keep_going() {
     return out.events.size() < max_events && !abort.load(std::memory_order_relaxed);
   }
@@ -288,14 +357,23 @@ bool replay(const DecodedChunk& c, DirectSink& sink) {
       if (!record(c.records[next++].second)) return false;
     const Event& e = c.events[i];
     sink.event_refs(e);
-    sink.event(e);
-    if (!sink.keep_going()) return false;
+    if (!sink.event(e)) return false;
   }
   while (next < records)
     if (!record(c.records[next++].second)) return false;
   if (c.error_event_refs) sink.event_refs(c.error_event);
   if (!c.error.empty()) throw DecodeError{c.error};
   return true;
+}
+
+// The payload of `f`, decompressed into `out`. Throws DecodeError.
+void decompress_into(ZSTD_DCtx* dctx, const Frame& f, std::string& out) {
+  out.resize(f.raw);
+  std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), f.raw, f.stored.data(), f.stored_size);
+  if (ZSTD_isError(n) || n != f.raw)
+    throw DecodeError{"undecodable chunk (zstd: " +
+                      (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size mismatch") +
+                      ")"};
 }
 
 // Decompresses and decodes chunks. One per thread; its buffers and thread
@@ -310,7 +388,22 @@ struct ChunkDecoder {
   std::vector<std::unique_ptr<DecoderThreadState>> states;
   static constexpr std::size_t kKeptThreadStates = 64;
 
+  // The last two threads' states: chunks mostly alternate between a few
+  // threads, and a switch then costs no hash lookup. Cleared per chunk.
+  std::uint32_t recent_thread[2] = {0, 0};
+  DecoderThreadState* recent_state[2] = {nullptr, nullptr};
+
   DecoderThreadState& state_for(std::uint32_t thread) {
+    if (recent_state[0] && recent_thread[0] == thread) return *recent_state[0];
+    if (!(recent_state[1] && recent_thread[1] == thread)) {
+      recent_state[1] = &state_lookup(thread);
+      recent_thread[1] = thread;
+    }
+    std::swap(recent_state[0], recent_state[1]);
+    std::swap(recent_thread[0], recent_thread[1]);
+    return *recent_state[0];
+  }
+  DecoderThreadState& state_lookup(std::uint32_t thread) {
     auto [it, fresh] =
         state_of_thread.try_emplace(thread, static_cast<std::uint32_t>(state_of_thread.size()));
     if (!fresh) return *states[it->second];
@@ -328,15 +421,7 @@ struct ChunkDecoder {
   ChunkDecoder& operator=(const ChunkDecoder&) = delete;
   ~ChunkDecoder() { ZSTD_freeDCtx(dctx); }
 
-  void decompress(const Frame& f) {
-    payload.resize(f.raw);
-    std::size_t n =
-        ZSTD_decompressDCtx(dctx, payload.data(), f.raw, f.stored.data(), f.stored_size);
-    if (ZSTD_isError(n) || n != f.raw)
-      throw DecodeError{"undecodable chunk (zstd: " +
-                        (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size mismatch") +
-                        ")"};
-  }
+  void decompress(const Frame& f) { decompress_into(dctx, f, payload); }
 
   // Decodes the decompressed payload of `f` into `sink`. Throws DecodeError;
   // false when the sink stopped.
@@ -358,15 +443,13 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
   ByteSource& ops = s[kOps];
   std::uint32_t current_thread = 0;
   state_of_thread.clear();  // prediction state is per chunk
+  recent_state[0] = recent_state[1] = nullptr;
   // ~70 KiB each: keep enough for ordinary chunks, not a hostile chunk's 1024.
   if (states.size() > kKeptThreadStates) states.resize(kKeptThreadStates);
   ordinals.clear();
   DecoderThreadState* current_state = nullptr;  // of current_thread; null after a switch
   std::uint64_t chunk_events = 0;
 
-  auto need = [](bool ok, const char* what) {
-    if (!ok) throw DecodeError{std::string("undecodable ") + what};
-  };
   auto table_id = [&](std::uint32_t& id, const char* what) {
     need(ops.varint32(id), what);
     if (id == 0) throw DecodeError{std::string(what) + " record with id 0"};
@@ -461,7 +544,11 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
       throw DecodeError{"unknown event kind " + std::to_string(kind_index)};
     std::uint8_t mask = 0;
     need(ops.u8(mask), "event field mask");
-    Event e;
+    // Decoded in place: into the visitor's buffer when it has one.
+    Event& e = sink.slot();
+    e.address = 0;
+    e.size = 0;
+    e.aux = 0;
     e.kind = static_cast<EventKind>(kind_index);
     e.thread = current_thread;
     if (!current_state) current_state = &state_for(current_thread);  // once per thread switch
@@ -526,11 +613,16 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
       need(s[kSize].svarint(diff), "event requested size");
       e.requested = e.size - static_cast<std::uint64_t>(diff);
     }
-    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
+    std::uint64_t cls = 0;
+    int bucket = 0;  // of cls: computed once for both questions below
+    if (alloc) {
+      cls = chunk_class(e.size);
+      bucket = ClassFrees::bucket_of(cls);
+    }
     if (has_ref && alloc) {
       std::uint64_t d;
       need(s[kAddr].varint(d), "event address reference");
-      if (!st.alloc_address_at(cls, d, e.address))
+      if (!st.alloc_address_at(bucket, cls, d, e.address))
         throw DecodeError{"address candidate " + std::to_string(d) + " out of range"};
     }
     if (!has_ref && (mask & kMaskAddr)) {
@@ -550,33 +642,32 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
       if (e.address != 0) {
-        st.take_freed(cls, e.address);
+        st.take_freed(bucket, cls, e.address);
         st.push_fresh(e.address + cls);
       }
       ordinals.emplace_back(e.address, e.size);
     }
 
     sink.event_refs(e);
-    switch (e.kind) {
-      case EventKind::scope_begin:
-      case EventKind::scope_end:
-      case EventKind::workspace_reset:
-      case EventKind::workspace_learn:
-      case EventKind::spill:
-      case EventKind::donate:
-        if (e.aux > 0xffffffffu) sink.fail_after_refs(e, "scope id out of range");
-        break;
-      case EventKind::mark:
-      case EventKind::donate_rejected:
-      case EventKind::oom:
-        if (e.aux > 0xffffffffu) sink.fail_after_refs(e, "string id out of range");
-        break;
-      default:
-        break;
+    if (e.aux > 0xffffffffu) [[unlikely]] {
+      switch (e.kind) {
+        case EventKind::scope_begin:
+        case EventKind::scope_end:
+        case EventKind::workspace_reset:
+        case EventKind::workspace_learn:
+        case EventKind::spill:
+        case EventKind::donate:
+          sink.fail_after_refs(e, "scope id out of range");
+        case EventKind::mark:
+        case EventKind::donate_rejected:
+        case EventKind::oom:
+          sink.fail_after_refs(e, "string id out of range");
+        default:
+          break;
+      }
     }
     ++chunk_events;
-    sink.event(e);
-    if (!sink.keep_going()) return false;
+    if (!sink.commit()) return false;
   }
   for (int i = 1; i < kStreamCount; ++i)
     if (!s[i].empty()) throw DecodeError{"unused bytes in a value stream"};
@@ -605,6 +696,11 @@ struct TraceReader::Impl {
   bool start(TraceVisitor& v, ReadResult& r);
   FrameKind next_frame(std::uint64_t& offset, Frame& f, ReadResult& stop);
   void end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const;
+  void read_chunks(DirectSink& sink, ReadResult& r);
+  void read_chunks_ahead(DirectSink& sink, ReadResult& r);
+  // Decodes the chunk whose decompressed payload is in decoder.payload.
+  // False: the read ends here (`r` says why).
+  bool decode_chunk(const Frame& f, DirectSink& sink, ReadResult& r);
 };
 
 void TraceReader::Impl::read_header() {
@@ -816,33 +912,162 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
   Impl& m = *impl_;
   if (!m.start(visitor, r)) return r;
   DirectSink sink{m.ids, visitor, r};
-  std::uint64_t offset = m.data_offset;
+  m.read_chunks(sink, r);
+  sink.flush();  // the events decoded before the end, the stop or the error
+  return r;
+}
+
+ReadResult TraceReader::read_ahead(TraceVisitor& visitor) {
+  ReadResult r;
+  Impl& m = *impl_;
+  if (!m.start(visitor, r)) return r;
+  DirectSink sink{m.ids, visitor, r};
+  m.read_chunks_ahead(sink, r);
+  sink.flush();
+  return r;
+}
+
+void TraceReader::Impl::read_chunks(DirectSink& sink, ReadResult& r) {
+  std::uint64_t offset = data_offset;
   for (;;) {
     ReadResult stop;
-    switch (m.next_frame(offset, m.frame, stop)) {
+    switch (next_frame(offset, frame, stop)) {
       case FrameKind::eof:
         r.ok = true;
-        return r;
+        return;
       case FrameKind::stop:
         take_stop(r, stop);
-        return r;
+        return;
       case FrameKind::end:
-        m.end_of_trace(r, m.frame, offset);
-        return r;
+        end_of_trace(r, frame, offset);
+        return;
       case FrameKind::data:
         break;
     }
     try {
-      m.decoder.decompress(m.frame);
-      if (!m.decoder.decode(m.frame, m.header.time_resolution_ns, sink)) {
-        r.ok = true;  // the visitor stopped reading inside this chunk
-        return r;
-      }
-      ++r.chunks;
+      decoder.decompress(frame);
     } catch (const DecodeError& e) {
-      r.error = m.path + ": " + e.what + m.at(m.frame.offset);
-      return r;
+      r.error = path + ": " + e.what + at(frame.offset);
+      return;
     }
+    if (!decode_chunk(frame, sink, r)) return;
+  }
+}
+
+bool TraceReader::Impl::decode_chunk(const Frame& f, DirectSink& sink, ReadResult& r) {
+  try {
+    if (!decoder.decode(f, header.time_resolution_ns, sink)) {
+      r.ok = true;  // the visitor stopped reading inside this chunk
+      return false;
+    }
+    ++r.chunks;
+    return true;
+  } catch (const DecodeError& e) {
+    r.error = path + ": " + e.what + at(f.offset);
+    return false;
+  }
+}
+
+// read_chunks() with the frames read, checked and decompressed one chunk
+// ahead on a second thread. The chunks are taken in file order and a
+// chunk's frame or zstd error is reported when its turn comes, so what the
+// visitor sees and `r` are exactly read_chunks()'s. Two slots: one being
+// decoded here, one being filled there.
+void TraceReader::Impl::read_chunks_ahead(DirectSink& sink, ReadResult& r) {
+  struct Ready {
+    FrameKind kind = FrameKind::eof;
+    Frame frame;
+    ReadResult stop;
+    std::uint64_t next_offset = 0;  // past the frame
+    std::string payload;            // decompressed (kind data, no error)
+    std::string error;              // the zstd error (kind data)
+  };
+  constexpr std::size_t kSlots = 2;
+  Ready slots[kSlots];
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t produced = 0, consumed = 0;  // under mu
+  bool quit = false;                       // under mu
+
+  std::thread reader_thread([&] {
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    std::uint64_t offset = data_offset;
+    for (std::size_t n = 0;; ++n) {
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return quit || n - consumed < kSlots; });
+        if (quit) break;
+      }
+      Ready& c = slots[n % kSlots];
+      c.stop = ReadResult{};
+      c.error.clear();
+      c.kind = next_frame(offset, c.frame, c.stop);
+      c.next_offset = offset;
+      if (c.kind == FrameKind::data) {
+        try {
+          decompress_into(dctx, c.frame, c.payload);
+        } catch (const DecodeError& e) {
+          c.error = e.what;
+        }
+      }
+      bool last = c.kind != FrameKind::data || !c.error.empty();
+      {
+        std::lock_guard lock(mu);
+        produced = n + 1;
+      }
+      cv.notify_all();
+      if (last) break;
+    }
+    ZSTD_freeDCtx(dctx);
+  });
+  struct Joiner {  // on every return path, also an exception from the visitor
+    std::thread& t;
+    std::mutex& mu;
+    bool& quit;
+    std::condition_variable& cv;
+    ~Joiner() {
+      {
+        std::lock_guard lock(mu);
+        quit = true;
+      }
+      cv.notify_all();
+      t.join();
+    }
+  } joiner{reader_thread, mu, quit, cv};
+
+  for (;;) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return produced > consumed; });
+    }
+    Ready& c = slots[consumed % kSlots];
+    switch (c.kind) {
+      case FrameKind::eof:
+        r.ok = true;
+        return;
+      case FrameKind::stop:
+        take_stop(r, c.stop);
+        return;
+      case FrameKind::end:
+        end_of_trace(r, c.frame, c.next_offset);
+        return;
+      case FrameKind::data:
+        break;
+    }
+    if (!c.error.empty()) {
+      r.error = path + ": " + c.error + at(c.frame.offset);
+      return;
+    }
+    // The payload moves in and out: both buffers keep their capacity.
+    decoder.payload.swap(c.payload);
+    bool more = decode_chunk(c.frame, sink, r);
+    decoder.payload.swap(c.payload);
+    if (!more) return;
+    {
+      std::lock_guard lock(mu);
+      ++consumed;
+    }
+    cv.notify_all();
   }
 }
 
@@ -893,7 +1118,7 @@ ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders,
           std::min<std::uint64_t>({j->frame.count, j->frame.raw / 2, max_buffered_events})));
       try {
         d.decompress(j->frame);
-        BufferSink sink{j->chunk, abort, max_buffered_events};
+        BufferSink sink{j->chunk, abort, max_buffered_events, {}};
         // Stopped early without an abort: the chunk holds more events than a
         // buffer may (a hostile file can pack 2^25 into one chunk).
         if (!d.decode(j->frame, time_resolution, sink)) j->chunk.overflow = true;
@@ -931,6 +1156,10 @@ ReadResult TraceReader::read_parallel(TraceVisitor& visitor, unsigned decoders,
   for (unsigned i = 0; i < decoders; ++i) threads.emplace_back(worker);
 
   DirectSink sink{m.ids, visitor, r};
+  struct Flusher {  // the buffered events go out on every return path
+    DirectSink& sink;
+    ~Flusher() { sink.flush(); }
+  } flusher{sink};
   std::uint64_t offset = m.data_offset;
   FrameKind last = FrameKind::data;
   Frame end_frame;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "memtrail/event.hpp"
@@ -92,6 +93,21 @@ class TraceVisitor {
   virtual void on_event(const Event&) {}
   // Return false to stop reading early (the read then reports ok).
   virtual bool keep_going() { return true; }
+
+  // Optional batch delivery, for visitors that hand events to another
+  // thread. A visitor whose event_buffer() is non-empty gets decoded events
+  // stored straight into that span instead of one on_event() call each;
+  // events_stored(n) then says that the first n slots were filled. It comes
+  // when the span is full, before any other callback, and before read()
+  // returns, so the order of events and records is kept. keep_going() is
+  // then asked after each events_stored() instead of after each event.
+  virtual std::span<Event> event_buffer() { return {}; }
+  virtual void events_stored(std::size_t /*n*/) {}
+  // Several events at once (a consumer of batches): the same as on_event()
+  // for each, in order, without a virtual call per event.
+  virtual void on_events(const Event* events, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) on_event(events[i]);
+  }
 };
 
 struct ReadResult {
@@ -101,7 +117,8 @@ struct ReadResult {
   std::uint64_t events = 0;         // events delivered
   std::uint64_t dropped_bytes = 0;  // bytes after the last whole chunk (cut file)
   bool complete = false;            // the end-of-trace marker was seen
-  std::string warning;  // one line, e.g. "412 bytes after the last whole chunk were dropped"
+  // One line, e.g. "412 bytes after the last whole chunk were dropped".
+  std::string warning;
 };
 
 class TraceReader {
@@ -121,6 +138,10 @@ class TraceReader {
   // byte 8123"); a cut file reads up to its last whole chunk with ok=true and
   // `dropped_bytes`/`warning` set.
   ReadResult read(TraceVisitor& visitor);
+  // read(), with a second thread that reads, checks and decompresses the
+  // next chunk while this one decodes: the same delivery, results and
+  // errors, one more chunk (compressed and raw) in memory.
+  ReadResult read_ahead(TraceVisitor& visitor);
   // The same delivery, results and errors as read(), with `decoders` worker
   // threads decompressing and decoding the next chunks while the calling
   // thread delivers the current one (chunks decode on their own; table

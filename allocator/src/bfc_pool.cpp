@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cerrno>
 #include <cstdlib>
 #include <memory_resource>
@@ -147,7 +148,9 @@ struct BfcPool::Impl {
   BfcOptions options;
   mutable detail::SpinLock mutex;
   std::vector<Chunk> chunks;
-  std::vector<ChunkHandle> free_handles;
+  // Unused handles, last freed first, chained through their chunks' `next`
+  // (no vector to grow on the coalescing path).
+  ChunkHandle free_handles = kInvalid;
   detail::NodeCache nodes;  // set nodes without system allocator calls
   FreeBins bins{ChunkAccess{&chunks}, kMinAllocationSize, kExactClasses, &nodes};
   detail::AddrMap<ChunkHandle> in_use;      // ptr -> chunk
@@ -192,16 +195,19 @@ struct BfcPool::Impl {
   }
 
   [[gnu::always_inline]] ChunkHandle allocate_chunk() {
-    if (!free_handles.empty()) {
-      ChunkHandle h = free_handles.back();
-      free_handles.pop_back();
+    if (free_handles != kInvalid) {
+      ChunkHandle h = free_handles;
+      free_handles = chunks[h].next;
       chunks[h] = Chunk{};
       return h;
     }
     chunks.emplace_back();
     return chunks.size() - 1;
   }
-  void deallocate_chunk(ChunkHandle h) { free_handles.push_back(h); }
+  [[gnu::always_inline]] void deallocate_chunk(ChunkHandle h) {
+    chunks[h].next = free_handles;
+    free_handles = h;
+  }
 
   [[gnu::always_inline]] void insert_free_chunk_into_bin(ChunkHandle h) {
     Chunk& c = chunks[h];
@@ -240,14 +246,13 @@ struct BfcPool::Impl {
     Chunk& c = chunks[h];
     // Its free may be deferred when that free would give back exactly the
     // free chunks before this call: it will coalesce with nothing but the
-    // split-off remainder. Free neighbours are always coalesced, so the
-    // two neighbour tests are a safety net.
-    // Unsplit, a request of B's size must not split B either: with a
-    // fragmentation limit of 0 it would (a zero-byte remainder, as in tsl).
-    const bool lone = !(c.prev != kInvalid && !chunks[c.prev].in_use) &&
-                      (split || (!(c.next != kInvalid && !chunks[c.next].in_use) &&
-                                 max_internal_fragmentation() != 0));
-    undo_split = lone ? h : kInvalid;
+    // split-off remainder (no two neighbours are ever both free: every
+    // free coalesces). Unsplit, a request of B's size must not split B
+    // either: with a fragmentation limit of 0 it would (a zero-byte
+    // remainder, as in tsl).
+    assert(!(c.prev != kInvalid && !chunks[c.prev].in_use));
+    assert(split || !(c.next != kInvalid && !chunks[c.next].in_use));
+    undo_split = split || max_internal_fragmentation() != 0 ? h : kInvalid;
     c.requested = num_bytes;
     c.in_use = true;
     in_use.insert(c.ptr, h);
@@ -363,10 +368,11 @@ struct BfcPool::Impl {
     const std::uint64_t rounded =
         (num_bytes + kMinAllocationSize - 1) / kMinAllocationSize * kMinAllocationSize;
     if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]] {
-      if (const ChunkHandle x = undo_freed; x != kInvalid) {
-        if (chunks[x].size == rounded) [[likely]]
-          return redo(x, num_bytes);
-        flush();
+      // (The public entry point tried redo() already.) The deferred free,
+      // inline: this frame is already set up for the allocation below.
+      if (const ChunkHandle x = undo_freed; x != kInvalid) [[unlikely]] {
+        undo_freed = kInvalid;
+        deallocate_locked<true>(reinterpret_cast<void*>(chunks[x].ptr));
       }
       if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]]
         return p;
@@ -465,7 +471,8 @@ struct BfcPool::Impl {
   // - Cancellation is exact. Let S0 be the state before the allocation
   //   that produced X (undo_split is cleared by every other operation).
   //   The free would coalesce X with R alone (X's previous neighbour is in
-  //   use, tested when undo_split is set; unsplit, both neighbours are), so
+  //   use, and unsplit both are: every free coalesces, so no two
+  //   neighbours are ever both free; asserted when undo_split is set), so
   //   the free chunks are S0's: same ranges, same neighbours (the bins may
   //   hold them in another internal order, but first_at_least answers the
   //   smallest chunk >= the request, lowest address first, from the set of
@@ -475,9 +482,10 @@ struct BfcPool::Impl {
   //   and >= s2 would have come first for s1, so B is again the one. If
   //   the first split B, s1 == X.size == s2 and the split test (the same
   //   sizes) splits again at the same place; if it took B whole, s2 ==
-  //   B.size and nothing is left to split (B.size >= 2 s2 is impossible, a
-  //   waste of 0 >= the limit too: tested when undo_split is set). It hands out X, at X's address:
-  //   the state after the first allocation.
+  //   B.size and nothing is left to split (B.size >= 2 s2 is impossible, and
+  //   a waste of 0 >= the limit too: undo_split is not set when the limit
+  //   is 0). It hands out X, at X's address: the state after the first
+  //   allocation.
   // - Stats: while the free is deferred they read as if X were in use
   //   (every reader flushes first). Free + allocation leave bytes_in_use
   //   where it was (its peak and largest_alloc_size cannot rise: reached

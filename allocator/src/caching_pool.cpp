@@ -488,9 +488,11 @@ struct CachingPool::Impl {
     // (plain implies no stream events: the first deferred free ends it.)
     if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
       const std::uint64_t size = round_plain(orig_size);
-      if (Block* x = undo_freed; x && x->size == size && x->stream == stream) [[likely]]
-        return redo(x, orig_size);
-      flush();
+      // (The public malloc tried redo() already.) The deferred free, inline:
+      // this frame is already set up for the split below.
+      if (undo_freed || undo_pairs) [[unlikely]]
+        flush_deferred();
+      undo_split = nullptr;
       if (size <= kSmallSize) {
         if (void* p = malloc_plain<kSmallIndex>(orig_size, size, stream)) [[likely]]
           return p;
@@ -743,13 +745,13 @@ struct CachingPool::Impl {
       stats.oversize_allocations.increase(1);
     if (kPlain) {
       // Its free may be deferred when that free would give back exactly the
-      // state before this call: the block came from the pending slot and
-      // its free will merge with nothing but the remainder (see below).
-      // Free neighbours are always merged on the plain path, so the two
-      // neighbour tests are a safety net.
-      const bool lone = !(block->prev && can_merge<true>(block, block->prev)) &&
-                        (split || !(block->next && can_merge<true>(block, block->next)));
-      undo_split = pending && lone ? block : nullptr;
+      // state before this call: the block came from the pending slot, and
+      // its free will merge with nothing but the remainder. (In a plain pool
+      // no two neighbours are ever both free: every free merges, and a pool
+      // is plain from its construction until it stops being plain for good.)
+      assert(!(block->prev && can_merge<true>(block, block->prev)));
+      assert(split || !(block->next && can_merge<true>(block, block->next)));
+      undo_split = pending ? block : nullptr;
     }
     return block;
   }
@@ -992,18 +994,17 @@ struct CachingPool::Impl {
   //   was the bins' pending block, and every other operation clears it, so
   //   that malloc immediately precedes free(X). If it split B, the free
   //   would merge X with R alone (B's previous neighbour is not a mergeable
-  //   free block, tested when undo_split is set) and, R being the pending
-  //   block, grow R in place back to B's address, size and neighbours; if
-  //   it took B whole, the free merges nothing (neither neighbour is a
-  //   mergeable free block, tested) and inserts B into the emptied pending
-  //   slot. Either way: S0's blocks, links, gc_count_base and bins (only
-  //   Block objects and the recycling list differ, which nothing
-  //   observes). Now a malloc of a size s2 that rounds (round_plain: no
-  //   divisions in a plain pool) to X->size on X's stream. `plain` still
-  //   holds (only set_memory_fraction and a stream-deferred free end it,
-  //   and both flush first). In S0 the first malloc, of rounded size
-  //   s1 <= X->size, took B as the first free block >= s1 in (size,
-  //   address) order. If it split B, X->size == s1 == s2. If it took B
+  //   free block: in a plain pool, which has been plain since it was made,
+  //   every free merges, so no two neighbours are ever both free; asserted
+  //   when undo_split is set) and, R being the pending block, grow R in
+  //   place back to B's address, size and neighbours; if it took B whole,
+  //   the free merges nothing (neither neighbour is free, likewise) and
+  //   inserts B into the emptied pending slot. Either way: S0's blocks, links, gc_count_base and
+  //   bins (only Block objects and the recycling list differ, which nothing observes). Now a malloc
+  //   of a size s2 that rounds (round_plain: no divisions in a plain pool) to X->size on X's
+  //   stream. `plain` still holds (only set_memory_fraction and a stream-deferred free end it, and
+  //   both flush first). In S0 the first malloc, of rounded size s1 <= X->size, took B as the first
+  //   free block >= s1 in (size, address) order. If it split B, X->size == s1 == s2. If it took B
   //   whole, s2 == B.size >= s1, and B is still the first block >= s2:
   //   any block before it in that order would have come first for s1
   //   too. Same pool (the pool of s1 and of s2 is B's), same best fit
@@ -1106,8 +1107,10 @@ struct CachingPool::Impl {
       flush_slow();
     undo_split = nullptr;
   }
-  [[gnu::noinline]] void flush_slow() {
-    if (undo_pairs) apply_pairs(undo_freed ? undo_freed : undo_split);
+  [[gnu::noinline]] void flush_slow() { flush_deferred(); }
+  [[gnu::always_inline]] void flush_deferred() {
+    if (undo_pairs) [[unlikely]]
+      apply_pairs(undo_freed ? undo_freed : undo_split);
     if (!undo_freed) return;
     Block* x = undo_freed;
     undo_freed = nullptr;

@@ -463,13 +463,15 @@ struct BfcPool::Impl {
   // splits it into X + remainder R, each free coalesces X and R back into
   // B. A free of the chunk the last operation handed out is deferred:
   //
-  // - Deferral is exact: every entry point other than the two below first
-  //   calls flush(), which runs the deferred free (deallocate_locked:
-  //   stats, coalescing, bins) before anything else; nothing ran between,
-  //   so it leaves the state the free would have left. The free's event is
-  //   recorded at the free.
+  // - Deferral is exact: every entry point other than the two below and
+  //   the two pure reads (stats(), region_count(): see Stats) first calls
+  //   flush(), which runs the deferred free (deallocate_locked: stats,
+  //   coalescing, bins) before anything else; nothing that changes the
+  //   pool ran between, so it leaves the state the free would have left.
+  //   The free's event is recorded at the free.
   // - Cancellation is exact. Let S0 be the state before the allocation
-  //   that produced X (undo_split is cleared by every other operation).
+  //   that produced X (undo_split is cleared by every other operation
+  //   but the pure reads, which change nothing).
   //   The free would coalesce X with R alone (X's previous neighbour is in
   //   use, and unsplit both are: every free coalesces, so no two
   //   neighbours are ever both free; asserted when undo_split is set), so
@@ -486,8 +488,10 @@ struct BfcPool::Impl {
   //   a waste of 0 >= the limit too: undo_split is not set when the limit
   //   is 0). It hands out X, at X's address: the state after the first
   //   allocation.
-  // - Stats: while the free is deferred they read as if X were in use
-  //   (every reader flushes first). Free + allocation leave bytes_in_use
+  // - Stats: while the free is deferred the stored ones read as if X were
+  //   in use; stats() corrects them (stats_locked), region_count() needs
+  //   nothing (reads change nothing, so they need not end the undo).
+  //   Free + allocation leave bytes_in_use
   //   where it was (its peak and largest_alloc_size cannot rise: reached
   //   before, and only reset_peak_stats, which flushes, lowers a peak) and
   //   add one to num_allocs.
@@ -565,9 +569,21 @@ struct BfcPool::Impl {
 
   std::uint64_t largest_free_block() const { return bins.largest_size(); }
 
-  BfcStats stats_locked() const {
+  // Read around a deferred free instead of running it (a read changes
+  // nothing, so the undo stays possible): it would lower bytes_in_use by
+  // X's size and coalesce X with a free next chunk R into B, and the free
+  // chunks would then be the others and B (>= R), so the largest is the
+  // bins' largest or B. Nothing else it touches is a stat.
+  [[gnu::always_inline]] BfcStats stats_locked() const {
     BfcStats s = stats;
-    s.largest_free_block_bytes = static_cast<std::int64_t>(largest_free_block());
+    std::uint64_t largest = largest_free_block();
+    if (undo_freed != kInvalid) {
+      const Chunk& x = chunks[undo_freed];
+      const bool next_free = x.next != kInvalid && !chunks[x.next].in_use;
+      s.bytes_in_use -= static_cast<std::int64_t>(x.size);
+      largest = std::max(largest, x.size + (next_free ? chunks[x.next].size : 0));
+    }
+    s.largest_free_block_bytes = static_cast<std::int64_t>(largest);
     return s;
   }
 
@@ -644,8 +660,7 @@ void BfcPool::deallocate_raw(void* p) {
 
 BfcStats BfcPool::stats() const {
   std::lock_guard<detail::SpinLock> lock(impl_->mutex);
-  impl_->flush();
-  return impl_->stats_locked();
+  return impl_->stats_locked();  // reads around a deferred free
 }
 
 void BfcPool::reset_peak_stats() {
@@ -662,8 +677,7 @@ std::uint64_t BfcPool::memory_limit() const {
 
 std::size_t BfcPool::region_count() const {
   std::lock_guard<detail::SpinLock> lock(impl_->mutex);
-  impl_->flush();
-  return impl_->regions.size();
+  return impl_->regions.size();  // (a deferred free changes no region)
 }
 
 PoolSnapshot BfcPool::snapshot() const {

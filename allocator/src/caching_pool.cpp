@@ -799,12 +799,7 @@ struct CachingPool::Impl {
   void free(void* ptr, bool untraced) {
     if (!ptr) return;
     if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
-      if (Block* x = undo_split; x && x->addr == reinterpret_cast<std::uint64_t>(ptr)) [[likely]] {
-        undo_split = nullptr;  // defer the free (untraced: no event)
-        undo_freed = x;
-        return;
-      }
-      flush();
+      flush();  // (the public free tried try_defer() already)
       if (Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr))) [[likely]] {
         Block* block = *slot;
         if (block->stream_uses.empty()) [[likely]] {
@@ -982,17 +977,21 @@ struct CachingPool::Impl {
   // Instead, free(X) is deferred when nothing has happened since the malloc
   // that produced X, and the next operation decides:
   //
-  // - Deferral is exact. Every entry point other than the two below first
-  //   calls flush(), which runs the deferred free (free_found: map erase,
-  //   counters, free_block's merge) before doing anything else. Nothing ran
-  //   between free(X) and that flush, so the flush leaves exactly the state
-  //   the free would have left at its own time. Its trace event, the only
-  //   thing the free emits, is recorded at the free itself.
+  // - Deferral is exact. Every entry point other than the two below and
+  //   allocated_bytes() / reserved_bytes() (pure reads that correct for the
+  //   deferred free: it lowers allocated bytes by X's size and no reserved
+  //   byte) first calls flush(), which runs the deferred free (free_found:
+  //   map erase, counters, free_block's merge) before doing anything else.
+  //   Nothing that changes the pool ran between free(X) and that flush, so
+  //   the flush leaves exactly the state the free would have left at its
+  //   own time. Its trace event, the only thing the free emits, is recorded
+  //   at the free itself.
   //
   // - Cancellation is exact. Let S0 be the state before the malloc that
   //   produced X. undo_split is set only on the plain path, only when B
-  //   was the bins' pending block, and every other operation clears it, so
-  //   that malloc immediately precedes free(X). If it split B, the free
+  //   was the bins' pending block, and every other operation but those
+  //   two reads clears it, so nothing that changes the pool runs between
+  //   that malloc and free(X). If it split B, the free
   //   would merge X with R alone (B's previous neighbour is not a mergeable
   //   free block: in a plain pool, which has been plain since it was made,
   //   every free merges, so no two neighbours are ever both free; asserted
@@ -1570,15 +1569,18 @@ DeviceStats CachingPool::stats() const {
   return impl_->device_stats();
 }
 
+// These two read around a deferred free instead of running it (a read
+// changes nothing, so the undo stays possible): it lowers allocated_bytes by
+// the block's size and leaves reserved_bytes as it is.
 std::uint64_t CachingPool::allocated_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  impl_->flush();
-  return static_cast<std::uint64_t>(impl_->current_sum(Impl::kAllocatedBytes));
+  const Block* deferred = impl_->undo_freed;
+  return static_cast<std::uint64_t>(impl_->current_sum(Impl::kAllocatedBytes)) -
+         (deferred ? deferred->size : 0);
 }
 
 std::uint64_t CachingPool::reserved_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  impl_->flush();
   return static_cast<std::uint64_t>(impl_->current_sum(Impl::kReservedBytes));
 }
 

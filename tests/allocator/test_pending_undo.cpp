@@ -73,6 +73,9 @@ TEST(PendingUndo, CachingStatsWhilePendingAreTheMergedState) {
   void* keep = pool.malloc(4096);  // the segment stays split around the pair
   void* p = pool.malloc(64);
   pool.free(p);
+  // These two read around the deferred free.
+  EXPECT_EQ(pool.allocated_bytes(), 4096u);
+  EXPECT_EQ(pool.reserved_bytes(), 2 * kMiB);
   const auto stats = pool.memory_stats();
   EXPECT_EQ(stats.at("allocated_bytes.all.current"), 4096);
   EXPECT_EQ(stats.at("allocation.all.current"), 1);
@@ -239,10 +242,18 @@ TEST(PendingUndo, BfcStatsWhilePendingAreTheCoalescedState) {
   EXPECT_EQ(s.bytes_in_use, 0);
   EXPECT_EQ(s.num_allocs, 1);
   EXPECT_EQ(s.largest_free_block_bytes, static_cast<std::int64_t>(2 * kMiB));
+  // stats() reads around the deferred free, which an allocation of the
+  // same size may still undo.
+  void* q = pool.allocate_raw(64);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(pool.stats().bytes_in_use, 256);
+  EXPECT_EQ(pool.stats().largest_free_block_bytes, static_cast<std::int64_t>(2 * kMiB - 256));
+  pool.deallocate_raw(q);
   const PoolSnapshot snap = pool.snapshot();
   ASSERT_EQ(snap.segments.size(), 1u);
   ASSERT_EQ(snap.segments[0].blocks.size(), 1u);  // one free chunk: coalesced
   EXPECT_EQ(snap.segments[0].blocks[0].size, 2 * kMiB);
+  EXPECT_EQ(pool.stats().num_allocs, 2);
 }
 
 TEST(PendingUndo, BfcADifferentSizePicksTheCoalescedChunk) {

@@ -507,17 +507,19 @@ struct BfcPool::Impl {
   // For the public entry points: the undo's two calls without a frame (no
   // other path inlined around them). No trace is being recorded.
   [[gnu::always_inline]] bool can_redo(std::uint64_t num_bytes) const {
+    // Single-threaded first: with other threads the fields (and `chunks`,
+    // which may move) may be changing under the lock, and nothing here may
+    // read them.
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;
     const ChunkHandle x = undo_freed;
     // (rounded_bytes, inline; 0 for 0, which no chunk handed out has)
-    return x != kInvalid &&
-           chunks[x].size ==
-               (num_bytes + kMinAllocationSize - 1) / kMinAllocationSize * kMinAllocationSize &&
-           MEMTRAIL_SINGLE_THREADED();
+    return x != kInvalid && chunks[x].size == (num_bytes + kMinAllocationSize - 1) /
+                                                  kMinAllocationSize * kMinAllocationSize;
   }
   [[gnu::always_inline]] bool try_defer(void* p) {
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;  // (as in can_redo)
     const ChunkHandle x = undo_split;
-    if (x != kInvalid && chunks[x].ptr == reinterpret_cast<std::uint64_t>(p) &&
-        MEMTRAIL_SINGLE_THREADED()) [[likely]] {
+    if (x != kInvalid && chunks[x].ptr == reinterpret_cast<std::uint64_t>(p)) [[likely]] {
       undo_split = kInvalid;
       undo_freed = x;
       return true;

@@ -1050,15 +1050,18 @@ struct CachingPool::Impl {
   // For the public entry points: the undo's two calls without a frame (no
   // other path inlined around them). No trace is being recorded.
   [[gnu::always_inline]] bool can_redo(std::uint64_t orig_size, StreamId stream) const {
+    // Single-threaded first: with other threads the fields may be changing
+    // under the lock, and nothing here may read them.
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;
     const Block* x = undo_freed;
     // (orig_size + 511) & ~511 is round_plain(orig_size), and 0 for 0.
     return x && (orig_size + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize == x->size &&
-           x->stream == stream && MEMTRAIL_SINGLE_THREADED();
+           x->stream == stream;
   }
   [[gnu::always_inline]] bool try_defer(void* ptr) {
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;  // (as in can_redo)
     Block* x = undo_split;
-    if (x && x->addr == reinterpret_cast<std::uint64_t>(ptr) && MEMTRAIL_SINGLE_THREADED())
-        [[likely]] {
+    if (x && x->addr == reinterpret_cast<std::uint64_t>(ptr)) [[likely]] {
       undo_split = nullptr;
       undo_freed = x;
       return true;

@@ -69,6 +69,54 @@ void BM_BfcPool(benchmark::State& state) {
 }
 BENCHMARK(BM_BfcPool)->Apply(sizes);
 
+// A 64 B pair then a 4 KiB pair per iteration: no pair repeats the one
+// before, so the pools' pending undo never applies (each free is done in
+// full, by the next malloc). Time per iteration = two pairs.
+void BM_MallocAlternating(benchmark::State& state) {
+  for (auto _ : state) {
+    void* p = std::malloc(64);
+    benchmark::DoNotOptimize(p);
+    std::free(p);
+    void* q = std::malloc(4096);
+    benchmark::DoNotOptimize(q);
+    std::free(q);
+  }
+}
+BENCHMARK(BM_MallocAlternating);
+
+void BM_CachingPoolAlternating(benchmark::State& state) {
+  SystemHeapResource heap;
+  CachingPool pool(heap, CachingConfig{});
+  pool.free(pool.malloc(64));
+  for (auto _ : state) {
+    void* p = pool.malloc(64);
+    benchmark::DoNotOptimize(p);
+    pool.free(p);
+    void* q = pool.malloc(4096);
+    benchmark::DoNotOptimize(q);
+    pool.free(q);
+  }
+}
+BENCHMARK(BM_CachingPoolAlternating);
+
+void BM_BfcPoolAlternating(benchmark::State& state) {
+  SystemHeapResource heap;
+  BfcOptions o;
+  o.preallocate = false;
+  o.memory_limit = 1ull << 30;
+  BfcPool pool(heap, o);
+  pool.deallocate_raw(pool.allocate_raw(64));
+  for (auto _ : state) {
+    void* p = pool.allocate_raw(64);
+    benchmark::DoNotOptimize(p);
+    pool.deallocate_raw(p);
+    void* q = pool.allocate_raw(4096);
+    benchmark::DoNotOptimize(q);
+    pool.deallocate_raw(q);
+  }
+}
+BENCHMARK(BM_BfcPoolAlternating);
+
 struct Session {
   std::string path = "/tmp/memtrail-bench-allocator-" + std::to_string(getpid()) + ".mtr";
   explicit Session(bool stacks) {

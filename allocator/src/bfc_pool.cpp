@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cerrno>
 #include <cstdlib>
 #include <memory_resource>
@@ -147,7 +148,9 @@ struct BfcPool::Impl {
   BfcOptions options;
   mutable detail::SpinLock mutex;
   std::vector<Chunk> chunks;
-  std::vector<ChunkHandle> free_handles;
+  // Unused handles, last freed first, chained through their chunks' `next`
+  // (no vector to grow on the coalescing path).
+  ChunkHandle free_handles = kInvalid;
   detail::NodeCache nodes;  // set nodes without system allocator calls
   FreeBins bins{ChunkAccess{&chunks}, kMinAllocationSize, kExactClasses, &nodes};
   detail::AddrMap<ChunkHandle> in_use;      // ptr -> chunk
@@ -157,6 +160,12 @@ struct BfcPool::Impl {
   std::uint64_t total_region_allocated_bytes = 0;
   BfcStats stats;
   UpstreamFailure last_failure;
+  std::uint64_t max_fragmentation = 0;  // max_internal_fragmentation(), fixed at construction
+  // The pending undo (see "Pending undo" below): the chunk the last
+  // operation handed out, when its free may be deferred, and the chunk
+  // whose free is deferred. At most one is set.
+  ChunkHandle undo_split = kInvalid;
+  ChunkHandle undo_freed = kInvalid;
 
   Impl(BfcPool& s, Upstream& up, BfcOptions o) : self(s), upstream(up), options(o) {
     if (options.memory_limit) {
@@ -171,9 +180,14 @@ struct BfcPool::Impl {
     curr_region_allocation_bytes = rounded_bytes(
         options.preallocate ? memory_limit : std::min<std::uint64_t>(memory_limit, 2ull << 20));
     stats.bytes_limit = static_cast<std::int64_t>(std::min<std::uint64_t>(memory_limit, INT64_MAX));
+    max_fragmentation = options.fragmentation_fraction > 0.0
+                            ? static_cast<std::uint64_t>(options.fragmentation_fraction *
+                                                         static_cast<double>(memory_limit))
+                            : (128ull << 20);
   }
 
   ~Impl() {
+    flush();
     for (auto& [base, region] : regions) {
       record_segment(EventKind::segment_release, self.pool_id(), base, region.size);
       upstream.release_segment(reinterpret_cast<void*>(base), region.size, kMinAllocationSize);
@@ -181,16 +195,19 @@ struct BfcPool::Impl {
   }
 
   [[gnu::always_inline]] ChunkHandle allocate_chunk() {
-    if (!free_handles.empty()) {
-      ChunkHandle h = free_handles.back();
-      free_handles.pop_back();
+    if (free_handles != kInvalid) {
+      ChunkHandle h = free_handles;
+      free_handles = chunks[h].next;
       chunks[h] = Chunk{};
       return h;
     }
     chunks.emplace_back();
     return chunks.size() - 1;
   }
-  void deallocate_chunk(ChunkHandle h) { free_handles.push_back(h); }
+  [[gnu::always_inline]] void deallocate_chunk(ChunkHandle h) {
+    chunks[h].next = free_handles;
+    free_handles = h;
+  }
 
   [[gnu::always_inline]] void insert_free_chunk_into_bin(ChunkHandle h) {
     Chunk& c = chunks[h];
@@ -202,12 +219,7 @@ struct BfcPool::Impl {
     chunks[h].in_bin = false;
   }
 
-  std::uint64_t max_internal_fragmentation() const {
-    return options.fragmentation_fraction > 0.0
-               ? static_cast<std::uint64_t>(options.fragmentation_fraction *
-                                            static_cast<double>(memory_limit))
-               : (128ull << 20);
-  }
+  std::uint64_t max_internal_fragmentation() const { return max_fragmentation; }
 
   [[gnu::always_inline]] void split_chunk(ChunkHandle h, std::uint64_t num_bytes) {
     ChunkHandle h_new = allocate_chunk();
@@ -228,9 +240,19 @@ struct BfcPool::Impl {
     const ChunkHandle h = bins.first_at_least(rounded, kInvalid);
     if (h == kInvalid) return nullptr;
     remove_free_chunk_from_bin(h);
-    if (chunks[h].size >= rounded * 2 || chunks[h].size - rounded >= max_internal_fragmentation())
-      split_chunk(h, rounded);
+    const bool split =
+        chunks[h].size >= rounded * 2 || chunks[h].size - rounded >= max_internal_fragmentation();
+    if (split) split_chunk(h, rounded);
     Chunk& c = chunks[h];
+    // Its free may be deferred when that free would give back exactly the
+    // free chunks before this call: it will coalesce with nothing but the
+    // split-off remainder (no two neighbours are ever both free: every
+    // free coalesces). Unsplit, a request of B's size must not split B
+    // either: with a fragmentation limit of 0 it would (a zero-byte
+    // remainder, as in tsl).
+    assert(!(c.prev != kInvalid && !chunks[c.prev].in_use));
+    assert(split || !(c.next != kInvalid && !chunks[c.next].in_use));
+    undo_split = split || max_internal_fragmentation() != 0 ? h : kInvalid;
     c.requested = num_bytes;
     c.in_use = true;
     in_use.insert(c.ptr, h);
@@ -346,12 +368,25 @@ struct BfcPool::Impl {
     const std::uint64_t rounded =
         (num_bytes + kMinAllocationSize - 1) / kMinAllocationSize * kMinAllocationSize;
     if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]] {
+      // (The public entry point tried redo() already.) The deferred free,
+      // inline: this frame is already set up for the allocation below.
+      if (const ChunkHandle x = undo_freed; x != kInvalid) [[unlikely]] {
+        undo_freed = kInvalid;
+        deallocate_locked<true>(reinterpret_cast<void*>(chunks[x].ptr));
+      }
       if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]]
         return p;
       std::lock_guard<detail::SpinLock> lock(mutex);
+      flush();
       return allocate_miss(num_bytes, rounded);
     }
     std::unique_lock<detail::SpinLock> lock(mutex);
+    if (const ChunkHandle x = undo_freed; x != kInvalid && chunks[x].size == rounded) {
+      void* p = redo(x, num_bytes);
+      if (tracing()) record_reuse(self.pool_id(), p, chunks[x].size, num_bytes);
+      return p;
+    }
+    flush();
     if (void* p = find_chunk_ptr(rounded, num_bytes)) [[likely]] {
       if (tracing())
         record_reuse(self.pool_id(), p,
@@ -400,10 +435,118 @@ struct BfcPool::Impl {
 
   void deallocate(void* p, bool untraced) {
     if (!p) return;
-    if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]]
-      return deallocate_locked<true>(p);  // nothing here can start a thread
+    const auto addr = reinterpret_cast<std::uint64_t>(p);
+    if (untraced && MEMTRAIL_SINGLE_THREADED()) [[likely]] {  // nothing here can start a thread
+      if (const ChunkHandle x = undo_split; x != kInvalid && chunks[x].ptr == addr) [[likely]] {
+        undo_split = kInvalid;  // defer the free (untraced: no event)
+        undo_freed = x;
+        return;
+      }
+      flush();
+      return deallocate_locked<true>(p);
+    }
     std::lock_guard<detail::SpinLock> lock(mutex);
+    if (const ChunkHandle x = undo_split; x != kInvalid && chunks[x].ptr == addr) {
+      undo_split = kInvalid;  // defer the free, with its event now
+      undo_freed = x;
+      record_free(self.pool_id(), p, chunks[x].size);
+      return;
+    }
+    flush();
     deallocate_locked<false>(p);
+  }
+
+  // --- pending undo ---
+  //
+  // As in CachingPool (caching_pool.cpp, "pending undo"): in the cycle
+  // allocate(n); free; allocate(n); ... each allocation takes chunk B and
+  // splits it into X + remainder R, each free coalesces X and R back into
+  // B. A free of the chunk the last operation handed out is deferred:
+  //
+  // - Deferral is exact: every entry point other than the two below and
+  //   the two pure reads (stats(), region_count(): see Stats) first calls
+  //   flush(), which runs the deferred free (deallocate_locked: stats,
+  //   coalescing, bins) before anything else; nothing that changes the
+  //   pool ran between, so it leaves the state the free would have left.
+  //   The free's event is recorded at the free.
+  // - Cancellation is exact. Let S0 be the state before the allocation
+  //   that produced X (undo_split is cleared by every other operation
+  //   but the pure reads, which change nothing).
+  //   The free would coalesce X with R alone (X's previous neighbour is in
+  //   use, and unsplit both are: every free coalesces, so no two
+  //   neighbours are ever both free; asserted when undo_split is set), so
+  //   the free chunks are S0's: same ranges, same neighbours (the bins may
+  //   hold them in another internal order, but first_at_least answers the
+  //   smallest chunk >= the request, lowest address first, from the set of
+  //   free chunks alone). An allocation rounding to s2 == X.size: the
+  //   first one, rounding to s1 <= X.size, took B as the first free chunk
+  //   >= s1 in (size, address) order; any chunk before B in that order
+  //   and >= s2 would have come first for s1, so B is again the one. If
+  //   the first split B, s1 == X.size == s2 and the split test (the same
+  //   sizes) splits again at the same place; if it took B whole, s2 ==
+  //   B.size and nothing is left to split (B.size >= 2 s2 is impossible, and
+  //   a waste of 0 >= the limit too: undo_split is not set when the limit
+  //   is 0). It hands out X, at X's address: the state after the first
+  //   allocation.
+  // - Stats: while the free is deferred the stored ones read as if X were
+  //   in use; stats() corrects them (stats_locked), region_count() needs
+  //   nothing (reads change nothing, so they need not end the undo).
+  //   Free + allocation leave bytes_in_use
+  //   where it was (its peak and largest_alloc_size cannot rise: reached
+  //   before, and only reset_peak_stats, which flushes, lowers a peak) and
+  //   add one to num_allocs.
+  [[gnu::always_inline]] void* redo(ChunkHandle x, std::uint64_t num_bytes) {
+    undo_freed = kInvalid;
+    undo_split = x;
+    Chunk& c = chunks[x];
+    c.requested = num_bytes;
+    ++stats.num_allocs;
+    return reinterpret_cast<void*>(c.ptr);
+  }
+
+  // For the public entry points: the undo's two calls without a frame (no
+  // other path inlined around them). No trace is being recorded.
+  [[gnu::always_inline]] bool can_redo(std::uint64_t num_bytes) const {
+    // Single-threaded first: with other threads the fields (and `chunks`,
+    // which may move) may be changing under the lock, and nothing here may
+    // read them.
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;
+    const ChunkHandle x = undo_freed;
+    // (rounded_bytes, inline; 0 for 0, which no chunk handed out has)
+    return x != kInvalid && chunks[x].size == (num_bytes + kMinAllocationSize - 1) /
+                                                  kMinAllocationSize * kMinAllocationSize;
+  }
+  [[gnu::always_inline]] bool try_defer(void* p) {
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;  // (as in can_redo)
+    const ChunkHandle x = undo_split;
+    if (x != kInvalid && chunks[x].ptr == reinterpret_cast<std::uint64_t>(p)) [[likely]] {
+      undo_split = kInvalid;
+      undo_freed = x;
+      return true;
+    }
+    return false;
+  }
+
+  // Recorded stacks start at the caller of the public entry point.
+  [[gnu::noinline]] void* allocate_traced(std::uint64_t bytes, const void* caller) {
+    memtrail::detail::AllocatorEntry entry(caller);
+    return allocate(bytes, false);
+  }
+  [[gnu::noinline]] void deallocate_traced(void* p, const void* caller) {
+    memtrail::detail::AllocatorEntry entry(caller);
+    deallocate(p, false);
+  }
+
+  // Called first by every entry point but the deferred pair's own.
+  [[gnu::always_inline]] void flush() {
+    if (undo_freed != kInvalid) [[unlikely]]
+      flush_free();
+    undo_split = kInvalid;
+  }
+  [[gnu::noinline]] void flush_free() {
+    const ChunkHandle x = undo_freed;
+    undo_freed = kInvalid;
+    deallocate_locked<true>(reinterpret_cast<void*>(chunks[x].ptr));  // no event: recorded
   }
 
   // kUntraced: no trace can be on (single thread, untraced at entry).
@@ -428,9 +571,21 @@ struct BfcPool::Impl {
 
   std::uint64_t largest_free_block() const { return bins.largest_size(); }
 
-  BfcStats stats_locked() const {
+  // Read around a deferred free instead of running it (a read changes
+  // nothing, so the undo stays possible): it would lower bytes_in_use by
+  // X's size and coalesce X with a free next chunk R into B, and the free
+  // chunks would then be the others and B (>= R), so the largest is the
+  // bins' largest or B. Nothing else it touches is a stat.
+  [[gnu::always_inline]] BfcStats stats_locked() const {
     BfcStats s = stats;
-    s.largest_free_block_bytes = static_cast<std::int64_t>(largest_free_block());
+    std::uint64_t largest = largest_free_block();
+    if (undo_freed != kInvalid) {
+      const Chunk& x = chunks[undo_freed];
+      const bool next_free = x.next != kInvalid && !chunks[x.next].in_use;
+      s.bytes_in_use -= static_cast<std::int64_t>(x.size);
+      largest = std::max(largest, x.size + (next_free ? chunks[x.next].size : 0));
+    }
+    s.largest_free_block_bytes = static_cast<std::int64_t>(largest);
     return s;
   }
 
@@ -485,26 +640,34 @@ BfcPool::BfcPool(Upstream& upstream, BfcOptions options, std::string name)
 BfcPool::~BfcPool() = default;
 
 // Without a trace the entry guard would do nothing: skip it.
+// The traced calls are out of line, so that the untraced ones need no frame.
 void* BfcPool::allocate_raw(std::uint64_t bytes) {
-  if (!tracing()) [[likely]]
-    return impl_->allocate(bytes, true);
-  MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
-  return impl_->allocate(bytes, false);
+  Impl& m = *impl_;
+  if (!tracing()) [[likely]] {
+    if (m.can_redo(bytes)) [[likely]]
+      return m.redo(m.undo_freed, bytes);
+    return m.allocate(bytes, true);
+  }
+  return m.allocate_traced(bytes, __builtin_return_address(0));
 }
 void BfcPool::deallocate_raw(void* p) {
-  if (!tracing()) [[likely]]
-    return impl_->deallocate(p, true);
-  MEMTRAIL_ALLOCATOR_ENTRY();
-  impl_->deallocate(p, false);
+  Impl& m = *impl_;
+  if (!tracing()) [[likely]] {
+    if (m.try_defer(p)) [[likely]]
+      return;
+    return m.deallocate(p, true);
+  }
+  m.deallocate_traced(p, __builtin_return_address(0));
 }
 
 BfcStats BfcPool::stats() const {
   std::lock_guard<detail::SpinLock> lock(impl_->mutex);
-  return impl_->stats_locked();
+  return impl_->stats_locked();  // reads around a deferred free
 }
 
 void BfcPool::reset_peak_stats() {
   std::lock_guard<detail::SpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->stats.peak_bytes_in_use = impl_->stats.bytes_in_use;
   impl_->stats.peak_pool_bytes = impl_->stats.pool_bytes;
   impl_->stats.peak_bytes_reserved = impl_->stats.bytes_reserved;
@@ -516,11 +679,12 @@ std::uint64_t BfcPool::memory_limit() const {
 
 std::size_t BfcPool::region_count() const {
   std::lock_guard<detail::SpinLock> lock(impl_->mutex);
-  return impl_->regions.size();
+  return impl_->regions.size();  // (a deferred free changes no region)
 }
 
 PoolSnapshot BfcPool::snapshot() const {
   std::lock_guard<detail::SpinLock> lock(impl_->mutex);
+  impl_->flush();
   return impl_->snapshot_locked();
 }
 

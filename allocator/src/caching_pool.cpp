@@ -209,6 +209,17 @@ struct CachingPool::Impl {
   // segments, no rounding divisions, no max_split_size, no garbage
   // collection, active stats mirrored (see update_plain).
   bool plain = false;
+  // The pending undo (see "Pending undo" below): the block the last
+  // operation handed out, when its free may be deferred, and the block
+  // whose free is deferred. At most one is set.
+  Block* undo_split = nullptr;
+  Block* undo_freed = nullptr;
+  // How much inactive_split (blocks, bytes) moved, either way, at the
+  // malloc that produced undo_split / undo_freed.
+  std::int64_t undo_inactive_blocks = 0, undo_inactive_bytes = 0;
+  // Free + malloc pairs of that block whose counters are not applied yet
+  // (apply_pairs).
+  std::int64_t undo_pairs = 0;
 
   Impl(CachingPool& s, Upstream& up, CachingConfig c)
       : self(s), upstream(up), config(std::move(c)) {
@@ -229,6 +240,7 @@ struct CachingPool::Impl {
   }
 
   ~Impl() {
+    flush();
     // Give every segment back; blocks still handed out are lost with it.
     std::vector<Block*> all;
     collect_blocks(all);
@@ -476,6 +488,11 @@ struct CachingPool::Impl {
     // (plain implies no stream events: the first deferred free ends it.)
     if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
       const std::uint64_t size = round_plain(orig_size);
+      // (The public malloc tried redo() already.) The deferred free, inline:
+      // this frame is already set up for the split below.
+      if (undo_freed || undo_pairs) [[unlikely]]
+        flush_deferred();
+      undo_split = nullptr;
       if (size <= kSmallSize) {
         if (void* p = malloc_plain<kSmallIndex>(orig_size, size, stream)) [[likely]]
           return p;
@@ -509,15 +526,22 @@ struct CachingPool::Impl {
   // With other threads or a trace: the plain path under the lock (`plain`
   // read there), else the general one.
   [[gnu::noinline]] void* malloc_general(std::uint64_t orig_size, StreamId stream) {
-    if (alone()) return malloc_body(orig_size, stream, nullptr);
+    if (alone()) {
+      flush();
+      return malloc_body(orig_size, stream, nullptr);
+    }
     std::unique_lock<detail::RecursiveSpinLock> lock(mutex);
     if (plain) {
       const std::uint64_t size = round_plain(orig_size);
+      if (Block* x = undo_freed; x && x->size == size && x->stream == stream)
+        return redo<true>(x, orig_size);
+      flush();
       void* p = size <= kSmallSize ? malloc_plain<kSmallIndex, true>(orig_size, size, stream)
                                    : malloc_plain<kLargeIndex, true>(orig_size, size, stream);
       if (p) [[likely]]
         return p;
     }
+    flush();
     return malloc_body(orig_size, stream, &lock);
   }
 
@@ -693,10 +717,18 @@ struct CachingPool::Impl {
         add_inactive_split(type, 0, -static_cast<std::int64_t>(size));
       else if (!expandable)
         add_inactive_split(type, 1, remaining_size);
+      if (kPlain) {  // for redo(): what the undone free and this malloc move
+        undo_inactive_blocks = already_split ? 0 : 1;
+        undo_inactive_bytes = already_split ? static_cast<std::int64_t>(size) : remaining_size;
+      }
     } else {
       pool.erase(block);
       if (already_split && (kPlain || !block->expandable))
         add_inactive_split(type, -1, -static_cast<std::int64_t>(block->size));
+      if (kPlain) {
+        undo_inactive_blocks = already_split ? 1 : 0;
+        undo_inactive_bytes = already_split ? static_cast<std::int64_t>(block->size) : 0;
+      }
     }
     block->allocated = true;
     block->requested = orig_size;
@@ -711,6 +743,16 @@ struct CachingPool::Impl {
     up(kRequestedBytes, type, static_cast<std::int64_t>(orig_size));
     if (!kPlain && static_cast<std::uint64_t>(bytes) >= config.max_split_size) [[unlikely]]
       stats.oversize_allocations.increase(1);
+    if (kPlain) {
+      // Its free may be deferred when that free would give back exactly the
+      // state before this call: the block came from the pending slot, and
+      // its free will merge with nothing but the remainder. (In a plain pool
+      // no two neighbours are ever both free: every free merges, and a pool
+      // is plain from its construction until it stops being plain for good.)
+      assert(!(block->prev && can_merge<true>(block, block->prev)));
+      assert(split || !(block->next && can_merge<true>(block, block->next)));
+      undo_split = pending ? block : nullptr;
+    }
     return block;
   }
 
@@ -757,6 +799,7 @@ struct CachingPool::Impl {
   void free(void* ptr, bool untraced) {
     if (!ptr) return;
     if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
+      flush();  // (the public free tried try_defer() already)
       if (Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr))) [[likely]] {
         Block* block = *slot;
         if (block->stream_uses.empty()) [[likely]] {
@@ -772,8 +815,18 @@ struct CachingPool::Impl {
   }
 
   [[gnu::noinline]] void free_general(void* ptr) {
-    if (alone()) return free_body(ptr);
+    if (alone()) {
+      flush();
+      return free_body(ptr);
+    }
     std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    if (Block* x = undo_split; x && x->addr == reinterpret_cast<std::uint64_t>(ptr)) {
+      undo_split = nullptr;  // plain: defer the free, with its event now
+      undo_freed = x;
+      record_free(self.pool_id(), ptr, x->size);
+      return;
+    }
+    flush();
     if (plain) {
       Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
       if (slot && (*slot)->stream_uses.empty()) [[likely]] {
@@ -916,10 +969,167 @@ struct CachingPool::Impl {
     return subsumed;
   }
 
+  // --- pending undo ---
+  //
+  // The commonest cycle on a cached pool is malloc(n); free; malloc(n);
+  // free; ... Each malloc takes the pending free block B and splits it into
+  // X + remainder R; each free merges X back into R, which gives B again.
+  // Instead, free(X) is deferred when nothing has happened since the malloc
+  // that produced X, and the next operation decides:
+  //
+  // - Deferral is exact. Every entry point other than the two below and
+  //   allocated_bytes() / reserved_bytes() (pure reads that correct for the
+  //   deferred free: it lowers allocated bytes by X's size and no reserved
+  //   byte) first calls flush(), which runs the deferred free (free_found:
+  //   map erase, counters, free_block's merge) before doing anything else.
+  //   Nothing that changes the pool ran between free(X) and that flush, so
+  //   the flush leaves exactly the state the free would have left at its
+  //   own time. Its trace event, the only thing the free emits, is recorded
+  //   at the free itself.
+  //
+  // - Cancellation is exact. Let S0 be the state before the malloc that
+  //   produced X. undo_split is set only on the plain path, only when B
+  //   was the bins' pending block, and every other operation but those
+  //   two reads clears it, so nothing that changes the pool runs between
+  //   that malloc and free(X). If it split B, the free
+  //   would merge X with R alone (B's previous neighbour is not a mergeable
+  //   free block: in a plain pool, which has been plain since it was made,
+  //   every free merges, so no two neighbours are ever both free; asserted
+  //   when undo_split is set) and, R being the pending block, grow R in
+  //   place back to B's address, size and neighbours; if it took B whole,
+  //   the free merges nothing (neither neighbour is free, likewise) and
+  //   inserts B into the emptied pending slot. Either way: S0's blocks, links, gc_count_base and
+  //   bins (only Block objects and the recycling list differ, which nothing observes). Now a malloc
+  //   of a size s2 that rounds (round_plain: no divisions in a plain pool) to X->size on X's
+  //   stream. `plain` still holds (only set_memory_fraction and a stream-deferred free end it, and
+  //   both flush first). In S0 the first malloc, of rounded size s1 <= X->size, took B as the first
+  //   free block >= s1 in (size, address) order. If it split B, X->size == s1 == s2. If it took B
+  //   whole, s2 == B.size >= s1, and B is still the first block >= s2:
+  //   any block before it in that order would have come first for s1
+  //   too. Same pool (the pool of s1 and of s2 is B's), same best fit
+  //   (first_at_least answers from the bins, which are S0's), same split
+  //   test on the same sizes (a whole-B take of s2 == B.size leaves
+  //   nothing to split). It hands out X at X's address and leaves R (or
+  //   nothing) as the pending block: the state after the first malloc.
+  //   So redo() only hands X out again and puts the counters where free +
+  //   malloc would have put them.
+  //
+  // - Counters. While the free is deferred the counters read as if X were
+  //   still allocated (every reader flushes first). A Stat moved by +n then
+  //   -n, or -n then +n, ends with the same current and n more freed
+  //   (allocated is derived: current + freed - base), and its peaks (the
+  //   pool's and all_peak) cannot rise: the value in between was current
+  //   before (before the first malloc, or after it), with no peak reset
+  //   since. So free + malloc add 1 and X->size to allocation's and
+  //   allocated_bytes' freed, and to inactive_split's (blocks, bytes) freed
+  //   what the first malloc moved them by (undo_inactive_*: +1 block and
+  //   R's bytes when B was a whole segment, X's bytes when B was already
+  //   split, or 0 and 1 block / B's bytes when B was taken whole).
+  //   requested_bytes moves from X's old request to the new one: n more
+  //   freed, and an increase, when the new one is larger, that may set a
+  //   peak and goes through up(). These pair increments all depend on X
+  //   alone, so a pair only counts itself (undo_pairs); flush(), or a pair
+  //   with another request, applies them (apply_pairs) before anything
+  //   reads or moves a counter.
+  //
+  // With a trace (or other threads) the same runs under the lock and the
+  // free and reuse events are recorded as without the undo.
+  template <bool kRecord = false>
+  [[gnu::always_inline]] void* redo(Block* x, std::uint64_t orig_size) {
+    undo_freed = nullptr;
+    undo_split = x;
+    if (x->requested == orig_size) [[likely]]
+      ++undo_pairs;
+    else
+      redo_other_request(x, orig_size);
+    void* ptr = reinterpret_cast<void*>(x->addr);
+    if (kRecord) record_reuse(self.pool_id(), ptr, x->size, orig_size);
+    return ptr;
+  }
+
+  // For the public entry points: the undo's two calls without a frame (no
+  // other path inlined around them). No trace is being recorded.
+  [[gnu::always_inline]] bool can_redo(std::uint64_t orig_size, StreamId stream) const {
+    // Single-threaded first: with other threads the fields may be changing
+    // under the lock, and nothing here may read them.
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;
+    const Block* x = undo_freed;
+    // (orig_size + 511) & ~511 is round_plain(orig_size), and 0 for 0.
+    return x && (orig_size + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize == x->size &&
+           x->stream == stream;
+  }
+  [[gnu::always_inline]] bool try_defer(void* ptr) {
+    if (!MEMTRAIL_SINGLE_THREADED()) return false;  // (as in can_redo)
+    Block* x = undo_split;
+    if (x && x->addr == reinterpret_cast<std::uint64_t>(ptr)) [[likely]] {
+      undo_split = nullptr;
+      undo_freed = x;
+      return true;
+    }
+    return false;
+  }
+
+  // The counters of `undo_pairs` free + malloc pairs of x, the block whose
+  // pairs they are (undo_split or undo_freed), all with x's sizes.
+  [[gnu::noinline]] void apply_pairs(const Block* x) {
+    const std::int64_t n = undo_pairs;
+    undo_pairs = 0;
+    HotStat* const c = counters[pool_type(*x->pool)].c;
+    c[kAllocation].freed += n;
+    c[kAllocatedBytes].freed += n * static_cast<std::int64_t>(x->size);
+    c[kInactiveSplit].freed += n * undo_inactive_blocks;
+    c[kInactiveSplitBytes].freed += n * undo_inactive_bytes;
+    c[kRequestedBytes].freed += n * static_cast<std::int64_t>(x->requested);
+  }
+  // A pair whose malloc asks for another size (same rounding): the pairs
+  // so far, then this one with its requested_bytes change.
+  [[gnu::noinline]] void redo_other_request(Block* x, std::uint64_t orig_size) {
+    const std::int64_t pairs = undo_pairs;
+    undo_pairs = pairs + 1;
+    apply_pairs(x);  // x->requested: still the old request
+    const int type = pool_type(*x->pool);
+    counters[type].c[kRequestedBytes].current -= static_cast<std::int64_t>(x->requested);
+    up(kRequestedBytes, type, static_cast<std::int64_t>(orig_size));
+    x->requested = orig_size;
+  }
+
+  // Recorded stacks start at the caller of the public entry point.
+  [[gnu::noinline]] void* malloc_traced(std::uint64_t size, StreamId stream, const void* caller) {
+    memtrail::detail::AllocatorEntry entry(caller);
+    return malloc(size, stream, false);
+  }
+  [[gnu::noinline]] void free_traced(void* p, const void* caller) {
+    memtrail::detail::AllocatorEntry entry(caller);
+    free(p, false);
+  }
+
+  // Called first by every entry point but the deferred pair's own.
+  [[gnu::always_inline]] void flush() {
+    if (undo_freed || undo_pairs) [[unlikely]]
+      flush_slow();
+    undo_split = nullptr;
+  }
+  [[gnu::noinline]] void flush_slow() { flush_deferred(); }
+  [[gnu::always_inline]] void flush_deferred() {
+    if (undo_pairs) [[unlikely]]
+      apply_pairs(undo_freed ? undo_freed : undo_split);
+    if (!undo_freed) return;
+    Block* x = undo_freed;
+    undo_freed = nullptr;
+    Block** slot = allocated_blocks.find(x->addr);
+    assert(slot && *slot == x && x->stream_uses.empty() && plain);
+    void* ptr = reinterpret_cast<void*>(x->addr);
+    if (x->pool->is_small)
+      free_found<kSmallIndex>(ptr, slot, x);  // no event: recorded at the free
+    else
+      free_found<kLargeIndex>(ptr, slot, x);
+  }
+
   // --- streams and events ---
 
   void record_stream(void* ptr, StreamId stream) {
     std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    flush();
     Block** slot = allocated_blocks.find(reinterpret_cast<std::uint64_t>(ptr));
     if (!slot) throw std::invalid_argument("record_stream: invalid device pointer: " + hex(ptr));
     Block* block = *slot;
@@ -952,11 +1162,13 @@ struct CachingPool::Impl {
 
   void synchronize_stream(StreamId stream) {
     std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    flush();
     completed[stream] = recorded[stream];
   }
 
   void synchronize() {
     std::lock_guard<detail::RecursiveSpinLock> lock(mutex);
+    flush();
     for (auto& [s, seq] : recorded) completed[s] = seq;
   }
 
@@ -1295,17 +1507,24 @@ CachingPool::CachingPool(Upstream& upstream, CachingConfig config, std::string n
 CachingPool::~CachingPool() = default;
 
 // Without a trace the entry guard would do nothing: skip it.
+// The traced calls are out of line, so that the untraced ones need no frame.
 void* CachingPool::malloc(std::uint64_t size, StreamId stream) {
-  if (!tracing()) [[likely]]
-    return impl_->malloc(size, stream, true);
-  MEMTRAIL_ALLOCATOR_ENTRY();  // recorded stacks start at our caller
-  return impl_->malloc(size, stream, false);
+  Impl& m = *impl_;
+  if (!tracing()) [[likely]] {
+    if (m.can_redo(size, stream)) [[likely]]
+      return m.redo(m.undo_freed, size);
+    return m.malloc(size, stream, true);
+  }
+  return m.malloc_traced(size, stream, __builtin_return_address(0));
 }
 void CachingPool::free(void* p) {
-  if (!tracing()) [[likely]]
-    return impl_->free(p, true);
-  MEMTRAIL_ALLOCATOR_ENTRY();
-  impl_->free(p, false);
+  Impl& m = *impl_;
+  if (!tracing()) [[likely]] {
+    if (m.try_defer(p)) [[likely]]
+      return;
+    return m.free(p, true);
+  }
+  m.free_traced(p, __builtin_return_address(0));
 }
 void CachingPool::record_stream(void* p, StreamId stream) {
   impl_->record_stream(p, stream);
@@ -1319,6 +1538,7 @@ void CachingPool::synchronize() {
 
 void CachingPool::empty_cache() {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->release_cached_blocks();
 }
 
@@ -1327,6 +1547,7 @@ void CachingPool::set_memory_fraction(double fraction) {
     throw std::invalid_argument("memory fraction " + std::to_string(fraction) +
                                 " is out of range, it must be in [0, 1]");
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->allowed_memory_maximum =
       static_cast<std::uint64_t>(fraction * static_cast<double>(impl_->upstream.capacity()));
   impl_->set_fraction = true;
@@ -1335,22 +1556,30 @@ void CachingPool::set_memory_fraction(double fraction) {
 
 void CachingPool::add_free_memory_callback(std::function<bool()> callback) {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->free_callbacks.push_back(std::move(callback));
 }
 
 void CachingPool::attach_oom_observer(OomObserver observer) {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->oom_observers.push_back(std::move(observer));
 }
 
 DeviceStats CachingPool::stats() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   return impl_->device_stats();
 }
 
+// These two read around a deferred free instead of running it (a read
+// changes nothing, so the undo stays possible): it lowers allocated_bytes by
+// the block's size and leaves reserved_bytes as it is.
 std::uint64_t CachingPool::allocated_bytes() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
-  return static_cast<std::uint64_t>(impl_->current_sum(Impl::kAllocatedBytes));
+  const Block* deferred = impl_->undo_freed;
+  return static_cast<std::uint64_t>(impl_->current_sum(Impl::kAllocatedBytes)) -
+         (deferred ? deferred->size : 0);
 }
 
 std::uint64_t CachingPool::reserved_bytes() const {
@@ -1364,16 +1593,19 @@ std::string CachingPool::memory_summary(bool abbreviated) const {
 
 void CachingPool::reset_peak_memory_stats() {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->reset_peaks();
 }
 
 void CachingPool::reset_accumulated_memory_stats() {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   impl_->reset_accumulated();
 }
 
 PoolSnapshot CachingPool::snapshot() const {
   std::lock_guard<detail::RecursiveSpinLock> lock(impl_->mutex);
+  impl_->flush();
   return impl_->snapshot_locked();
 }
 

@@ -16,6 +16,7 @@
 
 #include "byte_io.hpp"
 #include "encoder_state.hpp"
+#include "exact_divider.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
 #include "probe_gap.hpp"
@@ -165,7 +166,7 @@ struct TraceWriter::Impl {
   std::uint64_t events = 0;
   std::uint64_t chunk_events = 0;
   std::string path;
-  std::uint64_t time_resolution = 1;
+  ExactDivider time_resolution{1};  // event times are coded in these units
 
   OutBuf streams[kStreamCount];
   std::string payload, compressed, frame, record_scratch;
@@ -210,7 +211,7 @@ struct TraceWriter::Impl {
       throw std::invalid_argument("TraceWriter: time resolution " +
                                   std::to_string(h.time_resolution_ns) +
                                   " ns is outside 1..1000000000");
-    time_resolution = h.time_resolution_ns;
+    time_resolution = ExactDivider(h.time_resolution_ns);
   }
 
   std::size_t raw_size() const {
@@ -373,7 +374,7 @@ struct TraceWriter::Impl {
     std::uint8_t mask = 0;
 
     // Time: unsigned delta, in resolution units, from the thread's previous event.
-    std::uint64_t units = time_resolution == 1 ? e.time_ns : e.time_ns / time_resolution;
+    std::uint64_t units = time_resolution.divide(e.time_ns);
     std::uint64_t dt;
     if (units >= st.last_time) {
       dt = units - st.last_time;

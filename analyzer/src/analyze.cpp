@@ -80,9 +80,13 @@ void symbolize_sites(Analysis& a, const AnalysisOptions& options) {
           }
           continue;
         }
+        // Kept once the module was read, named or not: a nameless address
+        // (local code of a stripped library) would otherwise open it through
+        // libdw again on every run (with the debuginfod client: ~20M
+        // instructions). A module that could not be read is not kept, so its
+        // warning comes back each run.
         const auto& frames = sym.resolve(ip, true);
-        if (!frames.empty() && !frames.back().function.empty())
-          cache->add(m->build_id, offset, frames);
+        if (!frames.empty() && sym.read_module_of(ip)) cache->add(m->build_id, offset, frames);
         site.frames.insert(site.frames.end(), frames.begin(), frames.end());
         continue;
       }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 
 #include "memtrail/analysis.hpp"
 
@@ -99,8 +100,11 @@ struct Symbolizer::Impl {
   std::vector<std::string> warnings;
 
   Module* module_for(std::uint64_t ip) {
-    Module* best = nullptr;
-    for (auto& m : modules)
+    return const_cast<Module*>(std::as_const(*this).module_for(ip));
+  }
+  const Module* module_for(std::uint64_t ip) const {
+    const Module* best = nullptr;
+    for (const auto& m : modules)
       if (ip >= m.info.start && ip < m.info.end && (!best || m.info.id > best->info.id)) best = &m;
     return best;
   }
@@ -225,6 +229,11 @@ const std::vector<Frame>& Symbolizer::resolve(std::uint64_t ip, bool return_addr
   auto it = impl_->cache.find(key);
   if (it != impl_->cache.end()) return it->second;
   return impl_->cache.emplace(key, impl_->lookup(ip, return_address)).first->second;
+}
+
+bool Symbolizer::read_module_of(std::uint64_t ip) const {
+  const Impl::Module* m = impl_->module_for(ip);
+  return m && m->mod;
 }
 
 const std::vector<std::string>& Symbolizer::warnings() const {

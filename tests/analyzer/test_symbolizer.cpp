@@ -203,5 +203,64 @@ TEST(Symbolizer, SymbolCacheIsWrittenAndReused) {
   std::remove(cache.c_str());
 }
 
+// A nameless address of a module that was read is cached too (else every run
+// opens the module through libdw again); one of a module that cannot be read
+// is not, so the next run tries the file again and repeats its warning.
+TEST(Symbolizer, SymbolCacheKeepsNamelessAddressesOfReadModulesOnly) {
+  ModuleInfo m = self_module();
+  ASSERT_FALSE(m.build_id.empty()) << "test binary has no build id";
+  ModuleInfo gone;
+  gone.id = 2;
+  gone.path = "/nonexistent/libgone.so";
+  gone.build_id = "0123456789abcdef";
+  gone.load_address = 0x7f0000000000;
+  gone.start = 0x7f0000001000;
+  gone.end = 0x7f0000100000;
+  const std::uint64_t nameless = m.start + 0x11;  // +0x10: no function of its own
+  test::TraceBuilder b(test::temp_trace("symcache_nameless.mtr"));
+  b.writer().add_module(m);
+  b.writer().add_module(gone);
+  b.pool(1, "malloc", PoolKind::heap);
+  b.stack(1, 0, nameless);
+  b.stack(2, 0, 0x7f0000001234);
+  b.alloc(1, 1, 0x10, 64, 1);
+  b.alloc(2, 1, 0x100, 64, 2);
+  const std::string& path = b.finish();
+  const std::string cache = path + ".symbols";
+  std::remove(cache.c_str());
+
+  Analysis first = analyze(path);
+  ASSERT_TRUE(first.error.empty()) << first.error;
+  ASSERT_EQ(first.sites.size(), 2u);
+  ASSERT_EQ(first.symbol_warnings.size(), 1u);
+  std::string text = test::slurp(cache);
+  char key[64];
+  std::snprintf(key, sizeof key, ":%llx\"",
+                static_cast<unsigned long long>(nameless - m.load_address));
+  const std::size_t at = text.find(m.build_id + key);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.find("0123456789abcdef"), std::string::npos) << text;
+
+  // The cached nameless entry is what the next run shows (a planted name
+  // proves it), and the unreadable module warns again.
+  std::string planted = text;
+  std::size_t empty_name = planted.find("[\"\",", at);
+  ASSERT_NE(empty_name, std::string::npos) << text;
+  planted.replace(empty_name, 4, "[\"planted()\",");
+  std::ofstream(cache, std::ios::trunc) << planted;
+  Analysis second = analyze(path);
+  ASSERT_EQ(second.sites.size(), 2u);
+  bool seen = false;
+  for (const auto& site : second.sites)
+    for (const Frame& f : site.frames)
+      if (f.address == nameless && f.function == "planted()") {
+        EXPECT_EQ(f.module, m.path);
+        seen = true;
+      }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(second.symbol_warnings.size(), 1u);
+  std::remove(cache.c_str());
+}
+
 }  // namespace
 }  // namespace memtrail

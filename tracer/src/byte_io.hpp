@@ -138,7 +138,7 @@ inline void split_varint(ByteSink first, ByteSink rest, std::uint64_t v) {
   rest.varint(v >> 7);
 }
 // The continuation of a split varint whose first byte had its high bit.
-[[gnu::noinline]] inline bool split_varint_high(ByteSource& rest, std::uint64_t& v) {
+[[gnu::always_inline]] inline bool split_varint_high(ByteSource& rest, std::uint64_t& v) {
   std::uint64_t high;
   if (!rest.varint(high) || high > (UINT64_MAX >> 7)) return false;
   v |= high << 7;

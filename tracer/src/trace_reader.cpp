@@ -27,6 +27,7 @@
 #include "decoder_state.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
+#include "model_scan.hpp"
 
 namespace memtrail {
 
@@ -449,6 +450,9 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
   ordinals.clear();
   DecoderThreadState* current_state = nullptr;  // of current_thread; null after a switch
   std::uint64_t chunk_events = 0;
+  // Events numbered (from 1) below this keep the address model up; later
+  // ones feed no candidate-coded alloc (model_scan.hpp).
+  const std::uint64_t model_events = events_needing_model(ops);
 
   auto table_id = [&](std::uint32_t& id, const char* what) {
     need(ops.varint32(id), what);
@@ -613,9 +617,10 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
       need(s[kSize].svarint(diff), "event requested size");
       e.requested = e.size - static_cast<std::uint64_t>(diff);
     }
+    const bool model = chunk_events + 1 < model_events;
     std::uint64_t cls = 0;
     int bucket = 0;  // of cls: computed once for both questions below
-    if (alloc) {
+    if (alloc && (has_ref || model)) {
       cls = chunk_class(e.size);
       bucket = ClassFrees::bucket_of(cls);
     }
@@ -639,14 +644,14 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     st.last_detail[kind_index] = e.detail;
     st.last_address = e.address;
     if (slot >= 0) st.slot_address[slot] = e.address;
-    if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
-    if (alloc) {
-      if (e.address != 0) {
+    if (model) {
+      if (is_free && e.address != 0) st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
+      if (alloc && e.address != 0) {
         st.take_freed(bucket, cls, e.address);
         st.push_fresh(e.address + cls);
       }
-      ordinals.emplace_back(e.address, e.size);
     }
+    if (alloc) ordinals.emplace_back(e.address, e.size);
 
     sink.event_refs(e);
     if (e.aux > 0xffffffffu) [[unlikely]] {

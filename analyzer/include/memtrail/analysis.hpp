@@ -89,6 +89,10 @@ class Symbolizer {
   // a return address (every frame but the innermost), so ip-1 is looked up
   // to land inside the call instruction.
   const std::vector<Frame>& resolve(std::uint64_t ip, bool return_address);
+  // Whether `ip`'s module was opened and read (after a resolve of `ip`):
+  // its frames, named or not, are then what the file says, not a fallback
+  // for a file that is missing, unreadable or of another build.
+  bool read_module_of(std::uint64_t ip) const;
 
   // Why a module could not be used ("x.so: build id mismatch"), once each.
   const std::vector<std::string>& warnings() const;

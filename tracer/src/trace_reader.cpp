@@ -239,21 +239,14 @@ struct DirectSink {
     return v.keep_going();
   }
   void aux_reference(const Event& e) {
-    switch (e.kind) {
-      case EventKind::scope_begin:
-      case EventKind::scope_end:
-      case EventKind::workspace_reset:
-      case EventKind::workspace_learn:
-      case EventKind::spill:
-      case EventKind::donate:
+    switch (aux_id_of(e.kind)) {
+      case AuxId::scope:
         defined(ids.scopes, static_cast<std::uint32_t>(e.aux), "scope");
         break;
-      case EventKind::mark:
-      case EventKind::donate_rejected:
-      case EventKind::oom:
+      case AuxId::string:
         defined(ids.strings, static_cast<std::uint32_t>(e.aux), "string");
         break;
-      default:
+      case AuxId::none:
         break;
     }
   }
@@ -655,19 +648,12 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
 
     sink.event_refs(e);
     if (e.aux > 0xffffffffu) [[unlikely]] {
-      switch (e.kind) {
-        case EventKind::scope_begin:
-        case EventKind::scope_end:
-        case EventKind::workspace_reset:
-        case EventKind::workspace_learn:
-        case EventKind::spill:
-        case EventKind::donate:
+      switch (aux_id_of(e.kind)) {
+        case AuxId::scope:
           sink.fail_after_refs(e, "scope id out of range");
-        case EventKind::mark:
-        case EventKind::donate_rejected:
-        case EventKind::oom:
+        case AuxId::string:
           sink.fail_after_refs(e, "string id out of range");
-        default:
+        case AuxId::none:
           break;
       }
     }

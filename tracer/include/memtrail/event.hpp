@@ -13,12 +13,12 @@
 namespace memtrail {
 
 enum class EventKind : std::uint8_t {
-  alloc = 1,             // block handed to the program
-  free = 2,              // block handed back by the program
-  reuse = 3,             // an alloc served from memory the pool already held (cache hit)
-  segment_reserve = 4,   // pool took memory from its upstream
-  segment_release = 5,   // pool returned memory to its upstream
-  scope_begin = 6,       // named tidy scope / workspace activation / loop iteration
+  alloc = 1,            // block handed to the program
+  free = 2,             // block handed back by the program
+  reuse = 3,            // an alloc served from memory the pool already held (cache hit)
+  segment_reserve = 4,  // pool took memory from its upstream
+  segment_release = 5,  // pool returned memory to its upstream
+  scope_begin = 6,      // named tidy scope / workspace activation / loop iteration
   scope_end = 7,
   workspace_reset = 8,   // workspace cycle ended, memory recycled
   workspace_learn = 9,   // workspace learned its size
@@ -31,6 +31,28 @@ enum class EventKind : std::uint8_t {
   reachability = 16,     // exit-time classification of one block still live
 };
 inline constexpr int kEventKindCount = 17;  // valid kinds are 1..16
+
+// What Event::aux names: a scope id (ScopeInfo), a string id (mark text,
+// donation refusal reason, OOM pool state) or a plain value. The reader
+// checks the ids and tools print them; this is the one list of which is which.
+enum class AuxId : std::uint8_t { none, scope, string };
+constexpr AuxId aux_id_of(EventKind kind) {
+  switch (kind) {
+    case EventKind::scope_begin:
+    case EventKind::scope_end:
+    case EventKind::workspace_reset:
+    case EventKind::workspace_learn:
+    case EventKind::spill:
+    case EventKind::donate:
+      return AuxId::scope;
+    case EventKind::mark:
+    case EventKind::donate_rejected:
+    case EventKind::oom:
+      return AuxId::string;
+    default:
+      return AuxId::none;
+  }
+}
 
 // Which API produced an alloc/free (Event::detail for alloc, reuse, free).
 enum class AllocFn : std::uint8_t {
@@ -96,22 +118,30 @@ struct Event {
   bool operator==(const Event&) const = default;
 };
 
-inline std::uint64_t sample_rss(const Event& e) { return e.address; }
-inline std::uint64_t sample_heap_used(const Event& e) { return e.size; }
-inline std::uint64_t sample_heap_reserved(const Event& e) { return e.requested; }
-inline std::uint64_t sample_device_free(const Event& e) { return e.aux; }
+inline std::uint64_t sample_rss(const Event& e) {
+  return e.address;
+}
+inline std::uint64_t sample_heap_used(const Event& e) {
+  return e.size;
+}
+inline std::uint64_t sample_heap_reserved(const Event& e) {
+  return e.requested;
+}
+inline std::uint64_t sample_device_free(const Event& e) {
+  return e.aux;
+}
 
 enum class MemorySpace : std::uint8_t { host = 0, pinned = 1, device = 2, managed = 3, mmap = 4 };
 
 enum class PoolKind : std::uint8_t {
-  heap = 0,        // the process heap seen by the preload tracer ("malloc")
-  mmap = 1,        // mmap/munmap seen by the preload tracer
-  system = 2,      // an allocator-stack upstream (system heap, mmap, CUDA)
-  caching = 3,     // PyTorch-style caching pool
-  bfc = 4,         // XLA-style BFC arena
-  workspace = 5,   // ND4J-style workspace
-  tidy = 6,        // TF.js-style tidy scope
-  cuda = 7,        // CUDA device memory seen by CUPTI
+  heap = 0,       // the process heap seen by the preload tracer ("malloc")
+  mmap = 1,       // mmap/munmap seen by the preload tracer
+  system = 2,     // an allocator-stack upstream (system heap, mmap, CUDA)
+  caching = 3,    // PyTorch-style caching pool
+  bfc = 4,        // XLA-style BFC arena
+  workspace = 5,  // ND4J-style workspace
+  tidy = 6,       // TF.js-style tidy scope
+  cuda = 7,       // CUDA device memory seen by CUPTI
   other = 8,
 };
 

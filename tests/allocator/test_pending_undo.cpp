@@ -155,6 +155,43 @@ TEST(PendingUndo, CachingRecordStreamAfterTheMallocEndsTheUndo) {
   EXPECT_EQ(r, p);
 }
 
+// The calls of a random run biased to the undo pattern: the block just
+// handed out is freed 3 times in 4, and after a free the same size is asked
+// again 3 times in 4. Sizes are 1..small_max (odds small_odds-1 in
+// small_odds) or 1..large_max, a quarter of them moved to the same rounded
+// size (`granule`) as another.
+struct UndoBiasedRun {
+  std::mt19937_64 rng;
+  unsigned small_odds;
+  std::uint64_t small_max, large_max, granule;
+  std::uint64_t last_size = 64;
+  bool just_alloc = false, just_free = false, was_alloc = false, was_free = false;
+  unsigned r = 0;  // this call's draw, 0..99
+
+  void next_call() {
+    was_alloc = just_alloc;
+    was_free = just_free;
+    just_alloc = just_free = false;
+    r = rng() % 100;
+  }
+  bool is_free(std::size_t live) const { return (was_alloc && r < 75) || (live != 0 && r >= 90); }
+  std::size_t victim(std::size_t live) {
+    just_free = true;
+    return was_alloc && r < 75 ? live - 1 : rng() % live;
+  }
+  std::uint64_t size() {
+    std::uint64_t n = last_size;
+    if (!(was_free && r < 75))
+      n = rng() % small_odds ? 1 + rng() % small_max : 1 + rng() % large_max;
+    if (rng() % 4 == 0) n = (n + granule - 1) / granule * granule - rng() % granule;
+    return n == 0 ? 1 : n;
+  }
+  void allocated(std::uint64_t n) {
+    last_size = n;
+    just_alloc = true;
+  }
+};
+
 // Random calls biased to the undo pattern, against a reference that reads
 // the stats after every call. Pointers, stats, snapshots and summaries must
 // agree at every step.
@@ -162,26 +199,19 @@ void caching_against_reference(const char* conf, std::uint64_t seed) {
   SCOPED_TRACE(std::string("conf '") + conf + "' seed " + std::to_string(seed));
   VirtualResource dev_a(256 * kMiB), dev_b(256 * kMiB);
   CachingPool a(dev_a, CachingConfig::parse(conf)), b(dev_b, CachingConfig::parse(conf));
-  std::mt19937_64 rng(seed);
+  UndoBiasedRun run{std::mt19937_64(seed), 2, 4096, 8 * kMiB, 512};
+  std::mt19937_64& rng = run.rng;
   std::vector<std::pair<void*, void*>> live;  // (a's, b's)
-  std::uint64_t last_size = 64;
-  bool just_alloc = false, just_free = false;
   for (int i = 0; i < 3000; ++i) {
-    const bool was_alloc = just_alloc, was_free = just_free;
-    just_alloc = just_free = false;
-    const unsigned r = rng() % 100;
-    if ((was_alloc && r < 75) || (!live.empty() && r >= 90)) {
-      const std::size_t k = was_alloc && r < 75 ? live.size() - 1 : rng() % live.size();
+    run.next_call();
+    if (run.is_free(live.size())) {
+      const std::size_t k = run.victim(live.size());
       a.free(live[k].first);
       b.free(live[k].second);
       live[k] = live.back();
       live.pop_back();
-      just_free = true;
-    } else if (r < 97) {
-      std::uint64_t size = last_size;
-      if (!(was_free && r < 75)) size = rng() % 2 ? 1 + rng() % 4096 : 1 + rng() % (8 * kMiB);
-      if (rng() % 4 == 0) size = (size + 511) / 512 * 512 - rng() % 512;  // same rounding
-      if (size == 0) size = 1;
+    } else if (run.r < 97) {
+      const std::uint64_t size = run.size();
       const StreamId stream = rng() % 10 == 0 ? 1 : 0;
       void *pa = nullptr, *pb = nullptr;
       bool oom_a = false, oom_b = false;
@@ -199,10 +229,9 @@ void caching_against_reference(const char* conf, std::uint64_t seed) {
       if (!oom_a) {
         ASSERT_EQ(pa, pb) << "call " << i;  // both devices number segments alike
         live.push_back({pa, pb});
-        last_size = size;
-        just_alloc = true;
+        run.allocated(size);
       }
-    } else if (r < 98) {
+    } else if (run.r < 98) {
       a.empty_cache();
       b.empty_cache();
     } else {
@@ -293,26 +322,19 @@ void bfc_against_reference(const BfcOptions& options, std::uint64_t seed) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   VirtualResource dev_a(256 * kMiB), dev_b(256 * kMiB);
   BfcPool a(dev_a, options), b(dev_b, options);
-  std::mt19937_64 rng(seed);
+  UndoBiasedRun run{std::mt19937_64(seed), 3, 8192, 24 * kMiB, 256};
+  std::mt19937_64& rng = run.rng;
   std::vector<std::pair<void*, void*>> live;
-  std::uint64_t last_size = 64;
-  bool just_alloc = false, just_free = false;
   for (int i = 0; i < 3000; ++i) {
-    const bool was_alloc = just_alloc, was_free = just_free;
-    just_alloc = just_free = false;
-    const unsigned r = rng() % 100;
-    if ((was_alloc && r < 75) || (!live.empty() && r >= 90)) {
-      const std::size_t k = was_alloc && r < 75 ? live.size() - 1 : rng() % live.size();
+    run.next_call();
+    if (run.is_free(live.size())) {
+      const std::size_t k = run.victim(live.size());
       a.deallocate_raw(live[k].first);
       b.deallocate_raw(live[k].second);
       live[k] = live.back();
       live.pop_back();
-      just_free = true;
     } else {
-      std::uint64_t size = last_size;
-      if (!(was_free && r < 75)) size = rng() % 3 ? 1 + rng() % 8192 : 1 + rng() % (24 * kMiB);
-      if (rng() % 4 == 0) size = (size + 255) / 256 * 256 - rng() % 256;
-      if (size == 0) size = 1;
+      const std::uint64_t size = run.size();
       void *pa = nullptr, *pb = nullptr;
       try {
         pa = a.allocate_raw(size);
@@ -326,8 +348,7 @@ void bfc_against_reference(const BfcOptions& options, std::uint64_t seed) {
       if (pa) {
         ASSERT_EQ(pa, pb) << "call " << i;
         live.push_back({pa, pb});
-        last_size = size;
-        just_alloc = true;
+        run.allocated(size);
       }
     }
     const auto sb = b.stats().to_map();  // the reference: never pending

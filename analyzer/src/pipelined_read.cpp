@@ -44,13 +44,21 @@ class Queue {
     q_.push_back(std::move(b));
     not_empty_.notify_one();
   }
-  Batch pop() {
+  // The next batch, or false when `other_work` became true first.
+  template <class OtherWork>
+  bool pop(Batch& b, OtherWork&& other_work) {
     std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return !q_.empty(); });
-    Batch b = std::move(q_.front());
+    not_empty_.wait(lock, [&] { return !q_.empty() || other_work(); });
+    if (q_.empty()) return false;
+    b = std::move(q_.front());
     q_.pop_front();
     not_full_.notify_one();
-    return b;
+    return true;
+  }
+  // Wakes a pop() waiting for its other work.
+  void wake() {
+    std::lock_guard lock(mu_);
+    not_empty_.notify_all();
   }
   // Consumed batches go back to the producer with their capacity, so no
   // batch is allocated (and its pages faulted in) after the first few.
@@ -159,14 +167,32 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
   Queue queue;
   std::atomic<bool> stop{false};
   ReadResult result;
+  // This thread also reads and decompresses the chunks ahead of the decoder
+  // (ChunkFeed), between batches: as a third thread it shared the decoder's
+  // core, and the decoder is the slower stage (docs/BENCHMARKS.md, round 6).
+  ChunkFeed feed;
+  feed.on_slot_freed([&] { queue.wake(); });
   std::thread producer_thread([&] {
     Producer p(queue, stop);
-    result = reader.read_ahead(p);
+    result = reader.read_fed(p, feed);
     p.finish();
   });
-  bool consuming = true;
-  while (consuming) {
-    Batch b = queue.pop();
+  struct Joiner {  // also when the visitor throws
+    std::thread& t;
+    ChunkFeed& feed;
+    Queue& queue;
+    ~Joiner() {
+      if (!t.joinable()) return;
+      feed.stop();
+      queue.abandon();
+      t.join();
+    }
+  } joiner{producer_thread, feed, queue};
+  for (;;) {
+    while (feed.fill()) {
+    }
+    Batch b;
+    if (!queue.pop(b, [&] { return feed.fillable(); })) continue;
     // The events between two records go to the visitor in one call.
     std::size_t i = 0;
     for (const auto& [before, record] : b.records) {
@@ -179,8 +205,9 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
     queue.recycle(std::move(b));
     if (!visitor.keep_going()) {
       stop = true;
+      feed.stop();
       queue.abandon();
-      consuming = false;
+      break;
     }
   }
   producer_thread.join();

@@ -569,5 +569,36 @@ TEST(Analysis, HostileIdsAndValuesNeverCrash) {
   for (const PoolStats& p : a.pools) EXPECT_LE(p.final_used_bytes, p.bytes_allocated);
 }
 
+// The progress callback runs every 2^20 events on the analysis thread, while
+// the decoding thread waits for chunks this thread reads ahead for it
+// (ChunkFeed): returning false must end the read, not leave it waiting.
+TEST(Analysis, ProgressCountsEventsAndFalseCancels) {
+  TraceBuilder b(temp_trace("progress.mtr"));
+  b.pool(1, "heap", PoolKind::heap);
+  constexpr std::uint64_t kPairs = 1'100'000;  // 2.2M events: two progress calls
+  for (std::uint64_t i = 0; i < kPairs; ++i) {
+    b.alloc(2 * i + 1, 1, 0x1000 + 64 * (i % 512), 64);
+    b.free(2 * i + 2, 1, 0x1000 + 64 * (i % 512));
+  }
+  const std::string& path = b.finish();
+
+  std::vector<std::uint64_t> seen;
+  Analysis all = analyze(path, no_symbols(), [&](std::uint64_t n) {
+    seen.push_back(n);
+    return true;
+  });
+  ASSERT_TRUE(all.error.empty()) << all.error;
+  EXPECT_EQ(all.summary.events, 2 * kPairs);
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{1u << 20, 2u << 20}));
+
+  int calls = 0;
+  Analysis cancelled = analyze(path, no_symbols(), [&](std::uint64_t) {
+    ++calls;
+    return false;
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(cancelled.error, path + ": cancelled");
+}
+
 }  // namespace
 }  // namespace memtrail

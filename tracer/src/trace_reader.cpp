@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -688,7 +689,7 @@ struct TraceReader::Impl {
   FrameKind next_frame(std::uint64_t& offset, Frame& f, ReadResult& stop);
   void end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const;
   void read_chunks(DirectSink& sink, ReadResult& r);
-  void read_chunks_ahead(DirectSink& sink, ReadResult& r);
+  void read_chunks_ahead(DirectSink& sink, ReadResult& r, AheadSlots& ahead);
   // Decodes the chunk whose decompressed payload is in decoder.payload.
   // False: the read ends here (`r` says why).
   bool decode_chunk(const Frame& f, DirectSink& sink, ReadResult& r);
@@ -908,12 +909,150 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
   return r;
 }
 
+// The read-ahead of read_ahead() and read_fed(): frames read, checked and
+// decompressed one chunk ahead of the decoder into two slots, one being
+// decoded, one being filled. One filler at a time (the reader's own thread,
+// or the caller's through ChunkFeed::fill()); chunks are taken in file order
+// and a chunk's frame or zstd error is reported when its turn comes.
+struct TraceReader::AheadSlots {
+  struct Ready {
+    FrameKind kind = FrameKind::eof;
+    Frame frame;
+    ReadResult stop;
+    std::uint64_t next_offset = 0;  // past the frame
+    std::string payload;            // decompressed (kind data, no error)
+    std::string error;              // the zstd error (kind data)
+  };
+  static constexpr std::size_t kSlots = 2;
+  Ready slots[kSlots];
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t produced = 0, consumed = 0;  // under mu
+  bool quit = false;                       // under mu: the decoder is done
+  bool finished = false;                   // under mu: the last slot is filled
+  Impl* impl = nullptr;                    // under mu: set when the read starts
+  std::uint64_t offset = 0;                // the filler's
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::function<void()> slot_freed;
+
+  AheadSlots() = default;
+  AheadSlots(const AheadSlots&) = delete;
+  AheadSlots& operator=(const AheadSlots&) = delete;
+  ~AheadSlots() { ZSTD_freeDCtx(dctx); }
+
+  bool fillable_locked() const {
+    return impl && !quit && !finished && produced - consumed < kSlots;
+  }
+  bool fillable() {
+    std::lock_guard lock(mu);
+    return fillable_locked();
+  }
+  // Fills the next slot if one is free; false when there was nothing to do.
+  bool fill() {
+    std::size_t n;
+    {
+      std::lock_guard lock(mu);
+      if (!fillable_locked()) return false;
+      n = produced;
+    }
+    Ready& c = slots[n % kSlots];
+    c.stop = ReadResult{};
+    c.error.clear();
+    c.kind = impl->next_frame(offset, c.frame, c.stop);
+    c.next_offset = offset;
+    if (c.kind == FrameKind::data) {
+      try {
+        decompress_into(dctx, c.frame, c.payload);
+      } catch (const DecodeError& e) {
+        c.error = e.what;
+      }
+    }
+    {
+      std::lock_guard lock(mu);
+      produced = n + 1;
+      finished = c.kind != FrameKind::data || !c.error.empty();
+    }
+    cv.notify_all();
+    return true;
+  }
+  // The reader's own filler thread: fills until the last chunk or quit.
+  void fill_until_done() {
+    for (;;) {
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return quit || finished || produced - consumed < kSlots; });
+        if (quit || finished) return;
+      }
+      fill();
+    }
+  }
+  // The decoder: the next filled slot, or null once quit.
+  Ready* next_ready() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return quit || produced > consumed; });
+    return produced > consumed ? &slots[consumed % kSlots] : nullptr;
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu);
+      ++consumed;
+    }
+    cv.notify_all();
+    if (slot_freed) slot_freed();  // no lock held: the hook may take the caller's
+  }
+  void start(Impl& m) {
+    {
+      std::lock_guard lock(mu);
+      impl = &m;
+      offset = m.data_offset;
+    }
+    if (slot_freed) slot_freed();
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mu);
+      quit = true;
+    }
+    cv.notify_all();
+  }
+};
+
 ReadResult TraceReader::read_ahead(TraceVisitor& visitor) {
   ReadResult r;
   Impl& m = *impl_;
   if (!m.start(visitor, r)) return r;
   DirectSink sink{m.ids, visitor, r};
-  m.read_chunks_ahead(sink, r);
+  AheadSlots ahead;
+  ahead.start(m);
+  std::thread filler([&] { ahead.fill_until_done(); });
+  struct Joiner {  // on every return path, also an exception from the visitor
+    std::thread& t;
+    AheadSlots& a;
+    ~Joiner() {
+      a.stop();
+      t.join();
+    }
+  } joiner{filler, ahead};
+  m.read_chunks_ahead(sink, r, ahead);
+  sink.flush();
+  return r;
+}
+
+ReadResult TraceReader::read_fed(TraceVisitor& visitor, ChunkFeed& feed) {
+  ReadResult r;
+  Impl& m = *impl_;
+  AheadSlots& ahead = *feed.slots_;
+  struct Stopper {  // the feeder must not wait for this read any more
+    AheadSlots& a;
+    ~Stopper() {
+      a.stop();
+      if (a.slot_freed) a.slot_freed();
+    }
+  } stopper{ahead};
+  if (!m.start(visitor, r)) return r;
+  DirectSink sink{m.ids, visitor, r};
+  ahead.start(m);
+  m.read_chunks_ahead(sink, r, ahead);
   sink.flush();
   return r;
 }
@@ -959,107 +1098,52 @@ bool TraceReader::Impl::decode_chunk(const Frame& f, DirectSink& sink, ReadResul
   }
 }
 
-// read_chunks() with the frames read, checked and decompressed one chunk
-// ahead on a second thread. The chunks are taken in file order and a
-// chunk's frame or zstd error is reported when its turn comes, so what the
-// visitor sees and `r` are exactly read_chunks()'s. Two slots: one being
-// decoded here, one being filled there.
-void TraceReader::Impl::read_chunks_ahead(DirectSink& sink, ReadResult& r) {
-  struct Ready {
-    FrameKind kind = FrameKind::eof;
-    Frame frame;
-    ReadResult stop;
-    std::uint64_t next_offset = 0;  // past the frame
-    std::string payload;            // decompressed (kind data, no error)
-    std::string error;              // the zstd error (kind data)
-  };
-  constexpr std::size_t kSlots = 2;
-  Ready slots[kSlots];
-  std::mutex mu;
-  std::condition_variable cv;
-  std::size_t produced = 0, consumed = 0;  // under mu
-  bool quit = false;                       // under mu
-
-  std::thread reader_thread([&] {
-    ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    std::uint64_t offset = data_offset;
-    for (std::size_t n = 0;; ++n) {
-      {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return quit || n - consumed < kSlots; });
-        if (quit) break;
-      }
-      Ready& c = slots[n % kSlots];
-      c.stop = ReadResult{};
-      c.error.clear();
-      c.kind = next_frame(offset, c.frame, c.stop);
-      c.next_offset = offset;
-      if (c.kind == FrameKind::data) {
-        try {
-          decompress_into(dctx, c.frame, c.payload);
-        } catch (const DecodeError& e) {
-          c.error = e.what;
-        }
-      }
-      bool last = c.kind != FrameKind::data || !c.error.empty();
-      {
-        std::lock_guard lock(mu);
-        produced = n + 1;
-      }
-      cv.notify_all();
-      if (last) break;
-    }
-    ZSTD_freeDCtx(dctx);
-  });
-  struct Joiner {  // on every return path, also an exception from the visitor
-    std::thread& t;
-    std::mutex& mu;
-    bool& quit;
-    std::condition_variable& cv;
-    ~Joiner() {
-      {
-        std::lock_guard lock(mu);
-        quit = true;
-      }
-      cv.notify_all();
-      t.join();
-    }
-  } joiner{reader_thread, mu, quit, cv};
-
+void TraceReader::Impl::read_chunks_ahead(DirectSink& sink, ReadResult& r, AheadSlots& ahead) {
   for (;;) {
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return produced > consumed; });
+    AheadSlots::Ready* c = ahead.next_ready();
+    if (c == nullptr) {  // the feed was stopped: the caller stopped reading
+      r.ok = true;
+      return;
     }
-    Ready& c = slots[consumed % kSlots];
-    switch (c.kind) {
+    switch (c->kind) {
       case FrameKind::eof:
         r.ok = true;
         return;
       case FrameKind::stop:
-        take_stop(r, c.stop);
+        take_stop(r, c->stop);
         return;
       case FrameKind::end:
-        end_of_trace(r, c.frame, c.next_offset);
+        end_of_trace(r, c->frame, c->next_offset);
         return;
       case FrameKind::data:
         break;
     }
-    if (!c.error.empty()) {
-      r.error = path + ": " + c.error + at(c.frame.offset);
+    if (!c->error.empty()) {
+      r.error = path + ": " + c->error + at(c->frame.offset);
       return;
     }
     // The payload moves in and out: both buffers keep their capacity.
-    decoder.payload.swap(c.payload);
-    bool more = decode_chunk(c.frame, sink, r);
-    decoder.payload.swap(c.payload);
+    decoder.payload.swap(c->payload);
+    bool more = decode_chunk(c->frame, sink, r);
+    decoder.payload.swap(c->payload);
     if (!more) return;
-    {
-      std::lock_guard lock(mu);
-      ++consumed;
-    }
-    cv.notify_all();
+    ahead.release();
   }
+}
+
+ChunkFeed::ChunkFeed() : slots_(std::make_unique<TraceReader::AheadSlots>()) {}
+ChunkFeed::~ChunkFeed() = default;
+bool ChunkFeed::fill() {
+  return slots_->fill();
+}
+bool ChunkFeed::fillable() {
+  return slots_->fillable();
+}
+void ChunkFeed::on_slot_freed(std::function<void()> hook) {
+  slots_->slot_freed = std::move(hook);
+}
+void ChunkFeed::stop() {
+  slots_->stop();
 }
 
 // Chunks are decodable alone (docs/trace-format.md): `decoders` worker

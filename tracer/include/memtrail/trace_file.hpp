@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -121,6 +122,8 @@ struct ReadResult {
   std::string warning;
 };
 
+class ChunkFeed;
+
 class TraceReader {
  public:
   // Never throws; a file that cannot be opened or has a bad header is
@@ -151,10 +154,43 @@ class TraceReader {
   // decoders == 0: read().
   ReadResult read_parallel(TraceVisitor& visitor, unsigned decoders,
                            std::size_t max_buffered_events = std::size_t{1} << 20);
+  // read_ahead(), with the next chunk read, checked and decompressed by
+  // whichever thread calls feed.fill() instead of a thread of the reader's:
+  // a consumer of the events can do it between batches, and the decoding
+  // thread keeps a core to itself. Same delivery, results and errors.
+  ReadResult read_fed(TraceVisitor& visitor, ChunkFeed& feed);
+
+  struct AheadSlots;  // trace_reader.cpp
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// The read-ahead of one TraceReader::read_fed(), driven by the caller.
+class ChunkFeed {
+ public:
+  ChunkFeed();
+  ~ChunkFeed();
+  ChunkFeed(const ChunkFeed&) = delete;
+  ChunkFeed& operator=(const ChunkFeed&) = delete;
+
+  // Reads, checks and decompresses the next chunk if the decoder has a free
+  // slot; false when there was nothing to do (no free slot yet, read not
+  // started, or the file is done). One thread at a time.
+  bool fill();
+  // Whether fill() would do something now.
+  bool fillable();
+  // Called on the decoding thread, with no lock held, whenever fill() may
+  // have become worth calling (a slot freed, the read started or ended).
+  // Set before the read starts.
+  void on_slot_freed(std::function<void()> hook);
+  // The consumer stopped reading: the decoder stops waiting for chunks.
+  void stop();
+
+ private:
+  friend class TraceReader;
+  std::unique_ptr<TraceReader::AheadSlots> slots_;
 };
 
 }  // namespace memtrail

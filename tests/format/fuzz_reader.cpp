@@ -3,15 +3,13 @@
 // one-line error), never crash, hang or allocate without bound. Build and run: see
 // docs/trace-format.md.
 #include <unistd.h>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
 #include "memtrail/trace_file.hpp"
+#include "read_fed_here.hpp"
 
 namespace {
 
@@ -22,37 +20,6 @@ struct CountingVisitor : memtrail::TraceVisitor {
 };
 
 }  // namespace
-
-// read_fed() on a second thread, its chunks read ahead by this one.
-static memtrail::ReadResult read_fed(const std::string& path, memtrail::TraceVisitor& v) {
-  memtrail::TraceReader reader(path);
-  memtrail::ChunkFeed feed;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false, poked = false;
-  feed.on_slot_freed([&] {
-    std::lock_guard lock(mu);
-    poked = true;
-    cv.notify_all();
-  });
-  memtrail::ReadResult r;
-  std::thread decoder([&] {
-    r = reader.read_fed(v, feed);
-    std::lock_guard lock(mu);
-    done = true;
-    cv.notify_all();
-  });
-  for (;;) {
-    while (feed.fill()) {
-    }
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return done || poked; });
-    if (done) break;
-    poked = false;
-  }
-  decoder.join();
-  return r;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/memtrail-fuzz-" + std::to_string(::getpid()) + ".mtr";
@@ -79,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     __builtin_trap();
   // ... and the read whose chunks this thread reads ahead (the analyzer's).
   CountingVisitor fv;
-  memtrail::ReadResult fr = read_fed(path, fv);
+  memtrail::ReadResult fr = memtrail::test::read_fed_here(path, fv);
   if (fr.ok != r.ok || fr.error != r.error || fr.events != r.events || fr.chunks != r.chunks ||
       fr.warning != r.warning || fv.n != v.n)
     __builtin_trap();

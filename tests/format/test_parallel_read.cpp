@@ -8,15 +8,13 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <mutex>
-#include <thread>
 
 #include "memtrail/trace_file.hpp"
+#include "read_fed_here.hpp"
 #include "trace_collector.hpp"
 
 namespace memtrail {
@@ -50,38 +48,6 @@ struct Batching : Collected {
     for (std::size_t i = 0; i < n; ++i) on_event(buffer[i]);
   }
 };
-
-// read_fed() on a second thread, its chunks read and decompressed by this
-// one whenever the feed says a slot is free, as the analyzer's pipeline does.
-ReadResult read_fed(const std::string& path, TraceVisitor& v) {
-  TraceReader reader(path);
-  ChunkFeed feed;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false, poked = false;
-  feed.on_slot_freed([&] {
-    std::lock_guard lock(mu);
-    poked = true;
-    cv.notify_all();
-  });
-  ReadResult r;
-  std::thread decoder([&] {
-    r = reader.read_fed(v, feed);
-    std::lock_guard lock(mu);
-    done = true;
-    cv.notify_all();
-  });
-  for (;;) {
-    while (feed.fill()) {
-    }
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return done || poked; });
-    if (done) break;
-    poked = false;
-  }
-  decoder.join();
-  return r;
-}
 
 void expect_same(const ReadResult& a, const ReadResult& b, const std::string& what) {
   EXPECT_EQ(a.ok, b.ok) << what;
@@ -126,7 +92,7 @@ ReadResult read_both(const std::string& path, const std::string& what,
   expect_same(expected, TraceReader(path).read_ahead(ahead), what + " (read_ahead)");
   expect_same(seq, ahead, what + " (read_ahead)");
   Stopping fed(stop_after);
-  expect_same(expected, read_fed(path, fed), what + " (read_fed)");
+  expect_same(expected, test::read_fed_here(path, fed), what + " (read_fed)");
   expect_same(seq, fed, what + " (read_fed)");
   // Batch delivery asks keep_going() per batch, so only whole reads compare.
   if (stop_after == SIZE_MAX) {
@@ -137,7 +103,7 @@ ReadResult read_both(const std::string& path, const std::string& what,
                 what + " (read_ahead, batches)");
     expect_same(seq, ahead_batched, what + " (read_ahead, batches)");
     Batching fed_batched;
-    expect_same(expected, read_fed(path, fed_batched), what + " (read_fed, batches)");
+    expect_same(expected, test::read_fed_here(path, fed_batched), what + " (read_fed, batches)");
     expect_same(seq, fed_batched, what + " (read_fed, batches)");
     expect_same(expected, TraceReader(path).read_parallel(parallel, 2),
                 what + " (read_parallel, batches)");

@@ -160,9 +160,9 @@ class TraceReader {
   // thread keeps a core to itself. Same delivery, results and errors.
   ReadResult read_fed(TraceVisitor& visitor, ChunkFeed& feed);
 
-  struct AheadSlots;  // trace_reader.cpp
-
  private:
+  friend class ChunkFeed;
+  struct AheadSlots;  // the read-ahead's chunk slots (trace_reader.cpp)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -41,11 +41,15 @@ TEST(LiveHeap, RandomRunsAgreeWithAMap) {
       std::uint64_t a = (r % 8 == 0) ? 0 : 16 * (1 + (r >> 8) % span);
       if (r % 3 == 0) a = last;  // free (or re-alloc) what was just allocated
       if ((r >> 40) % 2 == 0 && !(seed == 2 && t > 30000)) {
-        LiveEntry e{t * 8, t, static_cast<std::uint32_t>(t), 1}, replaced{};
-        bool had = heap.put(a, e, replaced);
+        LiveEntry e{t * 8, t, static_cast<std::uint32_t>(t), 1, {}}, replaced{};
+        bool had;
+        LiveEntry* stored = heap.put(a, e, had, replaced);
         auto it = ref.find(a);
         ASSERT_EQ(had, it != ref.end()) << "seed " << seed << " t " << t;
         if (had) EXPECT_EQ(replaced.time_ns, it->second.time_ns);
+        // The encoder writes the block's chunk place through the pointer.
+        stored->chunk_ref = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(t)};
+        e.chunk_ref = stored->chunk_ref;
         ref[a] = e;
         last = a;
       } else {
@@ -55,6 +59,7 @@ TEST(LiveHeap, RandomRunsAgreeWithAMap) {
         ASSERT_EQ(found, it != ref.end()) << "seed " << seed << " t " << t;
         if (found) {
           EXPECT_EQ(out.time_ns, it->second.time_ns);
+          EXPECT_EQ(out.chunk_ref.ordinal, it->second.chunk_ref.ordinal);
           ref.erase(it);
         }
       }

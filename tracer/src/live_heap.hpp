@@ -2,8 +2,10 @@
 // exit-time reachability scan. Every heap event touches it, so it is made
 // for the writer's two questions: an alloc enters a block (and learns
 // whether one was there: its free was lost), a free finds and removes its
-// block in one probe sequence. Open addressing with linear probing and
-// backward-shift deletion, 32-byte slots; address 0 (never a real block,
+// block in one probe sequence. Each entry also holds the block's place in
+// the TraceWriter's chunks, so the encoder needs no table of its own for
+// heap blocks (TraceWriter::add_tracked_event). Open addressing with linear
+// probing and backward-shift deletion, 40-byte slots; address 0 (never a real block,
 // but recorded if a caller reports one) lives outside the table, so 0 can
 // mark an empty slot.
 #pragma once
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "memtrail/trace_file.hpp"
 #include "probe_gap.hpp"
 namespace memtrail::runtime {
 
@@ -19,6 +22,7 @@ struct LiveEntry {
   std::uint64_t size;
   std::uint64_t time_ns;
   std::uint32_t stack, thread;
+  TraceWriter::BlockRef chunk_ref;  // set by the encoder
 };
 
 class LiveHeap {
@@ -27,26 +31,27 @@ class LiveHeap {
 
   std::size_t size() const { return count_ + (has_zero_ ? 1 : 0); }
 
-  // Enters `entry` at `address`; true (and the old entry in `replaced`) when
-  // a block was already there.
-  bool put(std::uint64_t address, const LiveEntry& entry, LiveEntry& replaced) {
+  // Enters `entry` at `address` and returns where it is stored (valid until
+  // the next put or take); `had` says whether a block was already there
+  // (then `replaced` holds it).
+  LiveEntry* put(std::uint64_t address, const LiveEntry& entry, bool& had, LiveEntry& replaced) {
     if (address == 0) {
-      bool had = has_zero_;
+      had = has_zero_;
       replaced = zero_;
       zero_ = entry;
       has_zero_ = true;
-      return had;
+      return &zero_;
     }
     if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
     std::size_t i = home(address);
     while (slots_[i].address != 0 && slots_[i].address != address) i = (i + 1) & mask_;
-    bool had = slots_[i].address == address;
+    had = slots_[i].address == address;
     if (had)
       replaced = slots_[i].entry;
     else
       ++count_;
     slots_[i] = Slot{address, entry};
-    return had;
+    return &slots_[i].entry;
   }
 
   // Removes the block at `address` into `out`; false when there is none.
@@ -84,7 +89,7 @@ class LiveHeap {
     std::uint64_t address;
     LiveEntry entry;
   };
-  static_assert(sizeof(Slot) == 32);
+  static_assert(sizeof(Slot) == 40);
 
   std::size_t home(std::uint64_t address) const {
     return static_cast<std::size_t>((address * 0x9e3779b97f4a7c15ull) >> shift_);
@@ -96,8 +101,9 @@ class LiveHeap {
     shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
     count_ = 0;
     LiveEntry ignored;
+    bool had;
     for (const Slot& s : old)
-      if (s.address != 0) put(s.address, s.entry, ignored);
+      if (s.address != 0) put(s.address, s.entry, had, ignored);
   }
 
   std::vector<Slot> slots_;

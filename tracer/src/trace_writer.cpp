@@ -190,6 +190,8 @@ struct TraceWriter::Impl {
   }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
   LiveBlocks live;
+  // Names this chunk in TraceWriter::BlockRef; never 0, new at every flush.
+  std::uint32_t chunk_serial = 1;
   // The glibc model (alloc candidates) in this chunk, and in the next ones.
   bool model = true, want_model = true;
 
@@ -298,6 +300,7 @@ struct TraceWriter::Impl {
     threads.clear();
     ordinals = 0;
     live.clear();
+    if (++chunk_serial == 0) chunk_serial = 1;
     model = want_model;  // the chunk's state starts empty: either is consistent
   }
 
@@ -347,7 +350,10 @@ struct TraceWriter::Impl {
     --reserved_events;
   }
 
-  void encode(const Event& e) {
+  // `tracked`: the caller's BlockRef for this event's block (add_tracked_event),
+  // which stands in for the chunk's table `live`; nullptr: use `live`.
+  void encode(const Event& e, TraceWriter::BlockRef* tracked = nullptr,
+              std::uint64_t tracked_size = 0) {
     auto kind_index = static_cast<std::uint8_t>(e.kind);
     if (kind_index == 0 || kind_index >= kEventKindCount)
       throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));
@@ -392,7 +398,15 @@ struct TraceWriter::Impl {
     std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
     if (e.kind == EventKind::free && e.address != 0) {
       std::uint64_t ordinal;
-      if (live.take(e.pool, e.address, ordinal, ref_size)) {
+      bool found;
+      if (tracked) {
+        found = tracked->chunk == chunk_serial;
+        ordinal = tracked->ordinal;
+        ref_size = found ? tracked_size : 0;
+      } else {
+        found = live.take(e.pool, e.address, ordinal, ref_size);
+      }
+      if (found) {
         ref_distance = ordinals - ordinal;
         op |= kOpAddrRef;
       }
@@ -454,7 +468,10 @@ struct TraceWriter::Impl {
       st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
     if (alloc) {
       if (e.address != 0) {
-        live.put(e.pool, e.address, ordinals, e.size);
+        if (tracked)
+          *tracked = TraceWriter::BlockRef{chunk_serial, static_cast<std::uint32_t>(ordinals)};
+        else
+          live.put(e.pool, e.address, ordinals, e.size);
         if (model) st.push_fresh(e.address + cls);
       }
       ++ordinals;
@@ -558,6 +575,12 @@ void TraceWriter::add_scope(const ScopeInfo& sc) {
 
 void TraceWriter::add_event(const Event& event) {
   impl_->encode(event);
+  impl_->maybe_flush();
+}
+
+void TraceWriter::add_tracked_event(const Event& event, BlockRef& ref, std::uint64_t block_size) {
+  bool block_event = event.kind == EventKind::free || is_alloc_kind(event.kind);
+  impl_->encode(event, block_event ? &ref : nullptr, block_size);
   impl_->maybe_flush();
 }
 

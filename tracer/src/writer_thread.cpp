@@ -426,14 +426,23 @@ bool Session::drain() {
     } else {
       e.stack = explicit_stack;
     }
+    // A heap block's live-map entry also holds its place in the writer's
+    // chunks: one probe serves the map and the encoder.
     if (live_on && e.pool == heap_pool_id) {
       if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
-        LiveEntry entry{e.size, e.time_ns, e.stack, e.thread}, lost;
-        if (live.put(e.address, entry, lost)) window_remove(lost);  // its free was lost
+        LiveEntry entry{e.size, e.time_ns, e.stack, e.thread, {}}, lost;
+        bool had;
+        LiveEntry* stored = live.put(e.address, entry, had, lost);
+        if (had) window_remove(lost);  // its free was lost
         window_add(entry);
-      } else if (e.kind == EventKind::free) {
-        LiveEntry freed;
+        writer->add_tracked_event(e, stored->chunk_ref, 0);
+        continue;
+      }
+      if (e.kind == EventKind::free) {
+        LiveEntry freed{};
         if (live.take(e.address, freed)) window_remove(freed);
+        writer->add_tracked_event(e, freed.chunk_ref, freed.size);
+        continue;
       }
     }
     writer->add_event(e);

@@ -57,6 +57,23 @@ class TraceWriter {
   void add_stack_node(const StackNode& node);
   void add_scope(const ScopeInfo& scope);
   void add_event(const Event& event);
+
+  // Where an alloc's block lies in the writer's chunks. A free of a block
+  // allocated in the same chunk is coded as a short reference back to its
+  // alloc; add_event() finds that alloc with a table of the chunk's live
+  // blocks. A caller that keeps every live block of one pool itself (the
+  // recorder's live-heap map) stores a BlockRef with each block instead and
+  // calls add_tracked_event() for that pool's allocs and frees, so each of
+  // those events costs one table probe, not two. The file is the same.
+  struct BlockRef {
+    std::uint32_t chunk = 0;  // 0: not in a chunk of this writer
+    std::uint32_t ordinal = 0;
+  };
+  // alloc/reuse: fills `ref` for the block. free: `ref` and `block_size`
+  // are what the caller stored with the block (a default BlockRef when it
+  // has none). Other kinds: as add_event().
+  void add_tracked_event(const Event& event, BlockRef& ref, std::uint64_t block_size);
+
   // Whether the chunks begun from now on code an alloc's address as a
   // candidate of the glibc model (docs/trace-format.md 3.2; the default:
   // ~1 byte an alloc) or as a delta (~3 bytes). The model costs the writer

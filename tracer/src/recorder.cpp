@@ -25,7 +25,7 @@ namespace memtrail {
 
 namespace detail {
 std::atomic<bool> g_tracing{false};
-__thread const void* t_allocator_entry = nullptr;
+__thread const void* t_allocator_entry __attribute__((tls_model("initial-exec"))) = nullptr;
 }  // namespace detail
 
 namespace runtime {
@@ -167,8 +167,8 @@ Block* next_block(Session* s) {
 }
 
 // Appends one event to the calling thread's block chain.
-void append(Session* s, ThreadBuffer* tb, const RawHead& head, const RawTail* tail,
-            const std::uint64_t* ips) {
+__attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const RawHead& head,
+                                           const RawTail* tail, const std::uint64_t* ips) {
   std::uint32_t need =
       static_cast<std::uint32_t>(sizeof(RawHead) + (tail ? sizeof(RawTail) : 0) + head.frames * 8u);
   Block* b = tb->write_block;
@@ -189,6 +189,23 @@ void append(Session* s, ThreadBuffer* tb, const RawHead& head, const RawTail* ta
   if (head.frames) std::memcpy(p, ips, head.frames * 8u);
   tb->write_pos += need;
   b->used.store(tb->write_pos, std::memory_order_release);
+}
+
+// The common case inline: a lone head (nearly every heap event: no tail,
+// the stack sent before) into room the block has.
+[[gnu::always_inline]] inline void append(Session* s, ThreadBuffer* tb, const RawHead& head,
+                                          const RawTail* tail, const std::uint64_t* ips) {
+  std::uint32_t pos = tb->write_pos;
+  if (__builtin_expect(
+          tail != nullptr || head.frames != 0 || pos + sizeof(RawHead) > Block::capacity(), 0)) {
+    append_slow(s, tb, head, tail, ips);
+    return;
+  }
+  Block* b = tb->write_block;
+  std::memcpy(b->data() + pos, &head, sizeof head);
+  pos += sizeof head;
+  tb->write_pos = pos;
+  b->used.store(pos, std::memory_order_release);
 }
 
 // The first frame of ips[0..n) (unw_backtrace's numbering) that an event
@@ -360,7 +377,7 @@ void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameByte
   raw.frames = kMaxNameBytes / 8;
   std::uint64_t words[kMaxNameBytes / 8];
   std::memcpy(words, name, sizeof words);
-  append(s, tb, raw, nullptr, words);
+  append_slow(s, tb, raw, nullptr, words);
 }
 
 // ---- sessions ---------------------------------------------------------------

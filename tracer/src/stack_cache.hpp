@@ -85,8 +85,18 @@ struct StackCacheEntry {
   // True if the live stack still holds this chain. Reads only slots above
   // the key frame of the current call, inside the thread's stack.
   bool valid(std::uintptr_t frame) const {
-    for (int i = 0; i < checks; ++i)
-      if (*reinterpret_cast<const std::uint64_t*>(frame + slot[i]) != ip[i]) return false;
+    auto at = [frame](std::int32_t offset) {
+      return *reinterpret_cast<const std::uint64_t*>(frame + offset);
+    };
+    // Four frames per branch: a chain is nearly always intact, so the
+    // mismatch bits are gathered and tested once per group.
+    int i = 0;
+    for (; i + 4 <= checks; i += 4)
+      if (((at(slot[i]) ^ ip[i]) | (at(slot[i + 1]) ^ ip[i + 1]) | (at(slot[i + 2]) ^ ip[i + 2]) |
+           (at(slot[i + 3]) ^ ip[i + 3])) != 0)
+        return false;
+    for (; i < checks; ++i)
+      if (at(slot[i]) != ip[i]) return false;
     for (int i = 0; i < fp_checks; ++i)
       if (*reinterpret_cast<const std::uint64_t*>(frame + fp_slot[i]) != fp_value[i]) return false;
     return true;

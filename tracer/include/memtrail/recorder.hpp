@@ -52,8 +52,10 @@ extern std::atomic<bool> g_tracing;
 void record_slow(Event event, int skip_frames);
 
 // Return address of the outermost allocator entry point on this thread (see
-// MEMTRAIL_ALLOCATOR_ENTRY); nullptr outside one.
-extern __thread const void* t_allocator_entry;
+// MEMTRAIL_ALLOCATOR_ENTRY); nullptr outside one. initial-exec, as the
+// recorder's other thread-locals: read on every traced alloc, and a
+// general-dynamic access is a __tls_get_addr call.
+extern __thread const void* t_allocator_entry __attribute__((tls_model("initial-exec")));
 class AllocatorEntry {
  public:
   // Costs one branch when not tracing.

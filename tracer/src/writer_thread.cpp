@@ -328,78 +328,89 @@ bool Session::drain() {
   // encoded: an index of all the pass's events, merged and then read again,
   // pulled every event into the cache twice (the pass's blocks and index
   // outgrew L2).
-  auto before = [&](std::uint32_t a, std::uint32_t b) -> bool {
-    const DrainCursor &x = cursors[a], &y = cursors[b];
+  // The loop's state lives in locals: the encoder calls in it are opaque,
+  // so members would be loaded again after every event. The clock's and the
+  // heap window's few changing fields are stored back after the loop (an
+  // encoder exception stops tracing, and then they no longer matter).
+  DrainCursor* const cur = cursors.data();
+  std::uint32_t* const order = heap.data();
+  std::size_t pending = heap.size();  // cursors with an event left: order[0, pending)
+  ThreadBuffer* const* const by_id = threads_by_id.data();
+  TraceWriter* const w = writer.get();
+  SessionClock clk = clock;
+  detail::HeapWindow win{};  // the window's copy, taken under live_mutex
+  auto before = [cur](std::uint32_t a, std::uint32_t b) -> bool {
+    const DrainCursor &x = cur[a], &y = cur[b];
     return (x.time < y.time) | ((x.time == y.time) & (x.order < y.order));
   };
   auto sift_down = [&](std::size_t i) {
-    const std::size_t n = heap.size();
     for (;;) {
       std::size_t l = 2 * i + 1, best = i;
-      if (l < n && before(heap[l], heap[best])) best = l;
-      if (l + 1 < n && before(heap[l + 1], heap[best])) best = l + 1;
+      if (l < pending && before(order[l], order[best])) best = l;
+      if (l + 1 < pending && before(order[l + 1], order[best])) best = l + 1;
       if (best == i) return;
-      std::swap(heap[i], heap[best]);
+      std::swap(order[i], order[best]);
       i = best;
     }
   };
   // Two threads (the common case) take turns at random: the pick between
   // them is branch-free (a mispredicted branch per event cost more than the
   // heap); more threads keep a heap.
-  if (heap.size() > 2)
-    for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+  if (pending > 2)
+    for (std::size_t i = pending / 2; i-- > 0;) sift_down(i);
 
   bool rescanned = false;
   auto on_node = [&](const StackNode& n) {
     if (!rescanned && !modules.contains(n.ip)) {
       rescanned = true;
-      modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
+      modules.rescan([&](const ModuleInfo& m) { w->add_module(m); });
     }
-    writer->add_stack_node(n);
+    w->add_stack_node(n);
   };
   bool live_on = track_live.load(std::memory_order_acquire);
   // The heap window (reset_heap_window) counts blocks allocated since a moment.
-  auto window_add = [&](const LiveEntry& b) {
-    if (b.time_ns < window.since_ns) return;
-    window.live_bytes += b.size;
-    window.live_blocks += 1;
-    if (window.live_bytes > window.peak_bytes) window.peak_bytes = window.live_bytes;
+  auto window_add = [&win](const LiveEntry& b) {
+    if (b.time_ns < win.since_ns) return;
+    win.live_bytes += b.size;
+    win.live_blocks += 1;
+    if (win.live_bytes > win.peak_bytes) win.peak_bytes = win.live_bytes;
   };
-  auto window_remove = [&](const LiveEntry& b) {
-    if (b.time_ns < window.since_ns) return;
-    window.live_bytes -= b.size;
-    window.live_blocks -= 1;
+  auto window_remove = [&win](const LiveEntry& b) {
+    if (b.time_ns < win.since_ns) return;
+    win.live_bytes -= b.size;
+    win.live_blocks -= 1;
   };
   std::uint32_t heap_pool_id = live_on ? memtrail::heap_pool() : 0;
   std::unique_lock live_lock(live_mutex, std::defer_lock);
-  if (live_on) live_lock.lock();
-  while (!heap.empty()) {
-    // With two cursors `heap` is unordered (it never grows back to three).
-    std::size_t top = heap.size() == 2 ? std::size_t{before(heap[1], heap[0])} : 0;
-    DrainCursor& c = cursors[heap[top]];
+  if (live_on) {
+    live_lock.lock();
+    win = window;
+  }
+  while (pending != 0) {
+    // With two cursors `order` is unordered (it never grows back to three).
+    std::size_t top = pending == 2 ? std::size_t{before(order[1], order[0])} : 0;
+    DrainCursor& c = cur[order[top]];
     const std::uint32_t thread = c.thread;
     const std::uint64_t* event = c.event;
     RawHead raw;
     std::memcpy(&raw, event, sizeof raw);
-    // The cursor moves on first: its next event's time decides the heap,
+    const std::size_t fixed_words = raw_fixed_words(raw);
+    // The cursor moves on first: its next event's time decides the order,
     // and the lines after it are on their way while this one is encoded.
-    c.pos += static_cast<std::uint32_t>(raw_words(raw) * 8);
+    c.pos += static_cast<std::uint32_t>((fixed_words + raw.frames) * 8);
     __builtin_prefetch(reinterpret_cast<const char*>(event) + 256);
-    if (!cursor_next(c, cut)) {
-      heap[top] = heap.back();
-      heap.pop_back();
-    }
-    if (heap.size() > 2) sift_down(0);
-    const std::uint64_t* frames = event + raw_fixed_words(raw);
+    if (!cursor_next(c, cut)) order[top] = order[--pending];
+    if (pending > 2) sift_down(0);
+    const std::uint64_t* frames = event + fixed_words;
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
       std::memcpy(name, frames, sizeof name);
       name[kMaxNameBytes - 1] = '\0';
-      writer->add_thread(ThreadInfo{thread, tids[thread], name});
+      w->add_thread(ThreadInfo{thread, tids[thread], name});
       continue;
     }
     Event e;
-    e.time_ns = clock.to_ns(raw.time);
+    e.time_ns = clk.to_ns(raw.time);
     e.thread = thread;
     e.kind = static_cast<EventKind>(raw.kind);
     e.detail = raw.detail;
@@ -420,9 +431,9 @@ bool Session::drain() {
     }
     if (raw.frames) {
       e.stack = trie.intern(frames, raw.frames, on_node);
-      if (raw.stack_slot) threads_by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
+      if (raw.stack_slot) by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
     } else if (raw.stack_slot) {
-      e.stack = threads_by_id[thread]->slot_stack[raw.stack_slot - 1];
+      e.stack = by_id[thread]->slot_stack[raw.stack_slot - 1];
     } else {
       e.stack = explicit_stack;
     }
@@ -435,18 +446,21 @@ bool Session::drain() {
         LiveEntry* stored = live.put(e.address, entry, had, lost);
         if (had) window_remove(lost);  // its free was lost
         window_add(entry);
-        writer->add_tracked_event(e, stored->chunk_ref, 0);
+        w->add_tracked_event(e, stored->chunk_ref, 0);
         continue;
       }
       if (e.kind == EventKind::free) {
         LiveEntry freed{};
         if (live.take(e.address, freed)) window_remove(freed);
-        writer->add_tracked_event(e, freed.chunk_ref, freed.size);
+        w->add_tracked_event(e, freed.chunk_ref, freed.size);
         continue;
       }
     }
-    writer->add_event(e);
+    w->add_event(e);
   }
+  heap.resize(pending);
+  clock.last_ns = clk.last_ns;
+  if (live_on) window = win;
   for (DrainCursor& c : cursors) {
     ThreadBuffer* tb = c.tb;
     tb->read_block = c.block;

@@ -201,8 +201,16 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
     append_slow(s, tb, head, tail, ips);
     return;
   }
+  // Word by word, the fourth composed from its fields: a memcpy of the
+  // struct reads it back with 16-byte loads that span the narrow stores
+  // which built it, and such a load cannot take its data from the store
+  // buffer (a store-forwarding stall on every event).
+  auto* out = reinterpret_cast<std::uint64_t*>(tb->write_block->data() + pos);
+  out[0] = head.time;
+  out[1] = head.address;
+  out[2] = head.size;
+  out[3] = raw_meta_word(head);
   Block* b = tb->write_block;
-  std::memcpy(b->data() + pos, &head, sizeof head);
   pos += sizeof head;
   tb->write_pos = pos;
   b->used.store(pos, std::memory_order_release);
@@ -495,12 +503,12 @@ using runtime::tables;
 
 namespace detail {
 
-void record_slow(Event event, int skip_frames) {
+void record_slow(const Event& event, int skip_frames) {
   runtime::record_impl(event, skip_frames, true);
   asm volatile("" ::: "memory");
 }
 
-void record_no_stack(Event event) {
+void record_no_stack(const Event& event) {
   runtime::record_impl(event, 0, false);
   asm volatile("" ::: "memory");
 }

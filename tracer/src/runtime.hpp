@@ -8,7 +8,9 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <bit>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -58,6 +60,16 @@ struct RawTail {
   std::uint32_t pool, stack;
 };
 static_assert(sizeof(RawTail) == 24);
+// RawHead's fourth word (kind .. flags), composed from its fields.
+inline std::uint64_t raw_meta_word(const RawHead& h) {
+  static_assert(offsetof(RawHead, kind) == 24 && offsetof(RawHead, detail) == 25 &&
+                offsetof(RawHead, frames) == 26 && offsetof(RawHead, stack_slot) == 28 &&
+                offsetof(RawHead, pool) == 30 && offsetof(RawHead, flags) == 31);
+  static_assert(std::endian::native == std::endian::little);
+  return std::uint64_t{h.kind} | std::uint64_t{h.detail} << 8 | std::uint64_t{h.frames} << 16 |
+         std::uint64_t{h.stack_slot} << 32 | std::uint64_t{h.pool} << 48 |
+         std::uint64_t{h.flags} << 56;
+}
 inline constexpr std::uint8_t kRawHasTail = 1;
 inline constexpr std::uint8_t kRawRequestedIsSize = 2;  // without a tail; else requested is 0
 inline constexpr std::size_t kHeadWords = sizeof(RawHead) / 8;

@@ -49,7 +49,10 @@ struct RecorderOptions {
 
 namespace detail {
 extern std::atomic<bool> g_tracing;
-void record_slow(Event event, int skip_frames);
+// By reference: a by-value Event is copied into the argument area with
+// wide loads of the fields the caller just stored one by one, a
+// store-forwarding stall on every traced malloc.
+void record_slow(const Event& event, int skip_frames);
 
 // Return address of the outermost allocator entry point on this thread (see
 // MEMTRAIL_ALLOCATOR_ENTRY); nullptr outside one. initial-exec, as the

@@ -50,7 +50,7 @@ void record_without_stack(Event event);
 // Like record_slow() (dropped under the reentrancy guard), but never walks
 // the stack: for frees, whose block is identified by its alloc's stack (as
 // heaptrack does it), halving the unwinding a malloc/free pair costs.
-void record_no_stack(Event event);
+void record_no_stack(const Event& event);
 
 // ---- live heap blocks (track_live_heap) -----------------------------------
 

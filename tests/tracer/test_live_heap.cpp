@@ -46,7 +46,9 @@ TEST(LiveHeap, RandomRunsAgreeWithAMap) {
         LiveEntry* stored = heap.put(a, e, had, replaced);
         auto it = ref.find(a);
         ASSERT_EQ(had, it != ref.end()) << "seed " << seed << " t " << t;
-        if (had) EXPECT_EQ(replaced.time_ns, it->second.time_ns);
+        if (had) {
+          EXPECT_EQ(replaced.time_ns, it->second.time_ns);
+        }
         // The encoder writes the block's chunk place through the pointer.
         stored->chunk_ref = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(t)};
         e.chunk_ref = stored->chunk_ref;

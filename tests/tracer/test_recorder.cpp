@@ -238,15 +238,15 @@ TEST_F(RecorderTest, RawEventHeadAndTailCarryEveryField) {
     return e;
   };
   const std::vector<Event> sent = {
-      make(EventKind::alloc, small_pool, 48, 48, 0, 0),        // head: requested = size
-      make(EventKind::free, small_pool, 48, 0, 0, 0),          // head: requested = 0
-      make(EventKind::alloc, small_pool, 0, 0, 0, 0),          // head: all zero
-      make(EventKind::alloc, big_pool, 64, 64, 0, 0),          // tail: pool > 255
-      make(EventKind::alloc, small_pool, 80, 77, 0, 0),        // tail: odd requested
-      make(EventKind::alloc, small_pool, 96, 96, 4096, 0),     // tail: aux
-      make(EventKind::free, 255, 112, 0, 0, 0),                // head: largest short pool
-      make(EventKind::alloc, 256, 144, 144, 0, 0),             // tail: pool 256
-      make(EventKind::alloc, small_pool, 128, 1u << 40, 0, 0)  // tail: huge requested
+      make(EventKind::alloc, small_pool, 48, 48, 0, 0),     // head: requested = size
+      make(EventKind::free, small_pool, 48, 0, 0, 0),       // head: requested = 0
+      make(EventKind::alloc, small_pool, 0, 0, 0, 0),       // head: all zero
+      make(EventKind::alloc, big_pool, 64, 64, 0, 0),       // tail: pool > 255
+      make(EventKind::alloc, small_pool, 80, 77, 0, 0),     // tail: odd requested
+      make(EventKind::alloc, small_pool, 96, 96, 4096, 0),  // tail: aux
+      make(EventKind::free, 255, 112, 0, 0, 0),             // head: largest short pool
+      make(EventKind::alloc, 256, 144, 144, 0, 0),          // tail: pool 256
+      make(EventKind::alloc, small_pool, 128, std::uint64_t{1} << 40, 0, 0)  // tail: huge requested
   };
   for (const Event& e : sent) record(e);
   stop();
@@ -388,7 +388,9 @@ TEST_F(RecorderTest, EventTimesAgreeWithTheTraceClock) {
   for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_GE(c.events[i].time_ns + kSlackNs, windows[i].first) << i;
     EXPECT_LE(c.events[i].time_ns, windows[i].second + kSlackNs) << i;
-    if (i) EXPECT_GT(c.events[i].time_ns, c.events[i - 1].time_ns) << i;
+    if (i) {
+      EXPECT_GT(c.events[i].time_ns, c.events[i - 1].time_ns) << i;
+    }
   }
 }
 

@@ -52,12 +52,9 @@ std::vector<std::size_t> write_small_trace(const std::string& path) {
 }
 
 struct Corruption : ::testing::Test {
-  std::string path = test::temp_path("corrupt.mtr");
-  std::string cut_path = test::temp_path("corrupt-cut.mtr");
-  void TearDown() override {
-    std::remove(path.c_str());
-    std::remove(cut_path.c_str());
-  }
+  test::TempFile path_file{"corrupt.mtr"}, cut_path_file{"corrupt-cut.mtr"};
+  const std::string& path = path_file.path;
+  const std::string& cut_path = cut_path_file.path;
 };
 
 TEST_F(Corruption, CutAtEveryOffsetReadsUpToTheLastWholeChunk) {

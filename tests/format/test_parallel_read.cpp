@@ -203,12 +203,9 @@ std::string payload_of(const std::string& file, const FrameAt& f) {
 }
 
 struct ParallelRead : ::testing::Test {
-  std::string path = test::temp_path("parallel.mtr");
-  std::string bad_path = test::temp_path("parallel-bad.mtr");
-  void TearDown() override {
-    std::remove(path.c_str());
-    std::remove(bad_path.c_str());
-  }
+  test::TempFile path_file{"parallel.mtr"}, bad_path_file{"parallel-bad.mtr"};
+  const std::string& path = path_file.path;
+  const std::string& bad_path = bad_path_file.path;
 };
 
 TEST_F(ParallelRead, ValidTraceReadsTheSame) {

@@ -60,12 +60,9 @@ std::vector<Event> mixed_events(unsigned seed) {
 }
 
 struct TrackedEvents : ::testing::Test {
-  std::string plain = test::temp_path("untracked.mtr");
-  std::string tracked = test::temp_path("tracked.mtr");
-  void TearDown() override {
-    std::remove(plain.c_str());
-    std::remove(tracked.c_str());
-  }
+  test::TempFile plain_file{"untracked.mtr"}, tracked_file{"tracked.mtr"};
+  const std::string& plain = plain_file.path;
+  const std::string& tracked = tracked_file.path;
 
   // with_refs: the caller's map of the tracked pool's live blocks.
   void write(const std::string& path, const std::vector<Event>& events, bool with_refs,

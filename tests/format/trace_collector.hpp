@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -63,5 +64,14 @@ inline std::string temp_path(const std::string& name) {
   return std::string(dir ? dir : "/tmp") + "/memtrail-test-" + std::to_string(::getpid()) + "-" +
          name;
 }
+
+// A temporary file's path (temp_path), removed when the test is done.
+struct TempFile {
+  explicit TempFile(const std::string& name) : path(temp_path(name)) {}
+  ~TempFile() { std::remove(path.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string path;
+};
 
 }  // namespace memtrail::test

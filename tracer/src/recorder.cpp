@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <libunwind.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -148,21 +149,31 @@ std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
 // writing), a program thread waits for it rather than mapping more memory,
 // which bounds the tracer's footprint (heaptrack gets the same from its
 // pipe). Counting the live threads' own blocks keeps a program with
-// hundreds of threads from waiting on every block change. The wait is
-// bounded (~200 ms), so a thread that holds a lock the writer needs (the
-// loader lock, inside dlopen) can never deadlock with it: it then maps a
-// block anyway.
+// hundreds of threads from waiting on every block change. The thread sleeps
+// until the writer gives blocks back (a futex, not a polling nap: naps woke
+// the thread every 50 us to preempt the writer it was waiting for). The
+// wait is bounded (200 slices of at most 1 ms), so a thread that holds a
+// lock the writer needs (the loader lock, inside dlopen) can never
+// deadlock with it: it then maps a block anyway.
 constexpr std::uint64_t kBacklogBlocks = 24;
+constexpr int kWaitSlices = 200;
 
 Block* next_block(Session* s) {
   std::uint64_t bound = kBacklogBlocks + s->live_threads.load(std::memory_order_relaxed);
   Block* b = s->blocks.get_bounded(bound);
-  timespec nap{0, 50'000};
-  for (int waited = 0; !b && waited < 4000; ++waited) {
-    s->wake();
-    ::nanosleep(&nap, nullptr);
+  if (b) return b;
+  s->wake();  // the writer may be asleep between drains
+  s->block_waiters.fetch_add(1);
+  for (int slice = 0; slice < kWaitSlices; ++slice) {
+    // Read before trying: blocks given back after this read change the
+    // word, and then the wait returns at once.
+    std::uint32_t seen = s->blocks_given_back.load();
     b = s->blocks.get_bounded(bound);
+    if (b) break;
+    timespec most{0, 1'000'000};
+    ::syscall(SYS_futex, &s->blocks_given_back, FUTEX_WAIT_PRIVATE, seen, &most, nullptr, 0);
   }
+  s->block_waiters.fetch_sub(1);
   return b ? b : s->blocks.get();
 }
 

@@ -192,6 +192,12 @@ struct Session {
   std::atomic<std::uint32_t> next_thread_id{1};
   std::atomic<std::uint64_t> live_threads{0};  // registered and not exited (backpressure)
 
+  // Program threads short of blocks (next_block) sleep on this futex word,
+  // which the writer bumps after a pass that gave blocks back, waking them
+  // only when someone waits.
+  alignas(64) std::atomic<std::uint32_t> blocks_given_back{0};
+  std::atomic<std::uint32_t> block_waiters{0};
+
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;
   std::thread writer_thread;

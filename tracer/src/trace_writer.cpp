@@ -353,7 +353,7 @@ struct TraceWriter::Impl {
   // `tracked`: the caller's BlockRef for this event's block (add_tracked_event),
   // which stands in for the chunk's table `live`; nullptr: use `live`.
   [[gnu::always_inline]] void encode(const Event& e, TraceWriter::BlockRef* tracked = nullptr,
-              std::uint64_t tracked_size = 0) {
+                                     std::uint64_t tracked_size = 0) {
     auto kind_index = static_cast<std::uint8_t>(e.kind);
     if (kind_index == 0 || kind_index >= kEventKindCount)
       throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));

@@ -4,9 +4,11 @@
 // and hands everything to the TraceWriter. It flushes a chunk every
 // flush_interval_ms, and at once when a flush is requested.
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -475,6 +477,11 @@ bool Session::drain() {
   // writer is behind, program threads then hit the backlog bound in
   // next_block() and wait, instead of the backlog moving into the writer.
   for (Block* b : consumed) blocks.put(b);
+  if (!consumed.empty()) {
+    blocks_given_back.fetch_add(1);
+    if (block_waiters.load() != 0)
+      ::syscall(SYS_futex, &blocks_given_back, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+  }
   consumed.clear();
   return more;
 }

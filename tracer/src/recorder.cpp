@@ -162,7 +162,6 @@ Block* next_block(Session* s) {
   std::uint64_t bound = kBacklogBlocks + s->live_threads.load(std::memory_order_relaxed);
   Block* b = s->blocks.get_bounded(bound);
   if (b) return b;
-  s->wake();  // the writer may be asleep between drains
   s->block_waiters.fetch_add(1);
   for (int slice = 0; slice < kWaitSlices; ++slice) {
     // Read before trying: blocks given back after this read change the
@@ -170,6 +169,9 @@ Block* next_block(Session* s) {
     std::uint32_t seen = s->blocks_given_back.load();
     b = s->blocks.get_bounded(bound);
     if (b) break;
+    // The writer may be asleep between passes, with no thread holding
+    // more than a pass takes (many threads): wake it for every slice.
+    s->wake();
     timespec most{0, 1'000'000};
     ::syscall(SYS_futex, &s->blocks_given_back, FUTEX_WAIT_PRIVATE, seen, &most, nullptr, 0);
   }

@@ -5,9 +5,9 @@
 // block in one probe sequence. Each entry also holds the block's place in
 // the TraceWriter's chunks, so the encoder needs no table of its own for
 // heap blocks (TraceWriter::add_tracked_event). Open addressing with linear
-// probing and backward-shift deletion, 40-byte slots; address 0 (never a real block,
-// but recorded if a caller reports one) lives outside the table, so 0 can
-// mark an empty slot.
+// probing and backward-shift deletion, 40-byte slots; address 0 (never a
+// real block, but recorded if a caller reports one) lives outside the
+// table, so 0 can mark an empty slot.
 #pragma once
 
 #include <cstddef>

@@ -218,12 +218,12 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   // struct reads it back with 16-byte loads that span the narrow stores
   // which built it, and such a load cannot take its data from the store
   // buffer (a store-forwarding stall on every event).
-  auto* out = reinterpret_cast<std::uint64_t*>(tb->write_block->data() + pos);
+  Block* b = tb->write_block;
+  auto* out = reinterpret_cast<std::uint64_t*>(b->data() + pos);
   out[0] = head.time;
   out[1] = head.address;
   out[2] = head.size;
   out[3] = raw_meta_word(head);
-  Block* b = tb->write_block;
   pos += sizeof head;
   tb->write_pos = pos;
   b->used.store(pos, std::memory_order_release);

@@ -74,12 +74,9 @@ inline constexpr std::uint8_t kRawHasTail = 1;
 inline constexpr std::uint8_t kRawRequestedIsSize = 2;  // without a tail; else requested is 0
 inline constexpr std::size_t kHeadWords = sizeof(RawHead) / 8;
 inline constexpr std::size_t kTailWords = sizeof(RawTail) / 8;
-// Words before the frames, and in the whole record.
+// Words before the frames (the record is these and `frames` words more).
 inline std::size_t raw_fixed_words(const RawHead& h) {
   return kHeadWords + ((h.flags & kRawHasTail) ? kTailWords : 0);
-}
-inline std::size_t raw_words(const RawHead& h) {
-  return raw_fixed_words(h) + h.frames;
 }
 inline constexpr std::uint8_t kRawRename = 0xff;
 

@@ -70,6 +70,22 @@ inline std::uint64_t raw_meta_word(const RawHead& h) {
          std::uint64_t{h.stack_slot} << 32 | std::uint64_t{h.pool} << 48 |
          std::uint64_t{h.flags} << 56;
 }
+// The head at `words` (8-byte aligned, as every record is), read as four
+// words and split in registers: the inverse of raw_meta_word().
+inline RawHead read_raw_head(const std::uint64_t* words) {
+  RawHead h;
+  h.time = words[0];
+  h.address = words[1];
+  h.size = words[2];
+  std::uint64_t meta = words[3];
+  h.kind = static_cast<std::uint8_t>(meta);
+  h.detail = static_cast<std::uint8_t>(meta >> 8);
+  h.frames = static_cast<std::uint16_t>(meta >> 16);
+  h.stack_slot = static_cast<std::uint16_t>(meta >> 32);
+  h.pool = static_cast<std::uint8_t>(meta >> 48);
+  h.flags = static_cast<std::uint8_t>(meta >> 56);
+  return h;
+}
 inline constexpr std::uint8_t kRawHasTail = 1;
 inline constexpr std::uint8_t kRawRequestedIsSize = 2;  // without a tail; else requested is 0
 inline constexpr std::size_t kHeadWords = sizeof(RawHead) / 8;

@@ -394,8 +394,7 @@ bool Session::drain() {
     DrainCursor& c = cur[order[top]];
     const std::uint32_t thread = c.thread;
     const std::uint64_t* event = c.event;
-    RawHead raw;
-    std::memcpy(&raw, event, sizeof raw);
+    const RawHead raw = read_raw_head(event);
     const std::size_t fixed_words = raw_fixed_words(raw);
     // The cursor moves on first: its next event's time decides the order,
     // and the lines after it are on their way while this one is encoded.

@@ -58,8 +58,7 @@ class BlockPool {
   // Never returns nullptr unless the system is out of address space.
   Block* get() noexcept {
     lock_.lock();
-    Block* b = free_;
-    if (b) free_ = b->free_next;
+    Block* b = pop_locked();
     lock_.unlock();
     if (!b) {
       void* p = ::mmap(nullptr, Block::kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -72,17 +71,18 @@ class BlockPool {
     b->used.store(0, std::memory_order_relaxed);
     return b;
   }
-  // Like get(), but maps no new block once `max_mapped` are mapped: the
-  // caller waits for the writer to give blocks back instead (backpressure).
-  Block* get_bounded(std::uint64_t max_mapped) noexcept {
+  // Like get(), but nullptr while `max_out` blocks are out (mapped and not
+  // in the free list): the caller drains or waits for the writer to give
+  // blocks back instead (backpressure).
+  Block* get_bounded(std::uint64_t max_out) noexcept {
     lock_.lock();
-    Block* b = free_;
-    if (b) free_ = b->free_next;
-    lock_.unlock();
-    if (!b) {
-      if (mapped_.load(std::memory_order_relaxed) >= max_mapped) return nullptr;
-      return get();
+    if (blocks_out() >= max_out) {
+      lock_.unlock();
+      return nullptr;
     }
+    Block* b = pop_locked();
+    lock_.unlock();
+    if (!b) return get();
     b->next.store(nullptr, std::memory_order_relaxed);
     b->used.store(0, std::memory_order_relaxed);
     return b;
@@ -91,17 +91,35 @@ class BlockPool {
     lock_.lock();
     b->free_next = free_;
     free_ = b;
+    free_count_.store(free_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     lock_.unlock();
   }
   std::uint64_t blocks_mapped() const { return mapped_.load(std::memory_order_relaxed); }
+  // Blocks out: being written or waiting for a drain. Exact under lock_;
+  // without it a racy estimate, good enough to decide whether to drain.
+  std::uint64_t blocks_out() const {
+    std::uint64_t free = free_count_.load(std::memory_order_relaxed);
+    std::uint64_t mapped = mapped_.load(std::memory_order_relaxed);
+    return mapped > free ? mapped - free : 0;
+  }
 
   // fork(): held across it so the child's copy of the free list is consistent.
   void lock() noexcept { lock_.lock(); }
   void unlock() noexcept { lock_.unlock(); }
 
  private:
+  Block* pop_locked() noexcept {
+    Block* b = free_;
+    if (b) {
+      free_ = b->free_next;
+      free_count_.store(free_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
+    return b;
+  }
+
   SpinLock lock_;
   Block* free_ = nullptr;
+  std::atomic<std::uint64_t> free_count_{0};  // changed under lock_, read anywhere
   std::atomic<std::uint64_t> mapped_{0};
 };
 

@@ -33,7 +33,9 @@ void on_thread_exit(void* p) {
 
 void on_fatal_signal(int sig, siginfo_t*, void*) {
   int saved_errno = errno;
-  if (g_in_fatal.fetch_add(1) == 0) {
+  // A thread stopped inside its own drain holds the lock the flush needs:
+  // the trace then ends at its last flush.
+  if (g_in_fatal.fetch_add(1) == 0 && !t_draining) {
     if (Session* s = g_session.load(std::memory_order_acquire)) {
       ++t_internal;
       s->request_flush(1000);

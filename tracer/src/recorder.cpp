@@ -9,6 +9,7 @@
 #include <libunwind.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -144,24 +145,41 @@ std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
   return h | 1;
 }
 
-// Backpressure: when the writer is this far behind (24 blocks of 128 KiB
+// Backpressure: when the drain is this far behind (24 blocks of 128 KiB
 // = 3 MiB of unconsumed events, besides the block each live thread is
-// writing), a program thread waits for it rather than mapping more memory,
-// which bounds the tracer's footprint (heaptrack gets the same from its
-// pipe). Counting the live threads' own blocks keeps a program with
-// hundreds of threads from waiting on every block change. The thread sleeps
-// until the writer gives blocks back (a futex, not a polling nap: naps woke
-// the thread every 50 us to preempt the writer it was waiting for). The
-// wait is bounded (200 slices of at most 1 ms), so a thread that holds a
-// lock the writer needs (the loader lock, inside dlopen) can never
+// writing), a program thread drains a pass itself, or, while someone else
+// drains, takes a few blocks more, and past those waits rather than mapping
+// more memory, which bounds the tracer's footprint (heaptrack gets the same
+// from its pipe). Counting the live threads' own blocks keeps a program
+// with hundreds of threads from waiting on every block change. A waiting
+// thread sleeps until blocks come back (a futex, not a polling nap: naps
+// woke the thread every 50 us to preempt the writer it was waiting for).
+// The wait is bounded (200 slices of at most 1 ms), so a thread that holds
+// a lock the drain needs (the loader lock, inside dlopen) can never
 // deadlock with it: it then maps a block anyway.
 constexpr std::uint64_t kBacklogBlocks = 24;
+// Sleeping leaves a core idle: a thread that finds someone else draining
+// takes up to this many blocks past the bound before it does.
+constexpr std::uint64_t kOvershootBlocks = 8;
+// When program threads drain (drain_sharing.cpp), a thread that takes a
+// block drains once this many wait, while their events are still in cache.
+constexpr std::uint64_t kDrainAtBlocks = 6;
+constexpr int kMaxPassesHere = 8;  // a malloc call pays for at most this many
 constexpr int kWaitSlices = 200;
 
-Block* next_block(Session* s) {
-  std::uint64_t bound = kBacklogBlocks + s->live_threads.load(std::memory_order_relaxed);
+Block* next_block(Session* s, ThreadBuffer* tb) {
+  tb->active_tick.store(s->clock.raw_now(), std::memory_order_relaxed);
+  std::uint64_t writing = s->live_threads.load(std::memory_order_relaxed);
+  if (s->program_threads_drain())
+    for (int pass = 0; pass < kMaxPassesHere && s->blocks.blocks_out() >= writing + kDrainAtBlocks;
+         ++pass)
+      if (!s->drain_here()) break;
+  std::uint64_t bound = kBacklogBlocks + writing;
   Block* b = s->blocks.get_bounded(bound);
   if (b) return b;
+  for (int pass = 0; pass < kMaxPassesHere && s->drain_here(); ++pass)
+    if ((b = s->blocks.get_bounded(bound))) return b;
+  if ((b = s->blocks.get_bounded(bound + kOvershootBlocks))) return b;
   s->block_waiters.fetch_add(1);
   for (int slice = 0; slice < kWaitSlices; ++slice) {
     // Read before trying: blocks given back after this read change the
@@ -169,6 +187,7 @@ Block* next_block(Session* s) {
     std::uint32_t seen = s->blocks_given_back.load();
     b = s->blocks.get_bounded(bound);
     if (b) break;
+    if (s->drain_here()) continue;
     // The writer may be asleep between passes, with no thread holding
     // more than a pass takes (many threads): wake it for every slice.
     s->wake();
@@ -186,7 +205,7 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
       static_cast<std::uint32_t>(sizeof(RawHead) + (tail ? sizeof(RawTail) : 0) + head.frames * 8u);
   Block* b = tb->write_block;
   if (tb->write_pos + need > Block::capacity()) {
-    Block* fresh = next_block(s);
+    Block* fresh = next_block(s, tb);
     if (!fresh) return;  // out of address space: drop rather than crash
     b->next.store(fresh, std::memory_order_release);  // after b's final `used` store
     tb->write_block = b = fresh;
@@ -480,6 +499,12 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     return false;
   }
   if (s->stack_frames > 0) unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  s->address_model = detail::address_model_from_environment();
+  if (s->address_model != detail::AddressModel::automatic)
+    s->writer->set_address_model(s->address_model == detail::AddressModel::always);
+  cpu_set_t affinity;
+  if (sched_getaffinity(0, sizeof affinity, &affinity) == 0)
+    s->cores = std::max(1, CPU_COUNT(&affinity));
   s->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   Session* raw = s.release();
   raw->writer_thread = std::thread([raw] { raw->writer_main(); });
@@ -618,6 +643,11 @@ StackCacheCounts stack_cache_counts() {
   runtime::ThreadBuffer* tb = runtime::t_buffer;
   if (!s || !tb || tb->session != s) return {};
   return {tb->stack_cache_hits, tb->stack_cache_misses, tb->stack_cache_unwalkable};
+}
+
+std::uint64_t program_thread_drains() {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  return s ? s->program_thread_drains.load(std::memory_order_relaxed) : 0;
 }
 
 std::vector<ThreadRecord> thread_registry() {

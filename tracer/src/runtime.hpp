@@ -113,7 +113,7 @@ struct SessionClock {
   bool tsc = false;
   std::uint64_t start_ns = 0;          // CLOCK_MONOTONIC at start
   std::uint64_t start_ticks = 0;       // rdtsc at start
-  alignas(64) double ns_per_tick = 0;  // writer-only, as the fields below
+  alignas(64) double ns_per_tick = 0;  // the drain's (work_mutex), as below
   std::uint64_t ns_per_tick_q32 = 0;   // the same in 32.32 fixed point
   std::uint64_t last_ns = 0;           // conversions never go back
 
@@ -125,9 +125,14 @@ struct SessionClock {
     if (tsc) return __builtin_ia32_rdtsc();
     return monotonic_ns() - start_ns;
   }
-  // Writer: re-measures the tick rate (cheap; call once per drain).
+  // Drain: re-measures the tick rate (cheap; call once per drain).
   void calibrate();
-  // Writer: a raw reading as ns since start, never below the previous result.
+  // Drain: a span of raw readings about `ns` long (before the first
+  // calibration, with TSC, it takes one tick per ns: ~3x too short).
+  std::uint64_t raw_span(std::uint64_t ns) const {
+    return tsc && ns_per_tick > 0 ? static_cast<std::uint64_t>(ns / ns_per_tick) : ns;
+  }
+  // Drain: a raw reading as ns since start, never below the previous result.
   std::uint64_t to_ns(std::uint64_t raw) {
     std::uint64_t ns = raw;
     if (tsc)
@@ -165,6 +170,9 @@ struct ThreadBuffer {
 
   // Set by the thread-exit key destructor after the thread's last event.
   std::atomic<bool> exited{false};
+  // Raw clock when the thread last took a block or drained: recent means
+  // it is busy producing (Session::count_busy_producers).
+  std::atomic<std::uint64_t> active_tick{0};
 
   // Name at registration; later renames are kRawRename events.
   char name[kMaxNameBytes] = {};
@@ -211,6 +219,14 @@ struct Session {
   alignas(64) std::atomic<std::uint32_t> blocks_given_back{0};
   std::atomic<std::uint32_t> block_waiters{0};
 
+  // Who drains (drain_sharing.cpp). With at least as many busy program
+  // threads as cores, the writer stands aside and the program threads drain
+  // their backlog themselves: a writer thread would be a third thread
+  // fighting two for two cores.
+  int cores = 1;                                        // the process's CPU affinity at start
+  std::atomic<int> busy_producers{0};                   // count_busy_producers() at the last look
+  std::atomic<std::uint64_t> program_thread_drains{0};  // passes drained by them
+
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;
   std::thread writer_thread;
@@ -220,12 +236,14 @@ struct Session {
   std::atomic<bool> exit_requested{false};
   std::atomic<bool> modules_dirty{false};
   std::atomic<bool> failed{false};
-  // Held by the writer while it works (not while it waits) and by fork's
-  // prepare handler, so a fork never snapshots the writer holding a libc lock
-  // (the loader lock of dl_iterate_phdr, stdio) that the child would need.
+  // Held by whoever drains (the writer, or a program thread in
+  // drain_here) and by fork's prepare handler, so a fork never snapshots a
+  // drain holding a libc lock (the loader lock of dl_iterate_phdr, stdio)
+  // that the child would need.
   std::mutex work_mutex;
+  detail::AddressModel address_model = detail::AddressModel::automatic;
 
-  // Writer-only state.
+  // The drain's state (under work_mutex).
   StackTrie trie;
   ModuleMap modules;
   std::size_t emitted_pools = 0, emitted_scopes = 0, emitted_strings = 0;
@@ -249,11 +267,12 @@ struct Session {
   std::vector<DrainCursor> cursors;
   std::vector<std::uint32_t> heap;  // cursors with an event left, min-heap by (time, order)
   std::vector<Block*> consumed;     // read by this drain, given back at its end
+  std::uint64_t last_cut = 0;       // raw: events stamped before it are drained
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
 
-  // Live heap blocks (track_live_heap), maintained by the writer.
+  // Live heap blocks (track_live_heap), maintained by the drain.
   std::atomic<bool> track_live{false};
   std::mutex live_mutex;
   LiveHeap live;
@@ -266,6 +285,15 @@ struct Session {
   void writer_main();
   // One pass; true when a thread had more than one pass takes (drain again).
   bool drain();
+  // A program thread short of blocks drains one pass itself, unless someone
+  // else is draining (then false at once: it never waits for the lock).
+  bool drain_here();
+  // Threads that took a block or drained within the last few ms. Under
+  // work_mutex; stores the result in busy_producers.
+  int count_busy_producers();
+  bool program_threads_drain() const {
+    return busy_producers.load(std::memory_order_relaxed) >= cores;
+  }
   // Reads the next event of `c` within this pass (sets c.event and c.time);
   // false when the cursor is done: at the end of what the pass may read, or
   // at an event stamped at or after `cut` (c.stopped).
@@ -294,6 +322,8 @@ extern std::atomic<Session*> g_session;
 // may malloc) inside a malloc interposer.
 extern __thread int t_internal __attribute__((tls_model("initial-exec")));
 extern __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec")));
+// Set while this program thread drains (it holds work_mutex).
+extern __thread bool t_draining __attribute__((tls_model("initial-exec")));
 
 std::string expand_output_path(const std::string& pattern, bool is_fork_child);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);

@@ -2,7 +2,9 @@
 // events each program thread has published, merges them by time, turns ip
 // arrays into stack-trie ids, keeps the live-heap map, adds `sample` events
 // and hands everything to the TraceWriter. It flushes a chunk every
-// flush_interval_ms, and at once when a flush is requested.
+// flush_interval_ms, and at once when a flush is requested. While the
+// program's busy threads fill every core they drain themselves with the
+// same drain() (drain_sharing.cpp) and the writer only samples and flushes.
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <malloc.h>
@@ -26,6 +28,9 @@ namespace {
 
 constexpr std::uint64_t kMs = 1'000'000;
 constexpr int kDrainPeriodMs = 10;
+// While program threads drain, the writer looks this often whether they
+// still fill the cores (and samples and flushes as usual).
+constexpr int kAsideCheckMs = 2;
 // Blocks (128 KiB each) one drain pass takes from a thread; see drain().
 constexpr int kDrainBlocksPerThread = 2;
 
@@ -227,7 +232,11 @@ void Session::emit_sample() {
   struct mallinfo2 mi = ::mallinfo2();
   Event e;
   e.kind = EventKind::sample;
-  e.time_ns = clock.to_ns(clock.raw_now());  // in order with the events
+  // In order with the events, and without squashing them: stamped at the
+  // last pass's cut, since events stamped after it may still wait to be
+  // drained. A sample stamped `now` moved each of them up to its time
+  // (to_ns never goes back), tens of thousands in a row.
+  e.time_ns = clock.to_ns(last_cut);
   e.address = rss_bytes();
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
@@ -283,6 +292,7 @@ bool Session::drain() {
       }
     }
   }
+  last_cut = exiting ? clock.raw_now() : cut;
   // 2. What each thread has published, fixed now: the last block this pass
   // may read and its `used`. Everything read below was published before
   // the tables are emitted (3.), so every pool, scope and string an event
@@ -473,8 +483,8 @@ bool Session::drain() {
     }
   }
   // Blocks go back only now, after their events were encoded: while the
-  // writer is behind, program threads then hit the backlog bound in
-  // next_block() and wait, instead of the backlog moving into the writer.
+  // drain is behind, program threads then hit the backlog bound in
+  // next_block() and drain or wait, instead of the backlog growing.
   for (Block* b : consumed) blocks.put(b);
   if (!consumed.empty()) {
     blocks_given_back.fetch_add(1);
@@ -489,12 +499,9 @@ void Session::writer_main() {
   t_internal = 1;  // this thread is never traced
   pthread_setname_np(pthread_self(), "memtrail-writer");
   // The glibc model makes alloc addresses ~2 bytes cheaper in the file but
-  // costs the writer ~40 ns an event; on two cores a writer that falls
+  // costs the drain ~40 ns an event; on two cores a drain that falls
   // behind sets the program's pace, so by default a chunk uses the model
   // only when the pass before it was not capped (the writer kept up).
-  const detail::AddressModel address_model = detail::address_model_from_environment();
-  if (address_model != detail::AddressModel::automatic)
-    writer->set_address_model(address_model == detail::AddressModel::always);
   std::uint64_t now = now_ns();
   next_flush_ns = now + options.flush_interval_ms * kMs;
   next_sample_ns = options.sample_interval_ms ? now : UINT64_MAX;
@@ -505,10 +512,11 @@ void Session::writer_main() {
     std::fprintf(stderr, "memtrail: %s\n", e.what());
     failed.store(true);
   }
-  bool more = false;  // the last pass left events behind: no wait
+  bool more = false;         // the last pass left events behind: no wait
+  bool stood_aside = false;  // program threads drain: look again soon
   for (;;) {
     now = now_ns();
-    std::uint64_t wait_ns = more ? 0 : kDrainPeriodMs * kMs;
+    std::uint64_t wait_ns = more ? 0 : (stood_aside ? kAsideCheckMs : kDrainPeriodMs) * kMs;
     for (std::uint64_t deadline : {next_flush_ns, next_sample_ns})
       if (deadline > now)
         wait_ns = std::min(wait_ns, deadline - now);
@@ -526,10 +534,19 @@ void Session::writer_main() {
     std::lock_guard work(work_mutex);
     std::uint64_t ticket = flush_requested.load(std::memory_order_acquire);
     bool exiting = exit_requested.load(std::memory_order_acquire);
+    // Flushes, the exit and threads waiting for blocks are the writer's
+    // even while program threads drain (drain_sharing.cpp).
+    now = now_ns();
+    stood_aside = !exiting && ticket == flush_done.load(std::memory_order_relaxed) &&
+                  now < next_flush_ns && block_waiters.load() == 0 &&
+                  count_busy_producers() >= cores;
+    more = false;
     if (!failed.load(std::memory_order_relaxed)) {
       try {
-        more = drain();
-        if (address_model == detail::AddressModel::automatic) writer->set_address_model(!more);
+        if (!stood_aside) {
+          more = drain();
+          if (address_model == detail::AddressModel::automatic) writer->set_address_model(!more);
+        }
         now = now_ns();
         if (now >= next_sample_ns) {
           emit_sample();

@@ -118,6 +118,10 @@ struct StackCacheCounts {
 };
 StackCacheCounts stack_cache_counts();
 
+// Drain passes program threads made themselves in this session (they do
+// when their busy threads fill the cores: drain_sharing.cpp).
+std::uint64_t program_thread_drains();
+
 // ---- process exit -----------------------------------------------------------
 
 // `fn` runs once at process exit (or stop()), after the final drain of the

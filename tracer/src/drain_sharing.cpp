@@ -1,0 +1,81 @@
+// Who drains the program threads' events: the writer thread, or the program
+// threads themselves.
+//
+// On a machine with cores to spare the writer thread drains while the
+// program runs: the two work in parallel. When the program's busy threads
+// alone fill every core, the writer is one thread too many: the scheduler
+// gives each of three busy threads two thirds of two cores, the writer falls
+// behind, and program threads short of blocks sleep until it catches up,
+// leaving a core idle (a sixth of the cpu on two cores, measured). Then the
+// writer stands aside (writer_main) and a program thread that takes a block
+// with a backlog drains a pass itself (next_block in recorder.cpp): the work
+// is the same, done on a core that would otherwise sit idle or preempt.
+#include <sched.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime.hpp"
+
+namespace memtrail::runtime {
+
+__thread bool t_draining __attribute__((tls_model("initial-exec"))) = false;
+
+namespace {
+
+// A thread that took a block or drained this recently counts as busy; a
+// thread allocating flat out takes a block every few hundred microseconds.
+constexpr std::uint64_t kBusyWindowNs = 5'000'000;
+
+// A drain leaves block addresses in the stack below the program's frames,
+// where later frames may keep them unwritten and the exit leak scan, which
+// reads stacks conservatively, would take them for pointers. A pass uses
+// about 4 KiB of stack (measured, chunk compression included): clear that.
+constexpr std::size_t kDrainStackBytes = 4096;
+__attribute__((noinline)) void clear_drain_stack() {
+  unsigned char used[kDrainStackBytes];
+  explicit_bzero(used, sizeof used);
+  asm volatile("" : : "r"(used) : "memory");
+}
+
+}  // namespace
+
+int Session::count_busy_producers() {
+  std::uint64_t now = clock.raw_now();
+  std::uint64_t window = clock.raw_span(kBusyWindowNs);
+  std::uint64_t since = now > window ? now - window : 0;
+  int busy = 0;
+  for (auto* tb = registry.load(std::memory_order_acquire); tb; tb = tb->next)
+    busy += !tb->retired && !tb->exited.load(std::memory_order_relaxed) &&
+            tb->active_tick.load(std::memory_order_relaxed) >= since;
+  busy_producers.store(busy, std::memory_order_relaxed);
+  return busy;
+}
+
+bool Session::drain_here() {
+  if (!work_mutex.try_lock()) return false;
+  std::lock_guard work(work_mutex, std::adopt_lock);
+  // After the exit pass the writer is gone; after a failure nothing drains.
+  if (failed.load(std::memory_order_relaxed) || exit_requested.load(std::memory_order_acquire))
+    return false;
+  t_draining = true;
+  try {
+    // Program threads drain only while the backlog grows: the pass is
+    // behind, as the writer's capped passes, so it skips the address model.
+    if (address_model == detail::AddressModel::automatic) writer->set_address_model(false);
+    drain();
+    count_busy_producers();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
+    failed.store(true);
+    detail::g_tracing.store(false, std::memory_order_release);
+  }
+  t_draining = false;
+  clear_drain_stack();
+  if (ThreadBuffer* tb = t_buffer)
+    tb->active_tick.store(clock.raw_now(), std::memory_order_relaxed);
+  program_thread_drains.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace memtrail::runtime

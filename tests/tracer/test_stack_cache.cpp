@@ -74,6 +74,18 @@ extern "C" __attribute__((noinline)) void memtrail_cache_recurse(int depth, int 
   asm volatile("" ::: "memory");
 }
 
+// Built with frame pointers, as Fedora and Ubuntu now build everything:
+// each frame's canonical frame address then follows from its rbp, which a
+// cache entry checks too.
+extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) void
+memtrail_cache_fp_recurse(int depth) {
+  if (depth <= 0)
+    memtrail_cache_leaf(4);
+  else
+    memtrail_cache_fp_recurse(depth - 1);
+  asm volatile("" ::: "memory");
+}
+
 // Two chains with frames of one size, called from one place: the same key
 // frame address with different return addresses above it.
 extern "C" __attribute__((noinline)) void memtrail_cache_chain_a(int depth) {
@@ -225,6 +237,20 @@ TEST(StackCache, RecursionAtManyDepths) {
   });
 }
 
+TEST(StackCache, FramePointerChainsOfManyFramesAreCached) {
+  // An entry once held 16 rbp checks: a chain of more frame-pointer frames
+  // was never cached, and each of its events cost an unw_backtrace plus,
+  // while hits paid for it, a failed learning walk (a program built with
+  // frame pointers ran 5x slower than one without).
+  // (Half, not nearly all: a chain whose hash shares a slot of the
+  // sent-stack table with another's is never learned.)
+  both_modes("cache-frame-pointers.mtr", 6 * 100, 0.5, [] {
+    for (int depth : {20, 30, 40, 50, 60, 70})
+      for (int i = 0; i < 100; ++i) memtrail_cache_fp_recurse(depth);
+    return memtrail::detail::stack_cache_counts();
+  });
+}
+
 TEST(StackCache, AlternatingChainsSharingOneFrameAddress) {
   // Two chains per key fit the set's two ways (hits); three thrash it
   // (misses, still exact).
@@ -307,6 +333,33 @@ TEST(StackCache, SignalHandlerThatRecordsIsNeverServedTheInterruptedChain) {
   }
   sigaction(SIGUSR1, &old_usr1, nullptr);
   sigaction(SIGPROF, &old_prof, nullptr);
+}
+
+TEST(StackCache, AChainThatCannotBeCachedIsWalkedOnce) {
+  // A chain through a signal frame is never cached. Hits on a short chain
+  // earn learning walks; the handler's chain must not spend them on the
+  // same failed walk at every event.
+  struct sigaction sa = {}, old_usr1 = {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old_usr1), 0);
+  both_modes("cache-unlearnable.mtr", 40 * (3 + 100), 0.5, [] {
+    for (int i = 0; i < 40; ++i) {
+      memtrail_cache_raise(2);
+      for (int k = 0; k < 100; ++k) memtrail_cache_recurse(12, 0);
+    }
+    auto counts = memtrail::detail::stack_cache_counts();
+    // At most one walk for each of the four chains: the two around the
+    // raise, the handler's (which fails) and the short one. (Fewer when two
+    // chains' hashes share a slot of the sent-stack table: a chain is
+    // learned only once seen before.)
+    if (counts.hits + counts.misses > 0) {
+      EXPECT_LE(counts.walks, 4u) << "hits " << counts.hits << " misses " << counts.misses
+                                  << " unwalkable " << counts.unwalkable;
+    }
+    return counts;
+  });
+  sigaction(SIGUSR1, &old_usr1, nullptr);
 }
 
 // A coroutine's stack (makecontext) is not the thread's: its events unwind

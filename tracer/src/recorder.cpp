@@ -301,6 +301,7 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
                                            const void* entry, int skip, int ranges, int limit,
                                            const std::uint64_t* ips, int n, int checks, int first,
                                            int count, std::uint64_t hash) {
+  ++tb->stack_cache_walks;
   StackWalk walk;
   std::uint64_t walked[kMaxStackDepth + 32];
   int w = walk_stack(key, tb->stack_high, 1, limit, walked, walk);
@@ -309,6 +310,8 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
   if (same && walk.cacheable && walk.fp_bad_from >= checks)
     remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
              count, hash);
+  else
+    tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
   asm volatile("" ::: "memory");  // not a tail call
 }
 
@@ -382,7 +385,8 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         std::uint32_t sent =
             static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
         if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
-            (count == 0 || tb->sent_stack_hash[sent] == hash)) {
+            (count == 0 || tb->sent_stack_hash[sent] == hash) &&
+            tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash) {
           tb->walk_credit -= kWalkCost;
           learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, count,
                       hash);
@@ -642,7 +646,8 @@ StackCacheCounts stack_cache_counts() {
   runtime::Session* s = g_session.load(std::memory_order_acquire);
   runtime::ThreadBuffer* tb = runtime::t_buffer;
   if (!s || !tb || tb->session != s) return {};
-  return {tb->stack_cache_hits, tb->stack_cache_misses, tb->stack_cache_unwalkable};
+  return {tb->stack_cache_hits, tb->stack_cache_misses, tb->stack_cache_unwalkable,
+          tb->stack_cache_walks};
 }
 
 std::uint64_t program_thread_drains() {

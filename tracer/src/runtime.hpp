@@ -165,7 +165,13 @@ struct ThreadBuffer {
   // Unwound chains by record_impl's frame address (stack_cache.hpp);
   // nullptr when stacks or the cache are off.
   StackCache* stack_cache = nullptr;
-  std::uint64_t stack_cache_hits = 0, stack_cache_misses = 0, stack_cache_unwalkable = 0;
+  std::uint64_t stack_cache_hits = 0, stack_cache_misses = 0, stack_cache_unwalkable = 0,
+                stack_cache_walks = 0;
+  // Chains a walk could not make cacheable (too deep, a signal frame, ...),
+  // by hash, direct-mapped: not walked again while they stay here (a failed
+  // walk costs as much as a hundred hits save).
+  static constexpr std::uint32_t kUnlearnableSlots = 64;
+  std::uint64_t unlearnable[kUnlearnableSlots] = {};
   std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
 
   // Set by the thread-exit key destructor after the thread's last event.

@@ -66,7 +66,7 @@ inline constexpr std::int32_t kMaxWalkCredit = 64 * kWalkCost;
 // so a thread's first event does not write all of it.
 struct StackCacheEntry {
   static constexpr int kFrames = 80;    // frames checked per chain (bt indices 1..checks)
-  static constexpr int kFpChecks = 16;  // frame pointers checked per chain
+  static constexpr int kFpChecks = 80;  // frame pointers checked per chain
 
   std::uintptr_t key_frame;      // record_impl's frame address; 0 = empty
   const void* entry;             // t_allocator_entry at capture

@@ -115,6 +115,7 @@ std::vector<ThreadRecord> thread_registry();
 // not tracing or when the cache is off.
 struct StackCacheCounts {
   std::uint64_t hits = 0, misses = 0, unwalkable = 0;
+  std::uint64_t walks = 0;  // learning walks (unw_step), cached or not
 };
 StackCacheCounts stack_cache_counts();
 

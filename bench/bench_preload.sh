@@ -3,6 +3,8 @@
 #
 #   bench/bench_preload.sh BUILD_DIR [RUNS=5] [PAIRS=2000000]
 #
+# CHURN=churn-fp runs the same workload built with frame pointers.
+#
 # Runs, interleaved so machine noise hits every mode alike: churn plain,
 # under `memtrail run` (stacks on, and --no-stacks), and under `heaptrack`.
 # Reports the median wall time, cpu time (user + sys of the process tree)
@@ -22,7 +24,7 @@ set -euo pipefail
 build=$(cd "${1:?usage: bench_preload.sh BUILD_DIR [RUNS] [PAIRS]}" && pwd)
 runs=${2:-5}
 pairs=${3:-2000000}
-churn="$build/bin/churn"
+churn="$build/bin/${CHURN:-churn}"
 memtrail="$build/bin/memtrail"
 for tool in "$churn" "$memtrail" /usr/bin/time; do
   [[ -x $tool ]] || { echo "bench_preload.sh: $tool is missing" >&2; exit 2; }
@@ -75,7 +77,7 @@ median() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2
 plain_wall=$(median "$work/plain.wall")
 plain_rss=$(median "$work/plain.rss")
 plain_cpu=$(median "$work/plain.cpu")
-echo "churn $pairs pairs, $runs runs per mode, interleaved; $(nproc) CPUs; $(date -u +%Y-%m-%d)"
+echo "${CHURN:-churn} $pairs pairs, $runs runs per mode, interleaved; $(nproc) CPUs; $(date -u +%Y-%m-%d)"
 echo
 echo "| mode | wall median (s) | vs plain | cpu median (s) | cpu vs plain | max RSS median (MB) | machinery RSS (MB) | trace bytes |"
 echo "|---|---|---|---|---|---|---|---|"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -172,13 +173,16 @@ TEST_F(RecorderTest, ProgramThreadsThatFillTheCoresDrainThemselvesExactly) {
   constexpr std::uint64_t kPairs = 400'000;
   std::uint32_t heap = heap_pool();
   std::vector<std::thread> threads;
+  std::atomic<std::uint64_t> errno_changed{0};
   for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([t, heap] {
+    threads.emplace_back([t, heap, &errno_changed] {
       // Each thread frees its blocks a while later, as churn does.
       std::uint64_t base = 0x100000000ull * (t + 1);
       for (std::uint64_t i = 0; i < kPairs; ++i) {
+        errno = EILSEQ;  // free() must keep errno (POSIX 2024), drain or not
         record_alloc(heap, reinterpret_cast<void*>(base + (i % 4096) * 64), 48, 40);
         if (i >= 16) record_free(heap, reinterpret_cast<void*>(base + ((i - 16) % 4096) * 64));
+        if (errno != EILSEQ) errno_changed.fetch_add(1);
       }
       for (std::uint64_t i = kPairs - 16; i < kPairs; ++i)
         record_free(heap, reinterpret_cast<void*>(base + (i % 4096) * 64));
@@ -189,6 +193,7 @@ TEST_F(RecorderTest, ProgramThreadsThatFillTheCoresDrainThemselvesExactly) {
   ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
   ASSERT_TRUE(started);
   EXPECT_GT(drains, 0u);
+  EXPECT_EQ(errno_changed.load(), 0u);
 
   struct Check : TraceVisitor {
     std::set<std::uint64_t> live;

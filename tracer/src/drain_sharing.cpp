@@ -10,7 +10,7 @@
 // writer stands aside (writer_main) and a program thread that takes a block
 // with a backlog drains a pass itself (next_block in recorder.cpp): the work
 // is the same, done on a core that would otherwise sit idle or preempt.
-#include <sched.h>
+#include <pthread.h>
 
 #include <cstdio>
 #include <cstring>
@@ -59,6 +59,10 @@ bool Session::drain_here() {
   if (failed.load(std::memory_order_relaxed) || exit_requested.load(std::memory_order_acquire))
     return false;
   t_draining = true;
+  // The pass may write a chunk, and write() is a cancellation point: a
+  // pending cancel of this thread must not unwind a half-done pass.
+  int cancel_state;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   try {
     // Program threads drain only while the backlog grows: the pass is
     // behind, as the writer's capped passes, so it skips the address model.
@@ -70,6 +74,7 @@ bool Session::drain_here() {
     failed.store(true);
     detail::g_tracing.store(false, std::memory_order_release);
   }
+  pthread_setcancelstate(cancel_state, nullptr);
   t_draining = false;
   clear_drain_stack();
   if (ThreadBuffer* tb = t_buffer)

@@ -50,6 +50,14 @@ struct InternalGuard {
   ~InternalGuard() { --t_internal; }
 };
 
+// The recorder's slow paths make system calls that may fail harmlessly (a
+// futex wait times out) and set errno; the program's malloc and free must
+// not show it (free keeps errno: POSIX 2024, glibc 2.33).
+struct KeepErrno {
+  int saved = errno;
+  ~KeepErrno() { errno = saved; }
+};
+
 std::mutex& lifecycle_mutex() {
   static std::mutex* m = new std::mutex;
   return *m;
@@ -64,6 +72,7 @@ void copy_name(char (&dst)[kMaxNameBytes], std::string_view name) {
 // First event of a thread in this session. May allocate (pthread_getattr_np
 // reads /proc for the main thread): the caller holds the reentrancy guard.
 ThreadBuffer* register_thread(Session* s) {
+  KeepErrno keep_errno;
   void* mem = s->arena.allocate(sizeof(ThreadBuffer));
   Block* first = s->blocks.get();
   if (!mem || !first) return nullptr;
@@ -168,6 +177,7 @@ constexpr int kMaxPassesHere = 8;  // a malloc call pays for at most this many
 constexpr int kWaitSlices = 200;
 
 Block* next_block(Session* s, ThreadBuffer* tb) {
+  KeepErrno keep_errno;
   tb->active_tick.store(s->clock.raw_now(), std::memory_order_relaxed);
   std::uint64_t writing = s->live_threads.load(std::memory_order_relaxed);
   if (s->program_threads_drain())
@@ -291,6 +301,12 @@ void remember(StackCacheEntry& e, std::uintptr_t key, const void* entry, int ski
   e.fp_checks = static_cast<std::uint8_t>(fp);
 }
 
+// libunwind may probe memory with system calls that fail (and set errno).
+inline int backtrace_keeping_errno(std::uint64_t* ips, int limit) {
+  KeepErrno keep_errno;
+  return unw_backtrace(reinterpret_cast<void**>(ips), limit);
+}
+
 // Walks the stack of record_impl (key frame `key`, one frame up: this
 // function is not inlined) and caches the chain if the walk vouches for
 // the frames unw_backtrace gave (ips[0..n)). Out of line so that
@@ -302,6 +318,7 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
                                            const std::uint64_t* ips, int n, int checks, int first,
                                            int count, std::uint64_t hash) {
   ++tb->stack_cache_walks;
+  KeepErrno keep_errno;
   StackWalk walk;
   std::uint64_t walked[kMaxStackDepth + 32];
   int w = walk_stack(key, tb->stack_high, 1, limit, walked, walk);
@@ -369,7 +386,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         hash = hit->hash;
       } else {
         ++tb->stack_cache_misses;
-        int n = unw_backtrace(reinterpret_cast<void**>(ips), limit);
+        int n = backtrace_keeping_errno(ips, limit);
         bool found = false;
         int first = select_first(ips, n, skip, entry, found);
         count = n > first ? std::min(n - first, s->stack_frames) : 0;
@@ -393,7 +410,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         }
       }
     } else {
-      int n = unw_backtrace(reinterpret_cast<void**>(ips), limit);
+      int n = backtrace_keeping_errno(ips, limit);
       bool found = false;
       int first = select_first(ips, n, skip, entry, found);
       count = n > first ? std::min(n - first, s->stack_frames) : 0;

@@ -1,14 +1,21 @@
-// Process-level behaviour: fork children write their own file, exit and
+// Process-level behaviour: fork children write their own file (also while
+// program threads drain), exit and
 // fatal signals flush (keeping the exit status), SIGKILL loses at most what
 // was not yet flushed, MEMTRAIL_OUTPUT starts tracing at load time.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
+#include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 #include "trace_collector.hpp"
 
@@ -77,6 +84,69 @@ TEST(Process, ForkChildWritesItsOwnReadableFile) {
   bool child_has_pool = false;
   for (auto& p : child_c.pools) child_has_pool |= p.id == pool && p.name == "p";
   EXPECT_TRUE(child_has_pool);
+}
+
+// fork() takes the drain's lock, which a program thread may hold while it
+// drains (busy threads fill the cores: here one core for two). Every fork
+// must wait for that pass, not deadlock, and every file must be whole.
+TEST(Process, ForksWhileProgramThreadsDrainKeepEveryTrace) {
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  std::string path = test::temp_path("fork-drain.mtr");
+  bool started = start(options_for(path));
+  std::uint32_t pool = register_pool({0, 0, "p", PoolKind::other, MemorySpace::host, -1});
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> recorded{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 2; ++t)
+    workers.emplace_back([&, t] {
+      std::uint64_t n = 0;
+      for (; !done.load(std::memory_order_relaxed); ++n)
+        record_alloc(pool, reinterpret_cast<void*>(0x100000 * (t + 1) + n % 4096 * 16), 7, 7);
+      recorded.fetch_add(n);
+    });
+  constexpr int kForks = 12;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kForks; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pid_t child = fork();
+    if (child == 0) {
+      record_numbered(pool, 1000, 50);
+      std::exit(0);  // the atexit handler finishes the child's trace
+    }
+    children.push_back(child);
+  }
+  done.store(true);
+  for (auto& w : workers) w.join();
+  std::uint64_t drains = detail::program_thread_drains();
+  stop();
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  ASSERT_TRUE(started);
+  EXPECT_GT(drains, 0u);
+  for (pid_t child : children) {
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    std::string child_path = path.substr(0, path.size() - 4) + "." + std::to_string(child) + ".mtr";
+    Collected c;
+    ReadResult r = test::read_trace(child_path, c);
+    std::remove(child_path.c_str());
+    EXPECT_TRUE(r.ok && r.complete) << child_path << ": " << r.error;
+    EXPECT_EQ(sizes_of_allocs(c), iota_from(1000, 50));
+  }
+  Collected parent;
+  ReadResult r = test::read_trace(path, parent);
+  std::remove(path.c_str());
+  ASSERT_TRUE(r.ok && r.complete) << r.error;
+  EXPECT_EQ(sizes_of_allocs(parent).size(), recorded.load());
 }
 
 TEST(Process, SigkillLeavesAFileReadableUpToTheLastFlush) {

@@ -1,7 +1,7 @@
 // Process-level behaviour: fork children write their own file (also while
-// program threads drain), exit and
-// fatal signals flush (keeping the exit status), SIGKILL loses at most what
-// was not yet flushed, MEMTRAIL_OUTPUT starts tracing at load time.
+// program threads drain), exit and fatal signals flush (keeping the exit
+// status), SIGKILL loses at most what was not yet flushed, MEMTRAIL_OUTPUT
+// starts tracing at load time.
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>

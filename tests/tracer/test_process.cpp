@@ -3,7 +3,6 @@
 // status), SIGKILL loses at most what was not yet flushed, MEMTRAIL_OUTPUT
 // starts tracing at load time.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
+#include "one_cpu.hpp"
 #include "trace_collector.hpp"
 
 namespace memtrail {
@@ -90,15 +90,8 @@ TEST(Process, ForkChildWritesItsOwnReadableFile) {
 // drains (busy threads fill the cores: here one core for two). Every fork
 // must wait for that pass, not deadlock, and every file must be whole.
 TEST(Process, ForksWhileProgramThreadsDrainKeepEveryTrace) {
-  cpu_set_t all, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-  CPU_ZERO(&one);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &all)) {
-      CPU_SET(cpu, &one);
-      break;
-    }
-  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  test::OneCpu one_cpu;
+  ASSERT_TRUE(one_cpu.ok());
   std::string path = test::temp_path("fork-drain.mtr");
   bool started = start(options_for(path));
   std::uint32_t pool = register_pool({0, 0, "p", PoolKind::other, MemorySpace::host, -1});
@@ -127,7 +120,6 @@ TEST(Process, ForksWhileProgramThreadsDrainKeepEveryTrace) {
   for (auto& w : workers) w.join();
   std::uint64_t drains = detail::program_thread_drains();
   stop();
-  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
   ASSERT_TRUE(started);
   EXPECT_GT(drains, 0u);
   for (pid_t child : children) {

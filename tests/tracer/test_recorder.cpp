@@ -2,7 +2,6 @@
 // threads, tables and thread names reach the file, live-block tracking,
 // the exit hook, samples and environment options.
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <cerrno>
 #include <chrono>
@@ -15,6 +14,7 @@
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
+#include "one_cpu.hpp"
 #include "trace_collector.hpp"
 
 namespace memtrail {
@@ -29,6 +29,22 @@ RecorderOptions quiet_options(const std::string& path) {
   o.sample_interval_ms = 0;
   return o;
 }
+
+// Counts allocs and frees in file order; a free of a block not live then
+// (its alloc later in the file, or never) is an early free.
+struct AllocFreeOrder : TraceVisitor {
+  std::set<std::uint64_t> live;
+  std::uint64_t allocs = 0, frees = 0, early_frees = 0;
+  void on_event(const Event& e) override {
+    if (e.kind == EventKind::alloc) {
+      ++allocs;
+      live.insert(e.address);
+    } else if (e.kind == EventKind::free) {
+      ++frees;
+      if (!live.erase(e.address)) ++early_frees;
+    }
+  }
+};
 
 struct RecorderTest : ::testing::Test {
   std::string path = test::temp_path("recorder.mtr");
@@ -128,19 +144,7 @@ TEST_F(RecorderTest, AFreeNeverPrecedesItsAllocAcrossThreads) {
   consumer.join();
   stop();
 
-  struct Order : TraceVisitor {
-    std::set<std::uint64_t> live;
-    std::uint64_t allocs = 0, frees = 0, early_frees = 0;
-    void on_event(const Event& e) override {
-      if (e.kind == EventKind::alloc) {
-        ++allocs;
-        live.insert(e.address);
-      } else if (e.kind == EventKind::free) {
-        ++frees;
-        if (!live.erase(e.address)) ++early_frees;
-      }
-    }
-  } order;
+  AllocFreeOrder order;
   TraceReader reader(path);
   ReadResult r = reader.read(order);
   ASSERT_TRUE(r.ok) << r.error;
@@ -155,16 +159,8 @@ TEST_F(RecorderTest, AFreeNeverPrecedesItsAllocAcrossThreads) {
 // come out as exact as when the writer drains: every event, each free after
 // its alloc, and times (samples included) in order and not squashed.
 TEST_F(RecorderTest, ProgramThreadsThatFillTheCoresDrainThemselvesExactly) {
-  cpu_set_t all, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-  CPU_ZERO(&one);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &all)) {
-      CPU_SET(cpu, &one);
-      break;
-    }
-  // The session counts the cores when it starts; its threads inherit the mask.
-  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  test::OneCpu one_cpu;
+  ASSERT_TRUE(one_cpu.ok());
   RecorderOptions options = quiet_options(path);
   options.track_live_heap = true;
   options.sample_interval_ms = 1;
@@ -190,14 +186,12 @@ TEST_F(RecorderTest, ProgramThreadsThatFillTheCoresDrainThemselvesExactly) {
   for (auto& th : threads) th.join();
   std::uint64_t drains = detail::program_thread_drains();
   stop();
-  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
   ASSERT_TRUE(started);
   EXPECT_GT(drains, 0u);
   EXPECT_EQ(errno_changed.load(), 0u);
 
-  struct Check : TraceVisitor {
-    std::set<std::uint64_t> live;
-    std::uint64_t allocs = 0, frees = 0, early_frees = 0, samples = 0, backwards = 0;
+  struct Check : AllocFreeOrder {
+    std::uint64_t samples = 0, backwards = 0;
     std::uint64_t last_time = 0, same_time_run = 0, longest_same_time_run = 0;
     void on_event(const Event& e) override {
       if (e.time_ns < last_time) ++backwards;
@@ -205,13 +199,7 @@ TEST_F(RecorderTest, ProgramThreadsThatFillTheCoresDrainThemselvesExactly) {
       longest_same_time_run = std::max(longest_same_time_run, same_time_run);
       last_time = e.time_ns;
       if (e.kind == EventKind::sample) ++samples;
-      if (e.kind == EventKind::alloc) {
-        ++allocs;
-        live.insert(e.address);
-      } else if (e.kind == EventKind::free) {
-        ++frees;
-        if (!live.erase(e.address)) ++early_frees;
-      }
+      AllocFreeOrder::on_event(e);
     }
   } check;
   TraceReader reader(path);

@@ -97,8 +97,15 @@ struct StackCacheEntry {
         return false;
     for (; i < checks; ++i)
       if (at(slot[i]) != ip[i]) return false;
-    for (int i = 0; i < fp_checks; ++i)
-      if (*reinterpret_cast<const std::uint64_t*>(frame + fp_slot[i]) != fp_value[i]) return false;
+    // The same for saved rbp values (a program built with frame pointers
+    // has one per frame).
+    int f = 0;
+    for (; f + 4 <= fp_checks; f += 4)
+      if (((at(fp_slot[f]) ^ fp_value[f]) | (at(fp_slot[f + 1]) ^ fp_value[f + 1]) |
+           (at(fp_slot[f + 2]) ^ fp_value[f + 2]) | (at(fp_slot[f + 3]) ^ fp_value[f + 3])) != 0)
+        return false;
+    for (; f < fp_checks; ++f)
+      if (at(fp_slot[f]) != fp_value[f]) return false;
     return true;
   }
   // The selected frames, innermost first (bt index b lives at ip[b - 1]).

@@ -327,7 +327,7 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
   if (same && walk.cacheable && walk.fp_bad_from >= checks)
     remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
              count, hash);
-  else
+  else if (hash != 0)  // 0: no frames selected, and the table's empty mark
     tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
   asm volatile("" ::: "memory");  // not a tail call
 }
@@ -403,7 +403,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
             static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
         if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
             (count == 0 || tb->sent_stack_hash[sent] == hash) &&
-            tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash) {
+            (hash == 0 || tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
           tb->walk_credit -= kWalkCost;
           learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, count,
                       hash);

@@ -65,8 +65,8 @@ inline constexpr std::int32_t kMaxWalkCredit = 64 * kWalkCost;
 // session's arena, and all-zero is an empty table; it is never constructed,
 // so a thread's first event does not write all of it.
 struct StackCacheEntry {
-  static constexpr int kFrames = 80;    // frames checked per chain (bt indices 1..checks)
-  static constexpr int kFpChecks = 80;  // frame pointers checked per chain
+  static constexpr int kFrames = 80;         // frames checked per chain (bt indices 1..checks)
+  static constexpr int kFpChecks = kFrames;  // saved rbp values checked per chain
 
   std::uintptr_t key_frame;      // record_impl's frame address; 0 = empty
   const void* entry;             // t_allocator_entry at capture
@@ -82,34 +82,34 @@ struct StackCacheEntry {
   std::int32_t fp_slot[kFpChecks];
   std::uint64_t fp_value[kFpChecks];
 
-  // True if the live stack still holds this chain. Reads only slots above
-  // the key frame of the current call, inside the thread's stack.
+  // True if the live stack still holds this chain: every cached return
+  // address, and every saved rbp value (a program built with frame pointers
+  // has one per frame). Reads only slots above the key frame of the
+  // current call, inside the thread's stack.
   bool valid(std::uintptr_t frame) const {
-    auto at = [frame](std::int32_t offset) {
-      return *reinterpret_cast<const std::uint64_t*>(frame + offset);
-    };
-    // Four frames per branch: a chain is nearly always intact, so the
-    // mismatch bits are gathered and tested once per group.
-    int i = 0;
-    for (; i + 4 <= checks; i += 4)
-      if (((at(slot[i]) ^ ip[i]) | (at(slot[i + 1]) ^ ip[i + 1]) | (at(slot[i + 2]) ^ ip[i + 2]) |
-           (at(slot[i + 3]) ^ ip[i + 3])) != 0)
-        return false;
-    for (; i < checks; ++i)
-      if (at(slot[i]) != ip[i]) return false;
-    // The same for saved rbp values (a program built with frame pointers
-    // has one per frame).
-    int f = 0;
-    for (; f + 4 <= fp_checks; f += 4)
-      if (((at(fp_slot[f]) ^ fp_value[f]) | (at(fp_slot[f + 1]) ^ fp_value[f + 1]) |
-           (at(fp_slot[f + 2]) ^ fp_value[f + 2]) | (at(fp_slot[f + 3]) ^ fp_value[f + 3])) != 0)
-        return false;
-    for (; f < fp_checks; ++f)
-      if (at(fp_slot[f]) != fp_value[f]) return false;
-    return true;
+    return holds(frame, slot, ip, checks) && holds(frame, fp_slot, fp_value, fp_checks);
   }
   // The selected frames, innermost first (bt index b lives at ip[b - 1]).
   const std::uint64_t* frames() const { return ip + first - 1; }
+
+ private:
+  // Whether the words at frame + at[0..n) equal want[0..n). Four per branch:
+  // a chain is nearly always intact, so the mismatch bits are gathered and
+  // tested once per group.
+  [[gnu::always_inline]] static bool holds(std::uintptr_t frame, const std::int32_t* at,
+                                           const std::uint64_t* want, int n) {
+    auto word = [frame, at](int k) {
+      return *reinterpret_cast<const std::uint64_t*>(frame + at[k]);
+    };
+    int k = 0;
+    for (; k + 4 <= n; k += 4)
+      if (((word(k) ^ want[k]) | (word(k + 1) ^ want[k + 1]) | (word(k + 2) ^ want[k + 2]) |
+           (word(k + 3) ^ want[k + 3])) != 0)
+        return false;
+    for (; k < n; ++k)
+      if (word(k) != want[k]) return false;
+    return true;
+  }
 };
 
 // 2-way set-associative, most recently used way first.

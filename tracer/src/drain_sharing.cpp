@@ -12,7 +12,6 @@
 // is the same, done on a core that would otherwise sit idle or preempt.
 #include <pthread.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include "runtime.hpp"
@@ -70,9 +69,7 @@ bool Session::drain_here() {
     drain();
     count_busy_producers();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
-    failed.store(true);
-    detail::g_tracing.store(false, std::memory_order_release);
+    stop_tracing(e);
   }
   pthread_setcancelstate(cancel_state, nullptr);
   t_draining = false;

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -291,6 +292,8 @@ struct Session {
   void writer_main();
   // One pass; true when a thread had more than one pass takes (drain again).
   bool drain();
+  // A drain failed (disk full, ...): says so in one line and stops tracing.
+  void stop_tracing(const std::exception& e);
   // A program thread short of blocks drains one pass itself, unless someone
   // else is draining (then false at once: it never waits for the lock).
   bool drain_here();

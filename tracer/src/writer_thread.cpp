@@ -243,6 +243,12 @@ void Session::emit_sample() {
   writer->add_event(e);
 }
 
+void Session::stop_tracing(const std::exception& e) {
+  std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
+  failed.store(true);
+  detail::g_tracing.store(false, std::memory_order_release);
+}
+
 bool Session::cursor_next_block(DrainCursor& c) {
   for (;;) {
     // A block before `last` was final (it had a successor) at the snapshot.
@@ -559,10 +565,8 @@ void Session::writer_main() {
         }
         if (exiting) writer->finish();
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
-        failed.store(true);
+        stop_tracing(e);
         more = false;
-        detail::g_tracing.store(false, std::memory_order_release);
       }
     }
     if (more) continue;  // a flush waits for the pass that takes everything

@@ -94,7 +94,6 @@ class BlockPool {
     free_count_.store(free_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     lock_.unlock();
   }
-  std::uint64_t blocks_mapped() const { return mapped_.load(std::memory_order_relaxed); }
   // Blocks out: being written or waiting for a drain. Exact under lock_;
   // without it a racy estimate, good enough to decide whether to drain.
   std::uint64_t blocks_out() const {

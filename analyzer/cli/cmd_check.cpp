@@ -16,13 +16,14 @@
 #include "commands.hpp"
 #include "memtrail/check.hpp"
 #include "memtrail/size.hpp"
+#include "run_input.hpp"
 
 namespace memtrail::cli {
 namespace {
 
 void print_usage() {
   std::printf(
-      "usage: memtrail check TRACE [OPTIONS]\n"
+      "usage: memtrail check TRACE|RUN [OPTIONS] [--pid N | --program NAME]\n"
       "       memtrail check [OPTIONS] --run [--trace FILE] -- PROGRAM [ARGS...]\n"
       "\n"
       "Fails (exit 1) when a trace exceeds its memory limits; exit 2 on bad input.\n"
@@ -42,7 +43,9 @@ void print_usage() {
       "  --junit FILE             write a JUnit XML report (one testcase per limit)\n"
       "  --top N                  offending sites shown per failure (default 5)\n"
       "  --run                    run PROGRAM under 'memtrail run' first, then check\n"
-      "  --trace FILE             with --run: keep the trace here (default: temporary)\n"
+      "  --trace DIR              with --run: keep the run directory here (default: temporary)\n"
+      "  --pid N, --program NAME  of a run directory: check only that process (default:\n"
+      "                           every process, one exit code)\n"
       "\n"
       "analysis:\n%s",
       kAnalysisOptionsHelp);
@@ -93,11 +96,105 @@ int run_program(const std::string& trace, const std::vector<std::string>& progra
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The verdicts of one trace: 0 passed, 1 failed, 2 input error.
+int check_one(const Flags& f, const CheckConfig& config, const AnalysisOptions& options,
+              SuppressionSet& suppressions, const Baseline& baseline, const std::string& trace,
+              std::chrono::steady_clock::time_point started) {
+  Analysis a = analyze(trace, options);
+  if (int rc = report_input_status("check", a); rc != 0) return rc;
+  // A misspelt pool would otherwise pass every limit with 0 bytes.
+  for (const std::string& name : config.pools) {
+    if (a.pool_by_name(name)) continue;
+    std::fprintf(stderr, "memtrail check: pool '%s' is not in the trace\n", name.c_str());
+    return 2;
+  }
+
+  CheckResult result =
+      run_check(a, config, suppressions, config.baseline.empty() ? nullptr : &baseline);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (!f.write_baseline.empty()) {
+    std::ofstream out(f.write_baseline, std::ios::binary | std::ios::trunc);
+    out << baseline_to_json(make_baseline(a, suppressions)).dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "memtrail check: cannot write baseline '%s'\n",
+                   f.write_baseline.c_str());
+      return 2;
+    }
+  }
+  if (!f.junit.empty()) {
+    std::ofstream out(f.junit, std::ios::binary | std::ios::trunc);
+    out << to_junit_xml(result, "memtrail check " + (f.run ? f.program[0] : trace), seconds);
+    if (!out) {
+      std::fprintf(stderr, "memtrail check: cannot write JUnit report '%s'\n", f.junit.c_str());
+      return 2;
+    }
+  }
+  std::fputs(format_check_text(result, suppressions).c_str(), result.passed() ? stdout : stderr);
+  return result.passed() ? 0 : 1;
+}
+
+// Every process of a run, each against the same limits: one exit code, 1
+// when any process fails, 2 when any trace is unreadable. A process without
+// the --pool pools is skipped, but some process must have them.
+int check_processes(const std::vector<RunProcess>& processes, const CheckConfig& config,
+                    const AnalysisOptions& options, SuppressionSet& suppressions) {
+  int failed = 0, unreadable = 0, checked = 0;
+  for (const RunProcess& p : processes) {
+    std::string title = "memtrail check: " + describe_process(p) + ": " + p.command_line + "\n";
+    Analysis a = analyze(p.file, options);
+    if (!p.header_error.empty() || !a.error.empty()) {
+      std::fputs(title.c_str(), stderr);
+      report_input_status("check", a);
+      ++unreadable;
+      continue;
+    }
+    bool has_pools = true;
+    for (const std::string& name : config.pools) has_pools &= a.pool_by_name(name) != nullptr;
+    if (!has_pools) continue;
+    ++checked;
+    CheckResult result = run_check(a, config, suppressions, nullptr);
+    std::FILE* out = result.passed() ? stdout : stderr;
+    std::fputs(title.c_str(), out);
+    std::fputs(format_check_text(result, suppressions).c_str(), out);
+    failed += result.passed() ? 0 : 1;
+  }
+  if (checked == 0 && unreadable == 0) {
+    std::fprintf(stderr, "memtrail check: no process of the run has pool '%s'\n",
+                 config.pools.empty() ? "" : config.pools.front().c_str());
+    return 2;
+  }
+  std::printf("memtrail check: %d of %zu traces failed%s\n", failed, processes.size(),
+              unreadable ? (", " + std::to_string(unreadable) + " unreadable").c_str() : "");
+  return unreadable ? 2 : failed ? 1 : 0;
+}
+
+// A trace, or a run: each selected process checked, one exit code.
+int check_input(const Flags& f, const CheckConfig& config, const AnalysisOptions& options,
+                const ProcessSelection& selection, SuppressionSet& suppressions,
+                const Baseline& baseline, const std::string& trace,
+                std::chrono::steady_clock::time_point started) {
+  auto traces = resolve_traces("check", trace, selection);
+  if (!traces) return 2;
+  if (traces->size() == 1)
+    return check_one(f, config, options, suppressions, baseline, traces->front().file, started);
+  if (!config.baseline.empty() || !f.write_baseline.empty() || !f.junit.empty()) {
+    std::fprintf(stderr,
+                 "memtrail check: %s holds %zu traces; --baseline, --write-baseline and --junit "
+                 "need one: choose it with --pid or --program\n",
+                 trace.c_str(), traces->size());
+    return 2;
+  }
+  return check_processes(*traces, config, options, suppressions);
+}
+
 }  // namespace
 
 int cmd_check(int argc, char** argv) {
   Args args("check", argc, argv);
   Flags f;
+  ProcessSelection selection;
   AnalysisOptions options;
   std::uint64_t top = 0;
   std::string v;
@@ -129,7 +226,7 @@ int cmd_check(int argc, char** argv) {
       f.run = true;
     } else if (args.flag("--")) {
       while (!args.done()) f.program.push_back(args.take());
-    } else if (take_analysis_option(args, options)) {
+    } else if (take_analysis_option(args, options) || take_selection_option(args, selection)) {
     } else if (args.is_option()) {
       return args.unknown();
     } else if (f.run) {
@@ -192,53 +289,22 @@ int cmd_check(int argc, char** argv) {
     trace = f.run_trace;
     if (trace.empty()) {
       const char* tmp = std::getenv("TMPDIR");
-      trace = std::string(tmp && *tmp ? tmp : "/tmp") + "/memtrail-check-" +
-              std::to_string(getpid()) + ".mtr";
+      trace =
+          std::string(tmp && *tmp ? tmp : "/tmp") + "/memtrail-check-" + std::to_string(getpid());
       remove_trace = true;
     }
     int status = run_program(trace, f.program);
     if (status != 0) {
       std::fprintf(stderr, "memtrail check: '%s' exited with status %d\n", f.program[0].c_str(),
                    status);
-      if (remove_trace) unlink(trace.c_str());
+      if (remove_trace) clear_run_directory(trace, true, &error);
       return status == 2 || status == 127 ? 2 : 1;
     }
   }
 
-  Analysis a = analyze(trace, options);
-  if (remove_trace) unlink(trace.c_str());
-  if (int rc = report_input_status("check", a); rc != 0) return rc;
-  // A misspelt pool would otherwise pass every limit with 0 bytes.
-  for (const std::string& name : config.pools) {
-    if (a.pool_by_name(name)) continue;
-    std::fprintf(stderr, "memtrail check: pool '%s' is not in the trace\n", name.c_str());
-    return 2;
-  }
-
-  CheckResult result =
-      run_check(a, config, suppressions, config.baseline.empty() ? nullptr : &baseline);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-
-  if (!f.write_baseline.empty()) {
-    std::ofstream out(f.write_baseline, std::ios::binary | std::ios::trunc);
-    out << baseline_to_json(make_baseline(a, suppressions)).dump(2) << "\n";
-    if (!out) {
-      std::fprintf(stderr, "memtrail check: cannot write baseline '%s'\n",
-                   f.write_baseline.c_str());
-      return 2;
-    }
-  }
-  if (!f.junit.empty()) {
-    std::ofstream out(f.junit, std::ios::binary | std::ios::trunc);
-    out << to_junit_xml(result, "memtrail check " + (f.run ? f.program[0] : trace), seconds);
-    if (!out) {
-      std::fprintf(stderr, "memtrail check: cannot write JUnit report '%s'\n", f.junit.c_str());
-      return 2;
-    }
-  }
-  std::fputs(format_check_text(result, suppressions).c_str(), result.passed() ? stdout : stderr);
-  return result.passed() ? 0 : 1;
+  int rc = check_input(f, config, options, selection, suppressions, baseline, trace, started);
+  if (remove_trace) clear_run_directory(trace, true, &error);
+  return rc;
 }
 
 }  // namespace memtrail::cli

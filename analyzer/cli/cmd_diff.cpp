@@ -5,20 +5,22 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/diff.hpp"
+#include "run_input.hpp"
 
 namespace memtrail::cli {
 
 namespace {
 
 const char* const kUsage =
-    "usage: memtrail diff A.mtr B.mtr [--json] [--top N] [options]\n"
+    "usage: memtrail diff A B [--json] [--top N] [options]\n"
     "\n"
     "Per-site (matched by symbolized stack) and per-pool deltas of leaks,\n"
-    "peak and calls from A to B, largest impact first. The options apply to\n"
-    "both traces.\n"
+    "peak and calls from A to B, largest impact first. A and B are traces or\n"
+    "runs of one process (or narrowed to one by --pid/--program, applied to\n"
+    "both). The options apply to both.\n"
     "\n"
     "  --json              machine-readable diff (schema memtrail.diff/1)\n"
-    "  --top N             sites listed (default 10; 0 = all)\n";
+    "  --top N             sites listed (default 10; 0 = all)\n" MEMTRAIL_SELECTION_HELP;
 
 }  // namespace
 
@@ -28,15 +30,23 @@ int cmd_diff(int argc, char** argv) {
   bool json = false;
   std::uint64_t top = 10;
   std::vector<std::string> files;
-  auto own = [&](Args& a) { return a.flag("--json") ? (json = true) : a.number("--top", top); };
+  ProcessSelection selection;
+  auto own = [&](Args& a) {
+    return take_selection_option(a, selection) ||
+           (a.flag("--json") ? (json = true) : a.number("--top", top));
+  };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   if (!args.failed() && files.size() != 2)
     args.fail("expected two trace files A and B, got " + std::to_string(files.size()));
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
-  Analysis a = analyze(files[0], options);
+  auto file_a = resolve_one_trace("diff", files[0], selection);
+  if (!file_a) return 2;
+  auto file_b = resolve_one_trace("diff", files[1], selection);
+  if (!file_b) return 2;
+  Analysis a = analyze(*file_a, options);
   if (int rc = report_input_status("diff", a)) return rc;
-  Analysis b = analyze(files[1], options);
+  Analysis b = analyze(*file_b, options);
   if (int rc = report_input_status("diff", b)) return rc;
   DiffResult d = diff_analyses(a, b);
   if (json)

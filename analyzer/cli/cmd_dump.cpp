@@ -9,20 +9,23 @@
 
 #include "commands.hpp"
 #include "memtrail/trace_file.hpp"
+#include "run_input.hpp"
 
 namespace memtrail::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: memtrail dump [--limit N] [--no-tables] FILE.mtr\n"
+    "usage: memtrail dump [--limit N] [--no-tables] [--pid N | --program NAME] TRACE\n"
     "\n"
     "Prints the trace as text, one line per header, table record and event:\n"
     "  TIME_NS t<THREAD> KIND pool=P addr=0x.. size=N requested=N stack=S [kind fields]\n"
     "and a final '# N events ...' line. Exit status 2 on unreadable input.\n"
     "\n"
     "  --limit N     stop after N events\n"
-    "  --no-tables   print events only (no header or table records)\n";
+    "  --no-tables   print events only (no header or table records)\n"
+    "TRACE is a .mtr file or a run directory of one process (or narrowed to one\n"
+    "by --pid N / --program NAME).\n";
 
 // Quoted, with control and non-ASCII bytes escaped, so every record is one line.
 std::string quote(std::string_view s) {
@@ -180,6 +183,7 @@ void Dumper::on_event(const Event& e) {
 
 int cmd_dump(int argc, char** argv) {
   std::string path;
+  ProcessSelection selection;
   bool tables = true;
   std::uint64_t limit = 0;
   for (int i = 1; i < argc; ++i) {
@@ -201,6 +205,23 @@ int cmd_dump(int argc, char** argv) {
         std::fprintf(stderr, "memtrail dump: --limit '%s' is not a positive number\n", v);
         return 2;
       }
+    } else if (a == "--pid" || a == "--program") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "memtrail dump: %s needs a value\n", argv[i]);
+        return 2;
+      }
+      const char* v = argv[++i];
+      if (a == "--program") {
+        selection.program = v;
+      } else {
+        char* end = nullptr;
+        unsigned long pid = std::strtoul(v, &end, 10);
+        if (end == v || *end != '\0' || v[0] == '-' || pid > 0xffffffffu) {
+          std::fprintf(stderr, "memtrail dump: --pid '%s' is not a pid\n", v);
+          return 2;
+        }
+        selection.pid = static_cast<std::uint32_t>(pid);
+      }
     } else if (a.size() > 1 && a[0] == '-') {
       std::fprintf(stderr, "memtrail dump: unknown option '%s' (try 'memtrail dump --help')\n",
                    argv[i]);
@@ -217,7 +238,9 @@ int cmd_dump(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  TraceReader reader(path);
+  auto file = resolve_one_trace("dump", path, selection);
+  if (!file) return 2;
+  TraceReader reader(*file);
   if (!reader.header_error().empty()) {
     std::fprintf(stderr, "memtrail dump: %s\n", reader.header_error().c_str());
     return 2;

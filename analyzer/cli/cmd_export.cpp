@@ -6,6 +6,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/export.hpp"
+#include "run_input.hpp"
 
 namespace memtrail::cli {
 
@@ -25,7 +26,7 @@ const char* const kUsage =
     "\n"
     "  -o, --output OUT    output file (default stdout for json/chrome/folded)\n"
     "  --cost COST         folded weight: allocations, bytes, leaked, peak,\n"
-    "                      temporary (default bytes)\n";
+    "                      temporary (default bytes)\n" MEMTRAIL_SELECTION_HELP;
 
 }  // namespace
 
@@ -34,9 +35,11 @@ int cmd_export(int argc, char** argv) {
   AnalysisOptions options;
   std::string format, output, cost_name = "bytes";
   std::vector<std::string> files;
+  ProcessSelection selection;
   auto own = [&](Args& a) {
-    return a.value("--format", format) || a.value("-f", format) || a.value("-o", output) ||
-           a.value("--output", output) || a.value("--cost", cost_name);
+    return take_selection_option(a, selection) || a.value("--format", format) ||
+           a.value("-f", format) || a.value("-o", output) || a.value("--output", output) ||
+           a.value("--cost", cost_name);
   };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   FoldedCost cost = FoldedCost::bytes;
@@ -54,7 +57,9 @@ int cmd_export(int argc, char** argv) {
     args.fail("--format " + format + " needs -o FILE");
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
-  Analysis a = analyze(files[0], options);
+  auto file = resolve_one_trace("export", files[0], selection);
+  if (!file) return 2;
+  Analysis a = analyze(*file, options);
   if (int rc = report_input_status("export", a)) return rc;
 
   std::string error;

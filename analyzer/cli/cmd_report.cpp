@@ -6,19 +6,23 @@
 #include "commands.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_text.hpp"
+#include "run_input.hpp"
+#include "run_report.hpp"
 
 namespace memtrail::cli {
 
 namespace {
 
 const char* const kUsage =
-    "usage: memtrail report FILE [--json] [--top N] [options]\n"
+    "usage: memtrail report TRACE [--json] [--top N] [options]\n"
     "\n"
     "Summary, leaks by class with stacks, top sites, pools, scopes and\n"
-    "histograms of a .mtr trace.\n"
+    "histograms of a .mtr trace or a run of one process. A run of several\n"
+    "processes gets one line per process and each one's leaks.\n"
     "\n"
-    "  --json              machine-readable report (schema memtrail.report/1)\n"
-    "  --top N             sites per list (default 10; 0 = all)\n";
+    "  --json              machine-readable report (schema memtrail.report/1;\n"
+    "                      memtrail.run-report/1 for several processes)\n"
+    "  --top N             sites per list (default 10; 0 = all)\n" MEMTRAIL_SELECTION_HELP;
 
 }  // namespace
 
@@ -28,12 +32,19 @@ int cmd_report(int argc, char** argv) {
   bool json = false;
   std::uint64_t top = 10;
   std::vector<std::string> files;
-  auto own = [&](Args& a) { return a.flag("--json") ? (json = true) : a.number("--top", top); };
+  ProcessSelection selection;
+  auto own = [&](Args& a) {
+    return take_selection_option(a, selection) ||
+           (a.flag("--json") ? (json = true) : a.number("--top", top));
+  };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   expect_one_trace(args, files);
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
-  Analysis a = analyze(files[0], options);
+  auto traces = resolve_traces("report", files[0], selection);
+  if (!traces) return 2;
+  if (traces->size() > 1) return report_run(files[0], *traces, options, json, top);
+  Analysis a = analyze(traces->front().file, options);
   if (int rc = report_input_status("report", a)) return rc;
   if (json) {
     std::cout << to_report_json(a, top).dump(2) << "\n";

@@ -5,9 +5,10 @@
 //
 // It only prepares the environment (LD_PRELOAD and MEMTRAIL_* variables that
 // libmemtrail_preload.so reads in its constructor), runs the program, waits,
-// says where the trace went and exits with the program's exit code (128 +
+// says where the run went and exits with the program's exit code (128 +
 // signal number if the program died from a signal). All tracing happens in
-// the program's own process.
+// the program's own process: every process image writes its own file into
+// the run directory (run_output.hpp, tracer/src/run_naming.cpp).
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "run_output.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -31,7 +33,7 @@ constexpr const char* kPreloadName = "libmemtrail_preload.so";
 constexpr int kMaxStackDepth = 256;
 
 struct RunOptions {
-  std::string output;  // empty: memtrail.<program>.%p.mtr
+  std::string output;  // the run directory; empty: memtrail.<program>.<pid of memtrail run>
   int depth = 64;
   bool stacks = true;
   int sample_ms = 10;
@@ -43,10 +45,11 @@ void print_usage(std::FILE* out) {
   std::fprintf(out,
                "usage: memtrail run [OPTIONS] [--] PROGRAM [ARGS...]\n"
                "\n"
-               "Runs PROGRAM with the heap tracer preloaded and writes a .mtr trace.\n"
+               "Runs PROGRAM with the heap tracer preloaded and writes a run directory:\n"
+               "one .mtr trace per process (PID.SEQ.PROGRAM.mtr) and index.tsv.\n"
                "\n"
-               "  -o, --output FILE   trace file; %%p = pid, %%h = host name\n"
-               "                      (default memtrail.PROGRAM.%%p.mtr)\n"
+               "  -o, --output DIR    run directory; %%p = pid of memtrail run, %%h = host\n"
+               "                      (default memtrail.PROGRAM.PID)\n"
                "  --depth N           frames kept per stack, 1..%d (default 64)\n"
                "  --no-stacks         record no call stacks (faster, no call sites)\n"
                "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
@@ -106,8 +109,8 @@ int parse_arguments(int argc, char** argv, RunOptions* options) {
     } else if (arg == "--no-follow") {
       options->follow = false;
     } else if ((got = value_of("-o", &value)) != 0 || (got = value_of("--output", &value)) != 0) {
-      if (got < 0) return usage_error(std::string(arg) + " needs a file name");
-      if (value.empty()) return usage_error("the output file name is empty");
+      if (got < 0) return usage_error(std::string(arg) + " needs a directory name");
+      if (value.empty()) return usage_error("the output name is empty");
       options->output = value;
     } else if ((got = value_of("--depth", &value)) != 0) {
       if (got < 0) return usage_error("--depth needs a value");
@@ -220,17 +223,21 @@ int cmd_run(int argc, char** argv) {
     return 2;
   }
 
-  std::string output =
-      options.output.empty() ? "memtrail." + base_name(program) + ".%p.mtr" : options.output;
+  std::string output = expand_output(
+      options.output.empty() ? "memtrail." + base_name(program) + ".%p" : options.output, getpid());
+  while (output.size() > 1 && output.back() == '/') output.pop_back();
   // Children may chdir; an absolute path keeps every trace where the user
   // asked for it.
   std::string output_absolute = absolute(output);
+  int run_lock = prepare_run_directory(output_absolute);
+  if (run_lock < 0) return 2;
 
   const char* old_preload = std::getenv("LD_PRELOAD");
   std::string ld_preload = preload;
   if (old_preload != nullptr && *old_preload != '\0') ld_preload += std::string(":") + old_preload;
   setenv("LD_PRELOAD", ld_preload.c_str(), 1);
-  setenv("MEMTRAIL_OUTPUT", output_absolute.c_str(), 1);
+  // A trailing '/' makes the recorder name each image's file in the run.
+  setenv("MEMTRAIL_OUTPUT", (output_absolute + "/").c_str(), 1);
   setenv("MEMTRAIL_STACKS", options.stacks ? "1" : "0", 1);
   setenv("MEMTRAIL_STACK_DEPTH", std::to_string(options.depth).c_str(), 1);
   setenv("MEMTRAIL_SAMPLE_MS", std::to_string(options.sample_ms).c_str(), 1);
@@ -264,14 +271,11 @@ int cmd_run(int argc, char** argv) {
     }
   }
 
-  std::string written = expand_output(output, child);
-  if (access(expand_output(output_absolute, child).c_str(), F_OK) == 0) {
-    std::fprintf(stderr, "memtrail: trace written to %s\n", written.c_str());
-  } else {
-    std::fprintf(stderr,
-                 "memtrail: no trace was written to %s (the program did not start tracing)\n",
-                 written.c_str());
-  }
+  int exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
+                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                          : -1;
+  finish_run_directory(output_absolute, output, child, exit_status);
+  close(run_lock);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;

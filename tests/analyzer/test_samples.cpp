@@ -2,6 +2,8 @@
 // `memtrail run`: the analyzer end to end, with the real preload tracer.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -21,8 +23,7 @@ json traced_report(const std::string& program_and_args, const std::string& name)
   EXPECT_EQ(run.exit_code, 0) << run.err;
   auto r = memtrail("report --json --top 0 " + shell_quote(trace));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::remove(trace.c_str());
-  std::remove((trace + ".symbols").c_str());
+  std::filesystem::remove_all(trace);  // the run directory `memtrail run -o` made
   return r.exit_code == 0 ? json::parse(r.out) : json();
 }
 

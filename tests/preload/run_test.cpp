@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -84,9 +85,11 @@ class TempDir {
   }
   ~TempDir() { run({"rm", "-rf", path_}); }
   const std::string& path() const { return path_; }
-  std::vector<std::string> files() const {
+  std::vector<std::string> files() const { return list(path_); }
+  // The names in `dir`, without hidden ones.
+  static std::vector<std::string> list(const std::string& dir) {
     std::vector<std::string> names;
-    if (DIR* d = opendir(path_.c_str())) {
+    if (DIR* d = opendir(dir.c_str())) {
       while (dirent* e = readdir(d))
         if (e->d_name[0] != '.') names.push_back(e->d_name);
       closedir(d);
@@ -154,6 +157,27 @@ TraceSummary read_trace(const std::string& path) {
 
 const std::string kMemtrail = MEMTRAIL_BIN;
 
+// The traces (*.mtr) of a run directory, full paths sorted by name.
+std::vector<std::string> run_traces(const std::string& run) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(run.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".mtr") == 0)
+        out.push_back(run + "/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The trace of a run of one process; "" when it holds none or several.
+std::string only_trace(const std::string& run) {
+  auto traces = run_traces(run);
+  return traces.size() == 1 ? traces[0] : "";
+}
+
 // ---- command line ----------------------------------------------------------
 
 TEST(MemtrailRun, ExitCodeOfTheProgramPropagates) {
@@ -184,18 +208,22 @@ TEST(MemtrailRun, BadUsageExitsTwoWithOneLine) {
   }
 }
 
-TEST(MemtrailRun, SaysWhereTheTraceWentWithPidExpanded) {
+// -o names the run directory (%p = memtrail run's pid); the process's trace
+// inside is <pid>.<exec>.<program>.mtr.
+TEST(MemtrailRun, SaysWhereTheRunWentWithPidExpanded) {
   TempDir dir;
-  Output o = run({kMemtrail, "run", "-o", "t.%p.mtr", "--", "true"}, dir.path());
+  Output o = run({kMemtrail, "run", "-o", "t.%p", "--", "true"}, dir.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   auto files = dir.files();
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(o.err, "memtrail: trace written to " + files[0] + "\n");
+  EXPECT_EQ(o.err, "memtrail: trace written to " + files[0] + " (1 trace)\n");
   EXPECT_NE(files[0].find_first_of("0123456789"), std::string::npos);
-  TraceSummary t = read_trace(dir.path() + "/" + files[0]);
+  std::string trace = only_trace(dir.path() + "/" + files[0]);
+  TraceSummary t = read_trace(trace);
   EXPECT_TRUE(t.result.ok) << t.result.error;
   EXPECT_TRUE(t.result.complete);
-  EXPECT_EQ("t." + std::to_string(t.header.pid) + ".mtr", files[0]);
+  EXPECT_EQ(trace,
+            dir.path() + "/" + files[0] + "/" + std::to_string(t.header.pid) + ".0.true.mtr");
 }
 
 TEST(MemtrailRun, DefaultOutputNameIsProgramAndPid) {
@@ -214,7 +242,7 @@ TEST(MemtrailRun, LeaksSampleIsClassifiedExactly) {
   Output o = run({kMemtrail, "run", "-o", "leaks.mtr", "--", LEAKS_BIN}, dir.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "leaks: done\n");
-  TraceSummary t = read_trace(dir.path() + "/leaks.mtr");
+  TraceSummary t = read_trace(only_trace(dir.path() + "/leaks.mtr"));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   ASSERT_TRUE(t.result.complete);
   using memtrail::LeakClass;
@@ -274,7 +302,7 @@ TEST(MemtrailRun, DlopenedLibraryLeakIsFound) {
   Output o = run({kMemtrail, "run", "-o", "d.mtr", "--", DLOPEN_BIN}, dir.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "dlopen_host: plugin returned 41\n");
-  TraceSummary t = read_trace(dir.path() + "/d.mtr");
+  TraceSummary t = read_trace(only_trace(dir.path() + "/d.mtr"));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1u);
   EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 4242u);
@@ -293,7 +321,7 @@ TEST(MemtrailRun, StaleAddressInARecycledThreadStackDoesNotHideALeak) {
     TempDir dir;
     Output o = run({kMemtrail, "run", "-o", "r.mtr", "--", RECYCLED_STACK_BIN}, dir.path());
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    TraceSummary t = read_trace(dir.path() + "/r.mtr");
+    TraceSummary t = read_trace(only_trace(dir.path() + "/r.mtr"));
     ASSERT_TRUE(t.result.ok) << t.result.error;
     EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1u) << "run " << run_index;
     EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 4321u) << "run " << run_index;
@@ -307,7 +335,7 @@ TEST(MemtrailRun, HundredsOfThreadsFreeingAcrossThreads) {
   Output o = run({kMemtrail, "run", "-o", "t.mtr", "--", THREADS_BIN, "300", "200"}, dir.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, plain.out);
-  TraceSummary t = read_trace(dir.path() + "/t.mtr");
+  TraceSummary t = read_trace(only_trace(dir.path() + "/t.mtr"));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   EXPECT_GE(t.allocs, 300u * 200u);
   EXPECT_GE(t.frees, 300u * 200u);
@@ -320,7 +348,7 @@ TEST(MemtrailRun, ChurnSampleCountsAndLeaks) {
   TempDir dir;
   Output o = run({kMemtrail, "run", "-o", "c.mtr", "--", CHURN_BIN, "20000"}, dir.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  TraceSummary t = read_trace(dir.path() + "/c.mtr");
+  TraceSummary t = read_trace(only_trace(dir.path() + "/c.mtr"));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 357u);
   EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 570752u);
@@ -342,8 +370,8 @@ TEST(MemtrailRun, SigkillLeavesAReadableTrace) {
     int null_fd = open("/dev/null", O_WRONLY);
     dup2(null_fd, 1);
     dup2(null_fd, 2);
-    execl(kMemtrail.c_str(), kMemtrail.c_str(), "run", "-o", "k.%p.mtr", "--", CHURN_BIN,
-          "2000000000", nullptr);
+    execl(kMemtrail.c_str(), kMemtrail.c_str(), "run", "-o", "k", "--", CHURN_BIN, "2000000000",
+          nullptr);
     _exit(127);
   }
   // Wait (no fixed sleep) until the traced program has flushed whole chunks
@@ -351,21 +379,20 @@ TEST(MemtrailRun, SigkillLeavesAReadableTrace) {
   // half written, and a kill then leaves only the part before it.
   std::string trace;
   for (int i = 0; i < 6000 && trace.empty(); ++i) {
-    for (const auto& f : dir.files()) {
+    for (const auto& f : run_traces(dir.path() + "/k")) {
       struct stat st;
-      if (stat((dir.path() + "/" + f).c_str(), &st) == 0 && st.st_size > 64 * 1024 &&
-          read_trace(dir.path() + "/" + f).allocs > 1000)
+      if (stat(f.c_str(), &st) == 0 && st.st_size > 64 * 1024 && read_trace(f).allocs > 1000)
         trace = f;
     }
     if (trace.empty()) usleep(10000);
   }
   ASSERT_FALSE(trace.empty()) << "no trace grew past 64 KiB with 1000 allocations";
-  pid_t traced = std::stoi(trace.substr(2));
+  pid_t traced = std::stoi(trace.substr(trace.rfind('/') + 1));
   ASSERT_EQ(kill(traced, SIGKILL), 0);
   int status = 0;
   waitpid(runner, &status, 0);
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
-  TraceSummary t = read_trace(dir.path() + "/" + trace);
+  TraceSummary t = read_trace(trace);
   EXPECT_TRUE(t.result.ok) << t.result.error;
   EXPECT_FALSE(t.result.complete);
   EXPECT_GT(t.allocs, 1000u);
@@ -380,17 +407,26 @@ void expect_unchanged(const std::vector<std::string>& args, std::size_t min_trac
   if (!installed(args[0])) GTEST_SKIP() << args[0] << " is not installed";
   TempDir traces;
   Output plain = run(args, workdir);
-  std::vector<std::string> traced_args{kMemtrail, "run", "-o", traces.path() + "/t.%p.mtr", "--"};
+  const std::string run_dir = traces.path() + "/run";
+  std::vector<std::string> traced_args{kMemtrail, "run", "-o", run_dir, "--"};
   traced_args.insert(traced_args.end(), args.begin(), args.end());
   Output traced = run(traced_args, workdir);
   EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.err;
   EXPECT_EQ(traced.out, plain.out);
-  auto files = traces.files();
+  auto files = run_traces(run_dir);
   EXPECT_GE(files.size(), min_traces);
   for (const auto& f : files) {
-    TraceSummary t = read_trace(traces.path() + "/" + f);
+    TraceSummary t = read_trace(f);
     EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
     EXPECT_TRUE(t.result.complete) << f;
+  }
+  // The printed name is the run, and `report` lists every trace of it.
+  EXPECT_NE(traced.err.find("memtrail: trace written to " + run_dir), std::string::npos)
+      << traced.err;
+  Output report = run({kMemtrail, "report", "--json", "--no-symbols", run_dir});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  if (files.size() > 1 && report.exit_code == 0) {
+    EXPECT_EQ(nlohmann::json::parse(report.out).at("processes").size(), files.size());
   }
 }
 
@@ -436,14 +472,14 @@ TEST(RealPrograms, GxxCompileTracesEveryChild) {
     fclose(f);
   }
   TempDir traces;
-  Output o = run({kMemtrail, "run", "-o", traces.path() + "/t.%p.mtr", "--", "g++", "-O1", "-o",
-                  "hello", "hello.cpp"},
+  const std::string run_dir = traces.path() + "/run";
+  Output o = run({kMemtrail, "run", "-o", run_dir, "--", "g++", "-O1", "-o", "hello", "hello.cpp"},
                  work.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(run({work.path() + "/hello"}).out, "hello\n");
   std::set<std::string> executables;
-  for (const auto& f : traces.files()) {
-    TraceSummary t = read_trace(traces.path() + "/" + f);
+  for (const auto& f : run_traces(run_dir)) {
+    TraceSummary t = read_trace(f);
     EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
     EXPECT_TRUE(t.result.complete) << f;
     // argv[0] as the driver ran it ("as", "/usr/bin/ld"), not the real file
@@ -452,11 +488,11 @@ TEST(RealPrograms, GxxCompileTracesEveryChild) {
     executables.insert(argv0.substr(argv0.rfind('/') + 1));
   }
   // The driver and the compiler proper, assembler and linker it runs.
-  EXPECT_TRUE(executables.count("cc1plus")) << traces.files().size() << " traces";
+  EXPECT_TRUE(executables.count("cc1plus")) << run_traces(run_dir).size() << " traces";
   EXPECT_TRUE(executables.count("as"));
   EXPECT_TRUE(executables.count("collect2"));
   EXPECT_TRUE(executables.count("ld"));
-  EXPECT_GE(traces.files().size(), 5u);
+  EXPECT_GE(run_traces(run_dir).size(), 5u);
 }
 
 // An exec keeps the pid: each image's trace is finished before the exec and
@@ -464,21 +500,23 @@ TEST(RealPrograms, GxxCompileTracesEveryChild) {
 // goes on tracing into a new file.
 TEST(MemtrailRun, ExecKeepsEveryImagesTrace) {
   TempDir dir;
-  Output o = run({kMemtrail, "run", "-o", "t.%p.mtr", "--", EXEC_SELF_BIN}, dir.path());
+  Output o = run({kMemtrail, "run", "-o", "t", "--", EXEC_SELF_BIN}, dir.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::string pid = o.out.substr(o.out.rfind(' ') + 1);
   pid.pop_back();  // newline
   EXPECT_EQ(o.out, "first image, pid " + pid + "\nsecond image, pid " + pid + "\n");
-  std::vector<std::string> names = dir.files();
-  std::set<std::string> files(names.begin(), names.end());
-  ASSERT_EQ(files, (std::set<std::string>{"t." + pid + ".mtr", "t." + pid + ".1.mtr",
-                                          "t." + pid + ".2.mtr"}));
+  // <pid>.<n>.exec_self.mtr: n counts the images of the pid.
+  const std::string run_dir = dir.path() + "/t/" + pid;
+  ASSERT_EQ(run_traces(dir.path() + "/t"),
+            (std::vector<std::string>{run_dir + ".0.exec_self.mtr", run_dir + ".1.exec_self.mtr",
+                                      run_dir + ".2.exec_self.mtr"}));
   // Blocks of each image, exactly, in its own file (and no other's).
-  const std::pair<std::string, std::uint64_t> expected[] = {
-      {"t." + pid + ".mtr", 12345}, {"t." + pid + ".1.mtr", 23456}, {"t." + pid + ".2.mtr", 54321}};
+  const std::pair<std::string, std::uint64_t> expected[] = {{run_dir + ".0.exec_self.mtr", 12345},
+                                                            {run_dir + ".1.exec_self.mtr", 23456},
+                                                            {run_dir + ".2.exec_self.mtr", 54321}};
   const std::map<std::uint64_t, std::uint64_t> counts = {{12345, 7}, {23456, 3}, {54321, 5}};
   for (const auto& [file, size] : expected) {
-    TraceSummary t = read_trace(dir.path() + "/" + file);
+    TraceSummary t = read_trace(file);
     ASSERT_TRUE(t.result.ok) << file << ": " << t.result.error;
     EXPECT_TRUE(t.result.complete) << file;
     EXPECT_EQ(t.header.pid, static_cast<std::uint32_t>(std::stoul(pid))) << file;
@@ -487,15 +525,17 @@ TEST(MemtrailRun, ExecKeepsEveryImagesTrace) {
   }
 }
 
-// A fixed -o name is the user's: a second run replaces the first run's file.
-TEST(MemtrailRun, SecondRunReplacesTheFirstRunsFile) {
+// A fixed -o name is the user's: a second run (after the first ended)
+// replaces the first run's traces.
+TEST(MemtrailRun, SecondRunReplacesTheFirstRun) {
   TempDir dir;
   for (int i = 0; i < 2; ++i) {
     Output o = run({kMemtrail, "run", "-o", "c.mtr", "--", CHURN_BIN, "200"}, dir.path());
     ASSERT_EQ(o.exit_code, 0) << o.err;
   }
   EXPECT_EQ(dir.files(), std::vector<std::string>{"c.mtr"});
-  TraceSummary t = read_trace(dir.path() + "/c.mtr");
+  ASSERT_EQ(run_traces(dir.path() + "/c.mtr").size(), 1u);
+  TraceSummary t = read_trace(only_trace(dir.path() + "/c.mtr"));
   EXPECT_TRUE(t.result.complete);
   EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 357u);
 }
@@ -506,20 +546,198 @@ TEST(MemtrailRun, NoFollowTracesOnlyTheProgramItself) {
   const std::string script = "(echo forked); /bin/echo execd; echo done";
   TempDir plain_dir, followed, not_followed;
   Output plain = run({"sh", "-c", script}, plain_dir.path());
-  Output o = run({kMemtrail, "run", "--no-follow", "-o", "t.%p.mtr", "--", "sh", "-c", script},
+  Output o = run({kMemtrail, "run", "--no-follow", "-o", "t", "--", "sh", "-c", script},
                  not_followed.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, plain.out);
-  EXPECT_EQ(not_followed.files().size(), 1u);
-  o = run({kMemtrail, "run", "-o", "t.%p.mtr", "--", "sh", "-c", script}, followed.path());
+  EXPECT_EQ(run_traces(not_followed.path() + "/t").size(), 1u);
+  o = run({kMemtrail, "run", "-o", "t", "--", "sh", "-c", script}, followed.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, plain.out);
-  EXPECT_EQ(followed.files().size(), 3u);
-  for (const auto& f : followed.files()) {
-    TraceSummary t = read_trace(followed.path() + "/" + f);
+  EXPECT_EQ(run_traces(followed.path() + "/t").size(), 3u);
+  for (const auto& f : run_traces(followed.path() + "/t")) {
+    TraceSummary t = read_trace(f);
     EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
     EXPECT_TRUE(t.result.complete) << f;
   }
 }
 
 }  // namespace
+
+// ---- process trees: one run directory, one trace per process image ------------
+
+namespace trees {
+
+// Runs `args` plainly, under `memtrail run -o DIR` and under `memtrail run`
+// with the default name: stdout and exit code match the plain run, every
+// trace reads (and, unless `killed_children`, ends with its end marker), and
+// `report` on the printed name lists every trace.
+void expect_tree_unchanged(const std::vector<std::string>& args, std::size_t min_traces,
+                           const std::string& workdir, bool killed_children = false) {
+  Output plain = run(args, workdir);
+  for (bool named : {true, false}) {
+    TempDir out;
+    std::string run_dir = named ? out.path() + "/named" : "";
+    std::vector<std::string> traced_args{kMemtrail, "run"};
+    if (named) traced_args.insert(traced_args.end(), {"-o", run_dir});
+    traced_args.push_back("--");
+    traced_args.insert(traced_args.end(), args.begin(), args.end());
+    Output traced = run(traced_args, workdir);
+    EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.err;
+    EXPECT_EQ(traced.out, plain.out);
+    std::string shown = run_dir;
+    if (!named) {  // memtrail.PROGRAM.PID in the working directory
+      std::vector<std::string> made;
+      for (const auto& f : TempDir::list(workdir))
+        if (f.rfind("memtrail." + args[0] + ".", 0) == 0) made.push_back(f);
+      ASSERT_EQ(made.size(), 1u);
+      shown = made[0];
+      run_dir = out.path() + "/default";
+      ASSERT_EQ(rename((workdir + "/" + shown).c_str(), run_dir.c_str()), 0);
+    }
+    EXPECT_NE(traced.err.find("memtrail: trace written to " + shown + " ("), std::string::npos)
+        << traced.err;
+    auto files = run_traces(run_dir);
+    EXPECT_GE(files.size(), min_traces) << (named ? "with -o" : "default name");
+    for (const auto& f : files) {
+      TraceSummary t = read_trace(f);
+      EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
+      if (!killed_children) {
+        EXPECT_TRUE(t.result.complete) << f;
+      }
+    }
+    Output report = run({kMemtrail, "report", "--json", "--no-symbols", run_dir});
+    EXPECT_EQ(report.exit_code, 0) << report.err;
+    if (report.exit_code == 0 && files.size() > 1) {
+      auto json = nlohmann::json::parse(report.out);
+      EXPECT_EQ(json.at("schema"), "memtrail.run-report/1");
+      EXPECT_EQ(json.at("processes").size(), files.size());
+    }
+  }
+}
+
+TEST(ProcessTrees, ShellPipeline) {
+  TempDir work;
+  expect_tree_unchanged({"sh", "-c", "ls / | wc -l"}, 3, work.path());
+}
+
+TEST(ProcessTrees, PythonOsSystem) {
+  if (!installed("python3")) GTEST_SKIP() << "python3 is not installed";
+  TempDir work;
+  expect_tree_unchanged({"python3", "-c", "import os; os.system('true'); print('ok')"}, 2,
+                        work.path());
+}
+
+// Pool stops its workers with SIGTERM: their traces may lack the end marker.
+TEST(ProcessTrees, PythonMultiprocessingPool) {
+  if (!installed("python3")) GTEST_SKIP() << "python3 is not installed";
+  TempDir work;
+  expect_tree_unchanged({"python3", "-c",
+                         "from multiprocessing import Pool\n"
+                         "if __name__ == '__main__':\n"
+                         "  with Pool(3) as p: print(sum(p.map(abs, range(-50, 50))))\n"},
+                        4, work.path(), true);
+}
+
+TEST(ProcessTrees, MakeWithParallelRules) {
+  if (!installed("make")) GTEST_SKIP() << "make is not installed";
+  TempDir work;
+  {
+    FILE* f = fopen((work.path() + "/Makefile").c_str(), "w");
+    fputs(
+        "all: a b c\n\t@echo all\na:\n\t@echo a > /dev/null\nb:\n\t@echo b > /dev/null\n"
+        "c:\n\t@sh -c 'echo c > /dev/null'\n.PHONY: all a b c\n",
+        f);
+    fclose(f);
+  }
+  expect_tree_unchanged({"make", "-s", "-j2"}, 4, work.path());
+}
+
+TEST(ProcessTrees, GxxCompile) {
+  if (!installed("g++")) GTEST_SKIP() << "g++ is not installed";
+  TempDir work;
+  {
+    FILE* f = fopen((work.path() + "/t.cpp").c_str(), "w");
+    fputs("int f(int x) { return x * 2; }\n", f);
+    fclose(f);
+  }
+  expect_tree_unchanged({"g++", "-c", "t.cpp"}, 3, work.path());
+}
+
+// A run of a shell that runs the leaks sample: report names each process,
+// check gives one exit code over all, --pid/--program pick one, and unknown
+// ones are an error naming them.
+TEST(ProcessTrees, ReportCheckAndSelectionOnARun) {
+  TempDir dir;
+  const std::string run_dir = dir.path() + "/run";
+  Output o =
+      run({kMemtrail, "run", "-o", run_dir, "--", "sh", "-c", std::string(LEAKS_BIN) + "; true"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_GE(run_traces(run_dir).size(), 2u);
+
+  Output text = run({kMemtrail, "report", run_dir});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(" sh "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" leaks "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("LEAKS of pid "), std::string::npos) << text.out;
+
+  Output one = run({kMemtrail, "report", "--json", "--program", "leaks", run_dir});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out).at("summary").at("leaked_blocks"), 22);
+
+  // One exit code over all processes: the leaks process fails the limit.
+  EXPECT_EQ(run({kMemtrail, "check", "--max-leaked", "1GiB", run_dir}).exit_code, 0);
+  Output failing = run({kMemtrail, "check", "--max-leaked-blocks", "21", run_dir});
+  EXPECT_EQ(failing.exit_code, 1) << failing.out << failing.err;
+  EXPECT_EQ(run({kMemtrail, "check", "--max-leaked-blocks", "22", "--program", "leaks", run_dir})
+                .exit_code,
+            0);
+
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"report", "--pid", "999999999", run_dir},
+                                             {"check", "--program", "nosuch", run_dir},
+                                             {"export", "--format", "json", run_dir},
+                                             {"diff", run_dir, run_dir},
+                                             {"dump", "--pid", "999999999", run_dir},
+                                             {"report", "--pid", "1", only_trace(run_dir)}}) {
+    if (bad.back().empty()) continue;
+    std::vector<std::string> argv{kMemtrail};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    Output e = run(argv);
+    EXPECT_EQ(e.exit_code, 2) << bad[0] << " " << bad[1] << ": " << e.err;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+  }
+  Output unknown = run({kMemtrail, "report", "--pid", "999999999", run_dir});
+  EXPECT_NE(unknown.err.find("pid 999999999"), std::string::npos) << unknown.err;
+  Output unknown_program = run({kMemtrail, "report", "--program", "nosuch", run_dir});
+  EXPECT_NE(unknown_program.err.find("'nosuch'"), std::string::npos) << unknown_program.err;
+}
+
+// Two runs with the same -o at once: one runs, the other refuses in one line
+// (exit 2) and leaves the first one's traces whole.
+TEST(ProcessTrees, TwoRunsWithTheSameOutputAtOnce) {
+  TempDir dir;
+  const std::string script =
+      "'" + kMemtrail + "' run -o same -- sh -c 'sleep 2; echo A' 2>errA & a=$!; " + "'" +
+      kMemtrail + "' run -o same -- sh -c 'sleep 2; echo B' 2>errB & b=$!; " +
+      "wait $a; echo codeA=$?; wait $b; echo codeB=$?";
+  Output o = run({"sh", "-c", script}, dir.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  bool a_ran = o.out.find("codeA=0") != std::string::npos;
+  bool b_ran = o.out.find("codeB=0") != std::string::npos;
+  ASSERT_NE(a_ran, b_ran) << o.out;
+  EXPECT_NE(o.out.find(a_ran ? "codeB=2" : "codeA=2"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(a_ran ? "A\n" : "B\n"), std::string::npos) << o.out;
+  Output refused = run({"cat", dir.path() + (a_ran ? "/errB" : "/errA")});
+  EXPECT_EQ(refused.out, "memtrail run: " + dir.path() +
+                             "/same is in use by another memtrail run; choose another -o\n");
+  auto traces = run_traces(dir.path() + "/same");
+  EXPECT_GE(traces.size(), 2u);  // sh, and sleep exec'd or forked from it
+  for (const auto& f : traces) {
+    TraceSummary t = read_trace(f);
+    EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
+    EXPECT_TRUE(t.result.complete) << f;
+  }
+}
+
+}  // namespace trees

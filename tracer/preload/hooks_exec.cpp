@@ -2,7 +2,7 @@
 // these the events still buffered were lost and the next image's trace, named
 // by the same "%p", replaced this one. Each interposer finishes the trace
 // first (stop_for_exec), marks the new image's environment with
-// MEMTRAIL_EXEC_PID=<pid> so it takes a fresh file name, and, if the exec
+// MEMTRAIL_EXEC_PID=<pid>.<seq> so it takes a fresh file name, and, if the exec
 // fails, resumes tracing into a new file. posix_spawn needs nothing: its
 // child is a new pid. A vfork child (another pid sharing our memory) must
 // not touch the parent's trace: it execs untouched.
@@ -50,7 +50,8 @@ class ExecScope {
     // Exec is rare and this image is about to be replaced: malloc is fine.
     marked_ = static_cast<char**>(std::malloc((n + 2) * sizeof(char*)));
     if (!marked_) return;
-    std::snprintf(marker_, sizeof marker_, "%s%d", kMarker, static_cast<int>(getpid()));
+    std::snprintf(marker_, sizeof marker_, "%s%d.%d", kMarker, static_cast<int>(getpid()),
+                  memtrail::detail::next_image_sequence());
     std::size_t k = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (std::strncmp(envp[i], kMarker, sizeof kMarker - 1) != 0) marked_[k++] = envp[i];
@@ -72,7 +73,7 @@ class ExecScope {
   char** envp_;
   char** marked_ = nullptr;
   bool stopped_ = false;
-  char marker_[sizeof kMarker + 16] = {};
+  char marker_[sizeof kMarker + 24] = {};
 };
 
 // argv of an execl-style call, on the caller's stack.

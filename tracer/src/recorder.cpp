@@ -510,8 +510,12 @@ void add_internal_code_locked(const void* address) {
 bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive) {
   auto s = std::make_unique<Session>();
   s->options = options;
-  s->path = expand_output_path(options.output, fork_child);
-  if (exclusive) s->path = claim_fresh_path(s->path);
+  if (is_run_directory_output(options.output)) {
+    s->path = claim_run_file(options.output, fork_child, exclusive);
+  } else {
+    s->path = expand_output_path(options.output, fork_child);
+    if (exclusive) s->path = claim_fresh_path(s->path);
+  }
   s->clock.begin();
   s->start_monotonic_ns = s->clock.start_ns;
   s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;

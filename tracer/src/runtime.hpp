@@ -335,6 +335,10 @@ extern __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))
 extern __thread bool t_draining __attribute__((tls_model("initial-exec")));
 
 std::string expand_output_path(const std::string& pattern, bool is_fork_child);
+// run_naming.cpp: an output ending in '/' is a run directory; each image
+// claims <dir><pid>.<seq>.<program>.mtr there (O_EXCL).
+bool is_run_directory_output(const std::string& output);
+std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // process_hooks.cpp

@@ -174,6 +174,9 @@ bool recorder_started() noexcept;
 // resume_after_failed_exec() starts a new trace the same way.
 bool stop_for_exec();
 void resume_after_failed_exec();
+// The exec marker is MEMTRAIL_EXEC_PID=<pid>.<seq>: in a run directory the
+// next image names its file <pid>.<seq>.<program>.mtr with this <seq>.
+int next_image_sequence();
 
 // Frames whose return address lies in the module containing `address_in_module`
 // are recorder machinery: they are skipped at the top of every stack.

@@ -1,0 +1,22 @@
+// The run directory of `memtrail run`: created (or a stale one emptied) and
+// locked before the program starts, so two runs never write one directory;
+// summed up (index.tsv, one line on stderr) when the program has exited.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace memtrail::cli {
+
+// Makes `directory` ready for a new run and returns the descriptor holding
+// its lock (kept until exit), or -1 after printing one line (exit 2): the
+// directory is in use by another run, holds foreign files, or cannot be made.
+int prepare_run_directory(const std::string& directory);
+
+// Writes index.tsv and prints where the run went (or that nothing was traced,
+// then removes the empty directory).
+void finish_run_directory(const std::string& directory, const std::string& shown_name,
+                          pid_t root_pid, int exit_status);
+
+}  // namespace memtrail::cli

@@ -70,15 +70,15 @@ TEST_P(LeakSuite, LsanAgreesWithTheExpectedClasses) {
   ASSERT_FALSE(dir.path().empty());
   std::string source = kSrcDir + "/" + program().source;
   bool cxx = source.ends_with(".cpp");
-  std::string libs = program().links_ctor_libs ? " -L" + shell_quote(kBinDir) +
-                                                     " -lctorkeep -lctorleak -Wl,-rpath," +
-                                                     shell_quote(kBinDir)
-                                               : "";
-  CommandResult build = run_command(
-      std::string(cxx ? "clang++ -std=c++20" : "clang") + " -fsanitize=leak -g -" + opt() +
-      " -I" + shell_quote(kSrcDir) + " " + shell_quote(source) + " -o " +
-      shell_quote(dir.path() + "/" + binary()) + " -pthread -ldl" + libs + " && cp " +
-      shell_quote(kBinDir + "/libleakplugin.so") + " " + shell_quote(dir.path()));
+  std::string libs = program().links_ctor_libs
+                         ? " -L" + shell_quote(kBinDir) + " -lctorkeep -lctorleak -Wl,-rpath," +
+                               shell_quote(kBinDir)
+                         : "";
+  CommandResult build =
+      run_command(std::string(cxx ? "clang++ -std=c++20" : "clang") + " -fsanitize=leak -g -" +
+                  opt() + " -I" + shell_quote(kSrcDir) + " " + shell_quote(source) + " -o " +
+                  shell_quote(dir.path() + "/" + binary()) + " -pthread -ldl" + libs + " && cp " +
+                  shell_quote(kBinDir + "/libleakplugin.so") + " " + shell_quote(dir.path()));
   ASSERT_EQ(build.exit_code, 0) << build.err;
 
   auto [expected, why] = lsan_expected(program(), opt());
@@ -92,8 +92,7 @@ TEST_P(LeakSuite, LsanAgreesWithTheExpectedClasses) {
 }
 
 std::string case_name(const testing::TestParamInfo<Param>& info) {
-  return std::string(leak_programs()[std::get<0>(info.param)].name) + "_" +
-         std::get<1>(info.param);
+  return std::string(leak_programs()[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param);
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, LeakSuite,

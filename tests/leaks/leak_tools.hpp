@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <fstream>
 #include <ostream>
 #include <regex>
 #include <set>
@@ -43,8 +44,9 @@ struct MemtrailCounts {
   Amount direct, indirect, reachable;
   bool operator==(const MemtrailCounts&) const = default;
   static MemtrailCounts from(const ValgrindCounts& v) {
-    return {v.definite, v.indirect, {v.possible.blocks + v.reachable.blocks,
-                                     v.possible.bytes + v.reachable.bytes}};
+    return {v.definite,
+            v.indirect,
+            {v.possible.blocks + v.reachable.blocks, v.possible.bytes + v.reachable.bytes}};
   }
 };
 
@@ -112,7 +114,8 @@ struct MemtrailRun {
 };
 
 inline Amount amount_of(const nlohmann::json& leaks, const std::string& cls) {
-  return {leaks.value(cls + "_blocks", std::int64_t{-1}), leaks.value(cls + "_bytes", std::int64_t{-1})};
+  return {leaks.value(cls + "_blocks", std::int64_t{-1}),
+          leaks.value(cls + "_bytes", std::int64_t{-1})};
 }
 
 // Runs `./program` in `workdir` under `memtrail run`, its trace written into
@@ -121,8 +124,8 @@ inline MemtrailRun memtrail_run(const std::string& memtrail, const std::string& 
                                 const std::string& program, const std::string& trace_dir,
                                 bool symbols) {
   MemtrailRun r;
-  r.run = run_command("cd " + shell_quote(workdir) + " && " + shell_quote(memtrail) +
-                      " run -o " + shell_quote(trace_dir + "/x.%p.mtr") + " -- ./" + program);
+  r.run = run_command("cd " + shell_quote(workdir) + " && " + shell_quote(memtrail) + " run -o " +
+                      shell_quote(trace_dir + "/x.%p.mtr") + " -- ./" + program);
   std::set<std::string> traces = names_in(trace_dir, "x.");
   if (traces.size() != 1) {
     r.error = std::to_string(traces.size()) + " traces written; stderr: " + r.run.err;
@@ -171,10 +174,9 @@ inline ValgrindRun valgrind_run(const std::string& workdir, const std::string& p
                       "--errors-for-leak-kinds=none ./" +
                       program);
   if (test::contains(r.run.err, "All heap blocks were freed")) return r;  // all zero
-  r.counts = {valgrind_amount(r.run.err, "definitely lost"),
-              valgrind_amount(r.run.err, "indirectly lost"),
-              valgrind_amount(r.run.err, "possibly lost"),
-              valgrind_amount(r.run.err, "still reachable")};
+  r.counts = {
+      valgrind_amount(r.run.err, "definitely lost"), valgrind_amount(r.run.err, "indirectly lost"),
+      valgrind_amount(r.run.err, "possibly lost"), valgrind_amount(r.run.err, "still reachable")};
   return r;
 }
 
@@ -197,9 +199,9 @@ struct LsanRun {
 
 inline LsanRun lsan_run(const std::string& workdir, const std::string& program) {
   LsanRun r;
-  r.run = run_command("cd " + shell_quote(workdir) +
-                      " && LSAN_OPTIONS=report_objects=1:use_unaligned=0:detect_leaks=1 ./" +
-                      program);
+  r.run =
+      run_command("cd " + shell_quote(workdir) +
+                  " && LSAN_OPTIONS=report_objects=1:use_unaligned=0:detect_leaks=1 ./" + program);
   r.counts = {lsan_amount(r.run.err, "Direct"), lsan_amount(r.run.err, "Indirect")};
   return r;
 }
@@ -209,7 +211,7 @@ inline bool lsan_works() {
   static const bool works = [] {
     TempDir dir("leaks-lsan-probe");
     std::string src = dir.path() + "/p.c";
-    run_command("printf 'int main(void){return 0;}\\n' > " + shell_quote(src));
+    std::ofstream(src) << "int main(void) { return 0; }\n";
     return run_command("clang -fsanitize=leak -g " + shell_quote(src) + " -o " +
                        shell_quote(dir.path() + "/p") + " && " + shell_quote(dir.path() + "/p"))
                .exit_code == 0;

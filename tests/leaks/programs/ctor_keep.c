@@ -10,4 +10,6 @@ __attribute__((constructor)) static void keep_init(void) {
   memset(ctor_kept_block, 1, 5000);
 }
 
-int ctor_keep_ready(void) { return ctor_kept_block != NULL; }
+int ctor_keep_ready(void) {
+  return ctor_kept_block != NULL;
+}

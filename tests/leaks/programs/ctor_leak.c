@@ -13,4 +13,6 @@ __attribute__((constructor)) static void leak_init(void) {
   g_ran = 1;
 }
 
-int ctor_leak_ran(void) { return g_ran; }
+int ctor_leak_ran(void) {
+  return g_ran;
+}

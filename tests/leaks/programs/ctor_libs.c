@@ -9,4 +9,6 @@
 int ctor_keep_ready(void);
 int ctor_leak_ran(void);
 
-int main(void) { return ctor_keep_ready() && ctor_leak_ran() ? 0 : 1; }
+int main(void) {
+  return ctor_keep_ready() && ctor_leak_ran() ? 0 : 1;
+}

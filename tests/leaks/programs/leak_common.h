@@ -4,7 +4,9 @@
 
 // The block escapes as far as the optimizer knows: its allocation and the
 // stores before this call stay, at -O0 and at -O2.
-static inline void touch(const void* p) { __asm__ volatile("" : : "r"(p) : "memory"); }
+static inline void touch(const void* p) {
+  __asm__ volatile("" : : "r"(p) : "memory");
+}
 
 // Zeroes 16 KiB of stack below the caller: addresses that functions which
 // already returned left in their dead frames are gone. Programs that test

@@ -1,0 +1,72 @@
+// The leak programs of tests/leaks/programs and their expected leak classes:
+// Valgrind memcheck's numbers (verified with valgrind-3.19 on every program
+// at -O0 and -O2), from which memtrail's follow (MemtrailCounts::from), and
+// the places where LeakSanitizer is known to disagree with Valgrind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "leak_tools.hpp"
+
+namespace memtrail::leaks {
+
+struct LsanDisagreement {
+  const char* opt;  // "O0", "O2" or "" for both
+  LsanCounts counts;
+  const char* why;
+};
+
+struct LeakProgram {
+  const char* name;
+  const char* source;       // in tests/leaks/programs
+  bool links_ctor_libs;     // linked to libctorkeep.so and libctorleak.so
+  ValgrindCounts expected;  // definitely, indirectly, possibly lost, still reachable
+  std::vector<LsanDisagreement> lsan_differs = {};
+};
+
+inline const std::vector<LeakProgram>& leak_programs() {
+  static const std::vector<LeakProgram> programs = {
+      {"dead_frame_local", "dead_frame_local.c", false, {{1, 123}, {}, {}, {}}},
+      {"dead_frame_memalign",
+       "dead_frame_memalign.c",
+       false,
+       {{1, 200}, {}, {}, {}},
+       {{"O2",
+         {},
+         "LSan scans the exiting thread from its own stack pointer, so main's dead frame is a "
+         "root; clang -O2 leaves `a` in a slot of it that exit() does not overwrite"}}},
+      {"exit_nested", "exit_nested.c", false, {{1, 55}, {}, {}, {3, 600}}},
+      {"recycled", "recycled.c", false, {{24, 1664}, {}, {}, {8, 1024}}},
+      {"threads200", "threads200.c", false, {{200, 160800}, {}, {}, {}}},
+      {"exited_threads", "exited_threads.c", false, {{6, 8007}, {}, {}, {}}},
+      {"cycle",
+       "cycle.c",
+       false,
+       {{1, 48}, {4, 160}, {}, {2, 64}},
+       {{"",
+         {{0, 0}, {5, 208}},
+         "LSan calls every member of a leaked cycle indirect (each is pointed to by another "
+         "leaked block); Valgrind makes the first one direct"}}},
+      {"tree", "tree.c", false, {{1, 32}, {14, 448}, {}, {7, 224}}},
+      {"interior", "interior.c", false, {{1, 100}, {}, {1, 256}, {1, 64}}},
+      {"realloc_chain", "realloc_chain.c", false, {{2, 5017}, {}, {}, {1, 3000}}},
+      {"aligned", "aligned.c", false, {{2, 8320}, {1, 40}, {}, {1, 512}}},
+      {"new_array", "new_array.cpp", false, {{1, 168}, {10, 160}, {}, {1, 72}}},
+      {"plugin_relative", "plugin_relative.c", false, {{1, 321}, {}, {}, {}}},
+      {"plugin_loop", "plugin_loop.c", false, {{1000, 7000}, {}, {}, {}}},
+      {"ctor_libs", "ctor_libs.c", true, {{1, 64}, {}, {}, {1, 5000}}},
+  };
+  return programs;
+}
+
+// What LeakSanitizer should say about `p` built at `opt`, and why when that
+// differs from Valgrind (empty otherwise).
+inline std::pair<LsanCounts, std::string> lsan_expected(const LeakProgram& p,
+                                                        const std::string& opt) {
+  for (const auto& d : p.lsan_differs)
+    if (std::string(d.opt).empty() || opt == d.opt) return {d.counts, d.why};
+  return {{p.expected.definite, p.expected.indirect}, ""};
+}
+
+}  // namespace memtrail::leaks

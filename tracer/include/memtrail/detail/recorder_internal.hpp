@@ -52,6 +52,15 @@ void record_without_stack(Event event);
 // heaptrack does it), halving the unwinding a malloc/free pair costs.
 void record_no_stack(const Event& event);
 
+// Records `event` with a stack taken earlier by backtrace_here() (time and
+// thread are filled in now; frames in the recorder's own modules are
+// skipped). For events the preload buffered before the session started.
+void record_with_frames(const Event& event, const std::uint64_t* ips, int n);
+
+// The return addresses of the calling thread's stack (unw_backtrace), errno
+// kept; usable before any session exists. Returns how many were stored.
+int backtrace_here(std::uint64_t* ips, int limit);
+
 // ---- live heap blocks (track_live_heap) -----------------------------------
 
 struct LiveBlock {

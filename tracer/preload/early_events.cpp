@@ -4,6 +4,7 @@
 
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
+#include "own_dependencies.hpp"
 #include "preload_state.hpp"
 
 namespace memtrail::preload {
@@ -44,6 +45,34 @@ void publish() {
   g_written.fetch_add(1, std::memory_order_release);
 }
 
+// Blocks made by a library only the tracer needs (libstdc++'s start-up pool
+// in a C program): not the program's, so neither they nor their frees are
+// recorded.
+class NotTheProgramsBlocks {
+ public:
+  bool allocated(const EarlyEvent& e) {
+    int i = 0;
+    while (i < e.frames && deps_.in_tracer(e.ips[i])) ++i;
+    if (i == e.frames || !deps_.only_ours(e.ips[i])) return false;
+    if (count_ < kMax) blocks_[count_++] = e.address;
+    return true;
+  }
+  bool freed(const EarlyEvent& e) {
+    for (int i = 0; i < count_; ++i)
+      if (blocks_[i] == e.address) {
+        blocks_[i] = blocks_[--count_];
+        return true;
+      }
+    return false;
+  }
+
+ private:
+  static constexpr int kMax = 64;
+  OwnDependencies deps_;
+  std::uint64_t blocks_[kMax];
+  int count_ = 0;
+};
+
 }  // namespace
 
 // Not inlined: its frame and the interposer's are the ones the recorder
@@ -82,8 +111,11 @@ std::size_t close_early_events(bool record) {
   while (g_written.load(std::memory_order_acquire) < n) {
   }
   if (!record) return 0;
+  NotTheProgramsBlocks not_the_programs;
   for (std::size_t i = 0; i < n; ++i) {
     const EarlyEvent& early = g_events[i];
+    bool alloc = early.kind == EventKind::alloc;
+    if (alloc ? not_the_programs.allocated(early) : not_the_programs.freed(early)) continue;
     Event e;
     e.kind = early.kind;
     e.pool = g_heap_pool;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -44,7 +45,12 @@ struct Counts : memtrail::TraceVisitor {
   memtrail::ReadResult result;
   std::map<std::uint64_t, std::uint64_t> allocs, live_at_exit;
   std::map<memtrail::LeakClass, std::map<std::uint64_t, std::uint64_t>> classified;
+  std::uint64_t samples = 0, heap_reserved_max = 0;  // mallinfo2 figures of the samples
   void on_event(const memtrail::Event& e) override {
+    if (e.kind == memtrail::EventKind::sample) {
+      ++samples;
+      heap_reserved_max = std::max<std::uint64_t>(heap_reserved_max, e.requested);
+    }
     if (e.kind == memtrail::EventKind::alloc) ++allocs[e.size];
     if (e.kind == memtrail::EventKind::reachability) {
       ++live_at_exit[e.size];
@@ -94,6 +100,12 @@ void expect_same_run_and_exact_counts(const std::string& program, const std::str
   for (auto [size, n] : expected) EXPECT_EQ(t.allocs[size], n) << "size " << size;
   EXPECT_EQ(t.live_at_exit[1009], 3u);
   EXPECT_EQ(t.allocs[1011], 0u);  // the native API is not interposed
+  // glibc's mallinfo2 says nothing about another allocator's heap.
+  ASSERT_GE(t.samples, 1u);
+  if (allocator == "glibc")
+    EXPECT_GT(t.heap_reserved_max, 0u);
+  else
+    EXPECT_EQ(t.heap_reserved_max, 0u);
 }
 
 TEST(ProgramsAllocator, Glibc) {

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstring>
 
-extern "C" void* __libc_malloc(std::size_t);
+#include <gnu/libc-version.h>
 
 namespace memtrail::preload {
 
@@ -18,7 +18,6 @@ std::atomic<std::size_t> g_arena_used{0};
 // 0: not resolved, 1: dlsym running (its own allocations use the arena),
 // 2: every pointer of g_next is the next definition.
 std::atomic<int> g_state{0};
-bool g_is_glibc = false;
 
 // Arena blocks: a 16-byte header holding the size, then the block.
 constexpr std::size_t kHeader = 16;
@@ -132,14 +131,22 @@ void resolve_next_allocator() {
   n.malloc_usable_size = next<decltype(n.malloc_usable_size)>("malloc_usable_size");
   // Every process has glibc behind us; an allocator that lacks one of the
   // functions leaves that name to glibc's, exactly as without us.
-  g_is_glibc = n.malloc == &__libc_malloc;
   g_next = n;
   g_state.store(2, std::memory_order_release);
 }
 
+// By the file that defines the next malloc: tcmalloc and mimalloc also
+// define __libc_malloc, so comparing addresses with it would not tell.
 bool heap_is_glibc() {
-  resolve_next_allocator();
-  return g_is_glibc;
+  static const bool glibc = [] {
+    resolve_next_allocator();
+    Dl_info next{}, libc{};
+    if (dladdr(reinterpret_cast<void*>(g_next.malloc), &next) == 0 ||
+        dladdr(reinterpret_cast<void*>(&gnu_get_libc_version), &libc) == 0)
+      return false;
+    return next.dli_fbase == libc.dli_fbase;
+  }();
+  return glibc;
 }
 
 }  // namespace memtrail::preload

@@ -75,7 +75,7 @@ void start_recorder() {
   detail::ScopedInternal internal;
   g_traced_pid = getpid();
   init_linker_range();
-  resolve_next_allocator();
+  detail::set_heap_is_glibc(heap_is_glibc());
   detail::add_known_environment_variable("MEMTRAIL_FOLLOW");
   bool follow = !env_is_zero("MEMTRAIL_FOLLOW");
   g_heap_pool = heap_pool();

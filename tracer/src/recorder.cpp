@@ -661,6 +661,10 @@ void set_track_live_heap(bool on) {
     s->track_live.store(on, std::memory_order_release);
 }
 
+void set_heap_is_glibc(bool glibc) {
+  runtime::g_glibc_heap.store(glibc, std::memory_order_relaxed);
+}
+
 std::vector<LiveBlock> live_blocks() {
   std::vector<LiveBlock> out;
   runtime::Session* s = g_session.load(std::memory_order_acquire);

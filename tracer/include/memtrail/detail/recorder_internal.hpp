@@ -76,6 +76,11 @@ struct LiveBlock {
 // writer, not the hot path, maintains the map from alloc/free events.
 void set_track_live_heap(bool on);
 
+// Whether malloc is glibc's (default) or another allocator's (jemalloc,
+// tcmalloc, mimalloc: then samples carry no mallinfo2 heap figures, which
+// would describe glibc's unused heap). Call before start().
+void set_heap_is_glibc(bool glibc);
+
 // The heap pool's live blocks as of the last drain (call flush_all_threads()
 // first for an up-to-date answer). Empty when tracking is off.
 std::vector<LiveBlock> live_blocks();

@@ -19,8 +19,19 @@ __attribute__((noinline)) static void scrub_stack(void) {
   for (unsigned i = 0; i < sizeof dirt; ++i) dirt[i] = 0;
 }
 
+/* Start-up churn: 3000 blocks of 2345 B made and freed in order, the same
+ * address again and again; the trace must pair every free with its block. */
+__attribute__((noinline)) static void churn(void) {
+  for (int i = 0; i < 3000; ++i) {
+    char* p = malloc(2345);
+    __asm__ volatile("" : : "r"(p) : "memory");
+    free(p);
+  }
+}
+
 __attribute__((constructor)) static void ctor_lib_init(void) {
-  ctor_lib_kept = malloc(5000); /* ctor_lib.c:23 */
+  churn();
+  ctor_lib_kept = malloc(5000); /* ctor_lib.c:34 */
   memset(ctor_lib_kept, 1, 5000);
   leak_64();
   scrub_stack();

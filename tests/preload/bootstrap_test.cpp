@@ -118,41 +118,48 @@ TEST(ProgramsAllocator, Glibc) {
   expect_same_run_and_exact_counts(ALLOC_MIX_BIN, "glibc", "");
 }
 
-#define ALLOCATOR_TESTS(NAME, UPPER, PACKAGE)                                               \
-  TEST(ProgramsAllocator, NAME##Linked) {                                                   \
-    if (std::string(UPPER##_BIN).empty()) GTEST_SKIP() << PACKAGE " is not installed";      \
-    expect_same_run_and_exact_counts(UPPER##_BIN, #NAME, "");                               \
-  }                                                                                         \
-  TEST(ProgramsAllocator, NAME##Preloaded) {                                                \
-    if (std::string(UPPER##_LIB_PATH).empty()) GTEST_SKIP() << PACKAGE " is not installed"; \
-    expect_same_run_and_exact_counts(ALLOC_MIX_BIN, #NAME, UPPER##_LIB_PATH);               \
-  }
+// An allocator from Debian, as linked into alloc_mix and as a library to
+// preload (paths empty when its -dev package was missing at configure time).
+struct OtherAllocator {
+  const char* name;
+  const char* linked_program;
+  const char* library;
+  const char* package;
+};
+const OtherAllocator kJemalloc{"jemalloc", JEMALLOC_MIX_BIN, JEMALLOC_LIB, "libjemalloc-dev"};
+const OtherAllocator kTcmalloc{"tcmalloc", TCMALLOC_MINIMAL_MIX_BIN, TCMALLOC_MINIMAL_LIB,
+                               "libgoogle-perftools-dev"};
+const OtherAllocator kMimalloc{"mimalloc", MIMALLOC_MIX_BIN, MIMALLOC_LIB, "libmimalloc-dev"};
 
-#ifdef JEMALLOC_MIX_BIN
-#define JEMALLOC_LIB_PATH JEMALLOC_LIB
-#else
-#define JEMALLOC_MIX_BIN ""
-#define JEMALLOC_LIB_PATH ""
-#endif
-#ifdef TCMALLOC_MINIMAL_MIX_BIN
-#define TCMALLOC_BIN TCMALLOC_MINIMAL_MIX_BIN
-#define TCMALLOC_LIB_PATH TCMALLOC_MINIMAL_LIB
-#else
-#define TCMALLOC_BIN ""
-#define TCMALLOC_LIB_PATH ""
-#endif
-#ifdef MIMALLOC_MIX_BIN
-#define MIMALLOC_LIB_PATH MIMALLOC_LIB
-#else
-#define MIMALLOC_MIX_BIN ""
-#define MIMALLOC_LIB_PATH ""
-#endif
-#define JEMALLOC_BIN JEMALLOC_MIX_BIN
-#define MIMALLOC_BIN MIMALLOC_MIX_BIN
+#define SKIP_IF_MISSING(a)                           \
+  if (std::string((a).library).empty())              \
+  GTEST_SKIP() << (a).package << " is not installed" \
+               << " (scripts/install-deps; then re-run cmake)"
 
-ALLOCATOR_TESTS(jemalloc, JEMALLOC, "libjemalloc-dev (scripts/install-deps)")
-ALLOCATOR_TESTS(tcmalloc, TCMALLOC, "libgoogle-perftools-dev (scripts/install-deps)")
-ALLOCATOR_TESTS(mimalloc, MIMALLOC, "libmimalloc-dev (scripts/install-deps)")
+TEST(ProgramsAllocator, JemallocLinked) {
+  SKIP_IF_MISSING(kJemalloc);
+  expect_same_run_and_exact_counts(kJemalloc.linked_program, kJemalloc.name, "");
+}
+TEST(ProgramsAllocator, JemallocPreloaded) {
+  SKIP_IF_MISSING(kJemalloc);
+  expect_same_run_and_exact_counts(ALLOC_MIX_BIN, kJemalloc.name, kJemalloc.library);
+}
+TEST(ProgramsAllocator, TcmallocLinked) {
+  SKIP_IF_MISSING(kTcmalloc);
+  expect_same_run_and_exact_counts(kTcmalloc.linked_program, kTcmalloc.name, "");
+}
+TEST(ProgramsAllocator, TcmallocPreloaded) {
+  SKIP_IF_MISSING(kTcmalloc);
+  expect_same_run_and_exact_counts(ALLOC_MIX_BIN, kTcmalloc.name, kTcmalloc.library);
+}
+TEST(ProgramsAllocator, MimallocLinked) {
+  SKIP_IF_MISSING(kMimalloc);
+  expect_same_run_and_exact_counts(kMimalloc.linked_program, kMimalloc.name, "");
+}
+TEST(ProgramsAllocator, MimallocPreloaded) {
+  SKIP_IF_MISSING(kMimalloc);
+  expect_same_run_and_exact_counts(ALLOC_MIX_BIN, kMimalloc.name, kMimalloc.library);
+}
 
 // ---- before the tracer's constructor ---------------------------------------------
 

@@ -29,7 +29,6 @@
 
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
-#include "next_allocator.hpp"
 #include "preload_state.hpp"
 #include "reachability.hpp"
 #include "thread_stack_tops.hpp"

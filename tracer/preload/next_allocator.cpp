@@ -2,11 +2,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 
 #include <atomic>
 #include <cstring>
 
-#include <gnu/libc-version.h>
+#include "preload_state.hpp"
 
 namespace memtrail::preload {
 

@@ -51,9 +51,6 @@ std::size_t arena_block_size(const void* p);
 // Resolves the next allocator now if no call has yet (idempotent).
 void resolve_next_allocator();
 
-// True when the next allocator is glibc's malloc: only then may the tracer
-// rely on glibc's chunk layout (the exit scan's chunk-header rule) and on
-// mallinfo2.
-bool heap_is_glibc();
+// heap_is_glibc() is declared in preload_state.hpp.
 
 }  // namespace memtrail::preload

@@ -97,9 +97,10 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   if (s.samples) {
     out += fmt("  peak RSS               %s (%s samples)\n", format_size(s.peak_rss_bytes).c_str(),
                count(s.samples).c_str());
-    out += fmt("  system heap (glibc)    peak in use %s, peak reserved %s\n",
-               format_size(series_max(a.samples.heap_used)).c_str(),
-               format_size(series_max(a.samples.heap_reserved)).c_str());
+    if (series_max(a.samples.heap_reserved) > 0)  // 0: the heap was not glibc's
+      out += fmt("  system heap (glibc)    peak in use %s, peak reserved %s\n",
+                 format_size(series_max(a.samples.heap_used)).c_str(),
+                 format_size(series_max(a.samples.heap_reserved)).c_str());
   }
   if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
     out += fmt("  unmatched frees        %s (late-matched %s, lost frees %s)\n",

@@ -1,38 +1,33 @@
 // The C allocation functions: malloc, free, calloc, realloc, reallocarray,
-// posix_memalign, aligned_alloc, memalign, valloc, pvalloc.
+// posix_memalign, aligned_alloc, memalign, valloc, pvalloc, and
+// malloc_usable_size (for the bootstrap arena's blocks).
 //
-// They call glibc's __libc_* entry points directly instead of dlsym(RTLD_NEXT)
-// pointers: no bootstrap problem (dlsym itself calls calloc) and no indirect
-// call on the hot path.
+// They forward to the next definition (next_allocator.hpp): glibc's, or the
+// jemalloc / tcmalloc / mimalloc the program links or preloads.
 #include <errno.h>
 
 #include <cstddef>
 #include <cstdint>
 
+#include "early_events.hpp"
 #include "linker_blocks.hpp"
+#include "next_allocator.hpp"
 #include "preload_state.hpp"
-
-extern "C" {
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void* __libc_valloc(std::size_t);
-void* __libc_pvalloc(std::size_t);
-}
 
 using memtrail::AllocFn;
 using namespace memtrail::preload;
 
 namespace {
 
-// Records an allocation and remembers it if ld.so made it.
+// Records an allocation and remembers it if ld.so made it. Before the
+// recorder starts, the event waits in the early buffer.
 [[gnu::always_inline]] inline void after_alloc(void* p, std::size_t n, AllocFn fn,
                                                std::size_t alignment, const void* caller) {
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
     trace_alloc(p, n, fn, alignment);
     if (__builtin_expect(linker_caller(caller), 0)) linker_block_insert(p);
+  } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
+    early_alloc(p, n, fn, alignment, caller);
   }
 }
 
@@ -40,11 +35,9 @@ namespace {
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
     trace_free(p, 0, fn);
     linker_block_erase(p);
+  } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
+    early_free(p, 0, fn);
   }
-}
-
-bool valid_alignment(std::size_t alignment) {
-  return alignment != 0 && (alignment & (alignment - 1)) == 0 && alignment % sizeof(void*) == 0;
 }
 
 }  // namespace
@@ -52,18 +45,19 @@ bool valid_alignment(std::size_t alignment) {
 extern "C" {
 
 [[gnu::visibility("default")]] void* malloc(std::size_t n) {
-  void* p = __libc_malloc(n);
+  void* p = g_next.malloc(n);
   after_alloc(p, n, AllocFn::malloc, 0, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void free(void* p) {
+  if (__builtin_expect(in_bootstrap_arena(p), 0)) return;  // never recorded
   before_free(p, AllocFn::free);
-  __libc_free(p);
+  g_next.free(p);
 }
 
 [[gnu::visibility("default")]] void* calloc(std::size_t count, std::size_t size) {
-  void* p = __libc_calloc(count, size);
+  void* p = g_next.calloc(count, size);
   after_alloc(p, count * size, AllocFn::calloc, 0, __builtin_return_address(0));
   return p;
 }
@@ -73,17 +67,17 @@ extern "C" {
 // the old block's lifetime ends before the new one's begins.
 [[gnu::always_inline]] static inline void* traced_realloc(void* old, std::size_t n,
                                                           const void* caller) {
-  if (!__builtin_expect(memtrail::tracing(), 0)) return __libc_realloc(old, n);
-  void* p = __libc_realloc(old, n);
+  // A bootstrap-arena block was never recorded; its copy is a new block.
+  if (__builtin_expect(in_bootstrap_arena(old), 0)) {
+    void* p = realloc_from_arena(old, n);
+    after_alloc(p, n, AllocFn::realloc, 0, caller);
+    return p;
+  }
+  if (!__builtin_expect(memtrail::tracing() || early_open(), 0)) return g_next.realloc(old, n);
+  void* p = g_next.realloc(old, n);
   if (p == nullptr && n != 0) return nullptr;  // failed: the old block is untouched
-  if (old != nullptr) {
-    trace_free(old, 0, AllocFn::realloc);
-    linker_block_erase(old);
-  }
-  if (p != nullptr) {
-    trace_alloc(p, n, AllocFn::realloc);
-    if (__builtin_expect(linker_caller(caller), 0)) linker_block_insert(p);
-  }
+  if (old != nullptr) before_free(old, AllocFn::realloc);
+  after_alloc(p, n, AllocFn::realloc, 0, caller);
   return p;
 }
 
@@ -102,36 +96,41 @@ extern "C" {
 
 [[gnu::visibility("default")]] int posix_memalign(void** out, std::size_t alignment,
                                                   std::size_t n) {
-  if (!valid_alignment(alignment)) return EINVAL;
-  void* p = __libc_memalign(alignment, n);
-  if (p == nullptr) return ENOMEM;
+  void* p = nullptr;
+  int error = g_next.posix_memalign(&p, alignment, n);
+  if (error != 0) return error;
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   *out = p;
   return 0;
 }
 
 [[gnu::visibility("default")]] void* aligned_alloc(std::size_t alignment, std::size_t n) {
-  void* p = __libc_memalign(alignment, n);
+  void* p = g_next.aligned_alloc(alignment, n);
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* memalign(std::size_t alignment, std::size_t n) {
-  void* p = __libc_memalign(alignment, n);
+  void* p = g_next.memalign(alignment, n);
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* valloc(std::size_t n) {
-  void* p = __libc_valloc(n);
+  void* p = g_next.valloc(n);
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* pvalloc(std::size_t n) {
-  void* p = __libc_pvalloc(n);
+  void* p = g_next.pvalloc(n);
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
+}
+
+[[gnu::visibility("default")]] std::size_t malloc_usable_size(void* p) {
+  if (__builtin_expect(in_bootstrap_arena(p), 0)) return arena_block_size(p);
+  return g_next.malloc_usable_size(p);
 }
 
 }  // extern "C"

@@ -5,14 +5,10 @@
 #include <cstddef>
 #include <new>
 
+#include "early_events.hpp"
 #include "linker_blocks.hpp"
+#include "next_allocator.hpp"
 #include "preload_state.hpp"
-
-extern "C" {
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-void* __libc_memalign(std::size_t, std::size_t);
-}
 
 using memtrail::AllocFn;
 using namespace memtrail::preload;
@@ -20,9 +16,11 @@ using namespace memtrail::preload;
 namespace {
 
 // [new.delete.single]: loop on the new_handler, throw bad_alloc if none.
+// The memory comes from the next malloc (next_allocator.hpp), so a program
+// on jemalloc / tcmalloc / mimalloc keeps its allocator for `new` too.
 [[gnu::always_inline]] inline void* allocate(std::size_t n, std::size_t alignment) {
   for (;;) {
-    void* p = alignment == 0 ? __libc_malloc(n) : __libc_memalign(alignment, n);
+    void* p = alignment == 0 ? g_next.malloc(n) : g_next.memalign(alignment, n);
     if (__builtin_expect(p != nullptr, 1)) return p;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) throw std::bad_alloc();
@@ -41,7 +39,10 @@ namespace {
 
 [[gnu::always_inline]] inline void traced_new(void* p, std::size_t n, AllocFn fn,
                                               std::size_t alignment) {
-  if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) trace_alloc(p, n, fn, alignment);
+  if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr)
+    trace_alloc(p, n, fn, alignment);
+  else if (__builtin_expect(early_open(), 0) && p != nullptr)
+    early_alloc(p, n, fn, alignment, nullptr);
 }
 
 [[gnu::always_inline]] inline void traced_delete(void* p, std::size_t size, AllocFn fn) noexcept {
@@ -49,8 +50,10 @@ namespace {
   if (__builtin_expect(memtrail::tracing(), 0)) {
     trace_free(p, size, fn);
     linker_block_erase(p);
+  } else if (__builtin_expect(early_open(), 0)) {
+    early_free(p, size, fn);
   }
-  __libc_free(p);
+  next_free(p);
 }
 
 constexpr AllocFn kNew = AllocFn::op_new;

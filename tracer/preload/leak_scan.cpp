@@ -183,7 +183,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   std::vector<LeakClass> classes =
-      classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = true});
+      classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc()});
   for (std::size_t i = 0; i < live.size(); ++i) {
     Event e;
     e.kind = EventKind::reachability;

@@ -6,14 +6,17 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "early_events.hpp"
 #include "leak_scan.hpp"
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
+#include "next_allocator.hpp"
 #include "preload_state.hpp"
 
 namespace memtrail::preload {
@@ -23,6 +26,8 @@ std::uint32_t g_mmap_pool = 0;
 int g_traced_pid = 0;
 
 namespace {
+
+void start_preload_tracing();
 
 void after_fork_in_child() {
   g_traced_pid = getpid();
@@ -63,33 +68,43 @@ void remove_self_from_ld_preload() {
   }
 }
 
-// Runs before main (after the libraries we depend on are initialised).
-[[gnu::constructor]] void start_preload_tracing() {
+// Starts the recorder (unless MEMTRAIL_AUTOSTART already did) with everything
+// this library needs registered first.
+void start_recorder() {
+  // Pool registration and start-up allocate; none of that is the program's.
+  detail::ScopedInternal internal;
   g_traced_pid = getpid();
   init_linker_range();
+  detail::set_heap_is_glibc(heap_is_glibc());
   detail::add_known_environment_variable("MEMTRAIL_FOLLOW");
   bool follow = !env_is_zero("MEMTRAIL_FOLLOW");
-  {
-    // Pool registration and start-up allocate; none of that is the program's.
-    detail::ScopedInternal internal;
-    g_heap_pool = heap_pool();
-    g_mmap_pool =
-        register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
-    detail::set_track_live_heap(true);
-    detail::set_exit_hook(&run_leak_scan);
-    // The interposers' frames never top a recorded stack.
-    detail::add_internal_code(reinterpret_cast<const void*>(&start_preload_tracing));
-    pthread_atfork(nullptr, nullptr, &after_fork_in_child);
-    if (!follow) remove_self_from_ld_preload();
-  }
+  g_heap_pool = heap_pool();
+  g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
+  detail::set_track_live_heap(true);
+  detail::set_exit_hook(&run_leak_scan);
+  // The interposers' frames never top a recorded stack.
+  detail::add_internal_code(reinterpret_cast<const void*>(&start_preload_tracing));
+  pthread_atfork(nullptr, nullptr, &after_fork_in_child);
+  if (!follow) remove_self_from_ld_preload();
   if (detail::recorder_started()) return;  // the recorder started itself (MEMTRAIL_AUTOSTART)
-  // The options' strings are allocated before tracing starts: their frees
-  // (when `options` goes out of scope) must not reach the trace either.
-  detail::ScopedInternal internal;
   RecorderOptions options = RecorderOptions::from_environment();
   options.track_live_heap = true;
   options.follow_forks = follow;
   start(options);
+}
+
+// Runs before main, after the libraries we depend on are initialised: the
+// heap events of their constructors (and ld.so's) waited in the early
+// buffer, and are recorded now, before the program's.
+[[gnu::constructor]] void start_preload_tracing() {
+  start_recorder();
+  std::size_t dropped = close_early_events(detail::recorder_started());
+  if (dropped != 0) {
+    char line[128];
+    int n = std::snprintf(line, sizeof line,
+                          "memtrail: %zu heap events before start-up were not recorded\n", dropped);
+    if (n > 0) (void)!write(2, line, static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // State shared by the interposers of libmemtrail_preload.so, and the inline
 // helpers that turn one intercepted call into one recorder event.
 //
-// Every interposer calls the real function first and records afterwards, and
-// only when tracing is on: with tracing off an intercepted malloc costs one
-// predictable branch on top of glibc's.
+// Every interposer calls the real function (the next allocator's:
+// next_allocator.hpp) first and records afterwards, and only when tracing is
+// on (or, before the recorder starts, into the early buffer: early_events.hpp).
 #pragma once
 
 #include <cstddef>
@@ -45,6 +45,11 @@ extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
   // No stack: the alloc's stack already identifies the block.
   detail::record_no_stack(e);
 }
+
+// True when the program's malloc (the next definition after ours) is glibc's:
+// only then may the tracer rely on glibc's chunk layout (the exit scan's
+// chunk-header rule) and on mallinfo2. Defined in next_allocator.cpp.
+bool heap_is_glibc();
 
 // The process id the current trace belongs to; updated in the fork child.
 // A vfork child (same memory, different pid) sees a mismatch and must not

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace memtrail::runtime {
@@ -50,6 +52,39 @@ std::string main_executable() {
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
+// The file mapped at `address`, from /proc/self/maps: the kernel names it by
+// its absolute path whatever spelling dlopen was given and wherever the
+// process has chdir'ed since. Empty if not found.
+std::string mapped_file_at(std::uint64_t address) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return {};
+  std::string found;
+  char line[PATH_MAX + 128];
+  while (found.empty() && std::fgets(line, sizeof line, maps)) {
+    unsigned long long begin = 0, end = 0;
+    int path_at = 0;
+    if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &begin, &end, &path_at) < 2) continue;
+    if (address < begin || address >= end || line[path_at] != '/') continue;
+    found = line + path_at;
+    if (!found.empty() && found.back() == '\n') found.pop_back();
+  }
+  std::fclose(maps);
+  return found;
+}
+
+// dlopen("./libplugin.so") leaves a relative name in the link map; the
+// symbolizer runs later, elsewhere. Record the absolute path of the mapped
+// file (the build id still vouches that it is the same file).
+std::string absolute_path(const std::string& name, std::uint64_t mapped_address) {
+  // A name without a slash (linux-vdso.so.1) is no file; ld.so keeps the
+  // path it found for a library it searched for.
+  if (name.front() == '/' || name.find('/') == std::string::npos) return name;
+  std::string mapped = mapped_file_at(mapped_address);
+  if (!mapped.empty()) return mapped;
+  char resolved[PATH_MAX];
+  return ::realpath(name.c_str(), resolved) ? std::string(resolved) : name;
+}
+
 }  // namespace
 
 void ModuleMap::rescan(const NewModule& on_new) {
@@ -75,6 +110,7 @@ void ModuleMap::rescan(const NewModule& on_new) {
   ranges_.clear();
   for (ModuleInfo& m : now) {
     if (m.path.empty()) m.path = main_executable();  // the first entry is the program itself
+    if (!m.path.empty()) m.path = absolute_path(m.path, m.start);
     ranges_.emplace_back(m.start, m.end);
     auto known = std::find_if(modules_.begin(), modules_.end(), [&](const ModuleInfo& k) {
       return k.path == m.path && k.load_address == m.load_address && k.start == m.start;

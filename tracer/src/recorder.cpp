@@ -433,6 +433,45 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
   append(s, tb, raw, compact ? nullptr : &tail, frames);
 }
 
+// An event whose stack was taken before the session existed (the preload's
+// early events): its frames are the unw_backtrace of the taker, whose own
+// frames (in the recorder's modules) select_first skips here.
+void record_frames_impl(const Event& e, const std::uint64_t* ips, int n) {
+  if (t_internal) return;
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  InternalGuard guard;
+  ThreadBuffer* tb = t_buffer;
+  if (!tb || tb->session != s) {
+    tb = register_thread(s);
+    if (!tb) return;
+  }
+  RawHead raw{};
+  raw.time = s->clock.raw_now();
+  raw.address = e.address;
+  raw.size = e.size;
+  raw.kind = static_cast<std::uint8_t>(e.kind);
+  raw.detail = e.detail;
+  RawTail tail{e.requested, e.aux, e.pool, e.stack};
+  bool compact =
+      e.aux == 0 && e.stack == 0 && e.pool < 256 && (e.requested == e.size || e.requested == 0);
+  raw.pool = compact ? static_cast<std::uint8_t>(e.pool) : 0;
+  raw.flags = !compact ? kRawHasTail : e.requested == e.size ? kRawRequestedIsSize : 0;
+  bool found = false;
+  int first = select_first(ips, n, 0, nullptr, found);
+  int count = s->stack_frames > 0 && n > first ? std::min(n - first, s->stack_frames) : 0;
+  if (count) {
+    std::uint64_t hash = hash_stack(ips + first, count);
+    std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
+    raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
+    if (tb->sent_stack_hash[slot] != hash) {
+      tb->sent_stack_hash[slot] = hash;
+      raw.frames = static_cast<std::uint16_t>(count);
+    }
+  }
+  append(s, tb, raw, compact ? nullptr : &tail, ips + first);
+}
+
 }  // namespace
 
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]) {
@@ -590,6 +629,14 @@ void record_without_stack(Event event) {
   asm volatile("" ::: "memory");
 }
 
+void record_with_frames(const Event& event, const std::uint64_t* ips, int n) {
+  runtime::record_frames_impl(event, ips, n);
+}
+
+int backtrace_here(std::uint64_t* ips, int limit) {
+  return runtime::backtrace_keeping_errno(ips, limit);
+}
+
 ScopedInternal::ScopedInternal() noexcept {
   ++runtime::t_internal;
 }
@@ -616,6 +663,10 @@ void notify_modules_changed() {
 void set_track_live_heap(bool on) {
   if (runtime::Session* s = g_session.load(std::memory_order_acquire))
     s->track_live.store(on, std::memory_order_release);
+}
+
+void set_heap_is_glibc(bool glibc) {
+  runtime::g_glibc_heap.store(glibc, std::memory_order_relaxed);
 }
 
 std::vector<LiveBlock> live_blocks() {

@@ -31,6 +31,9 @@
 
 namespace memtrail::runtime {
 
+// Samples read mallinfo2 only while malloc is glibc's (set_heap_is_glibc).
+inline std::atomic<bool> g_glibc_heap{true};
+
 inline constexpr int kMaxStackDepth = 256;
 inline constexpr int kMaxNameBytes = 64;
 

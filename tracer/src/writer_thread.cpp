@@ -229,7 +229,8 @@ void Session::emit_tables() {
 }
 
 void Session::emit_sample() {
-  struct mallinfo2 mi = ::mallinfo2();
+  struct mallinfo2 mi = {};
+  if (g_glibc_heap.load(std::memory_order_relaxed)) mi = ::mallinfo2();
   Event e;
   e.kind = EventKind::sample;
   // In order with the events, and without squashing them: stamped at the

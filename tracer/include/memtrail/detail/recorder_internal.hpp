@@ -52,6 +52,15 @@ void record_without_stack(Event event);
 // heaptrack does it), halving the unwinding a malloc/free pair costs.
 void record_no_stack(const Event& event);
 
+// Records `event` with a stack taken earlier by backtrace_here() (time and
+// thread are filled in now; frames in the recorder's own modules are
+// skipped). For events the preload buffered before the session started.
+void record_with_frames(const Event& event, const std::uint64_t* ips, int n);
+
+// The return addresses of the calling thread's stack (unw_backtrace), errno
+// kept; usable before any session exists. Returns how many were stored.
+int backtrace_here(std::uint64_t* ips, int limit);
+
 // ---- live heap blocks (track_live_heap) -----------------------------------
 
 struct LiveBlock {
@@ -66,6 +75,11 @@ struct LiveBlock {
 // RecorderOptions::track_live_heap and MEMTRAIL_TRACK_LIVE_HEAP=1). The
 // writer, not the hot path, maintains the map from alloc/free events.
 void set_track_live_heap(bool on);
+
+// Whether malloc is glibc's (default) or another allocator's (jemalloc,
+// tcmalloc, mimalloc: then samples carry no mallinfo2 heap figures, which
+// would describe glibc's unused heap). Call before start().
+void set_heap_is_glibc(bool glibc);
 
 // The heap pool's live blocks as of the last drain (call flush_all_threads()
 // first for an up-to-date answer). Empty when tracking is off.

@@ -1,0 +1,56 @@
+// The allocator the program would have used without us: the next definition
+// of each heap function after libmemtrail_preload.so (dlsym(RTLD_NEXT)) —
+// glibc's, or jemalloc's / tcmalloc's / mimalloc's when the program links or
+// preloads one of them (`memtrail run` puts our preload first).
+//
+// Hot path: one indirect call through a pointer resolved once. The pointers
+// start at bootstrap functions that resolve all of them on first use; calls
+// made while dlsym runs (it calls calloc and malloc) are served from a small
+// static arena, whose blocks free() ignores and realloc() copies out of.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memtrail::preload {
+
+struct NextAllocator {
+  void* (*malloc)(std::size_t);
+  void (*free)(void*);
+  void* (*calloc)(std::size_t, std::size_t);
+  void* (*realloc)(void*, std::size_t);
+  int (*posix_memalign)(void**, std::size_t, std::size_t);
+  void* (*aligned_alloc)(std::size_t, std::size_t);
+  void* (*memalign)(std::size_t, std::size_t);
+  void* (*valloc)(std::size_t);
+  void* (*pvalloc)(std::size_t);
+  std::size_t (*malloc_usable_size)(void*);
+};
+extern NextAllocator g_next;
+
+// The bootstrap arena's bounds (static storage, so constant after load).
+extern char g_arena[];
+inline constexpr std::size_t kArenaBytes = 64 * 1024;
+inline bool in_bootstrap_arena(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(g_arena) <
+         kArenaBytes;
+}
+
+// Frees through the next allocator; blocks of the bootstrap arena are never
+// given back (they are few and tiny: dlsym's error buffer).
+[[gnu::always_inline]] inline void next_free(void* p) {
+  if (__builtin_expect(in_bootstrap_arena(p), 0)) return;
+  g_next.free(p);
+}
+
+// realloc of a bootstrap-arena block: a new block from the next allocator.
+void* realloc_from_arena(void* old, std::size_t n);
+// The usable size of a bootstrap-arena block.
+std::size_t arena_block_size(const void* p);
+
+// Resolves the next allocator now if no call has yet (idempotent).
+void resolve_next_allocator();
+
+// heap_is_glibc() is declared in preload_state.hpp.
+
+}  // namespace memtrail::preload

@@ -18,10 +18,12 @@
 
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
+#include "run_dir.hpp"
 
 namespace {
 
 using memtrail::test::CommandResult;
+using memtrail::test::only_trace;
 using memtrail::test::run_command;
 using memtrail::test::shell_quote;
 
@@ -96,8 +98,8 @@ void expect_same_run_and_exact_counts(const std::string& program, const std::str
       run_command(env + kMemtrail + " run -o " + shell_quote(trace) + " -- " + args);
   EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.err;
   EXPECT_EQ(traced.out, plain.out);
-  EXPECT_EQ(traced.err, "memtrail: trace written to " + trace + "\n");
-  Counts t = read_counts(trace);
+  EXPECT_EQ(traced.err, "memtrail: trace written to " + trace + " (1 trace)\n");
+  Counts t = read_counts(only_trace(trace));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   std::map<std::uint64_t, std::uint64_t> expected{{1001, 1000}, {1002, 100}, {1003, 10},
                                                   {1004, 10},   {1005, 10},  {1088, 10},
@@ -171,7 +173,7 @@ TEST(EarlyAllocations, LinkedLibraryConstructor) {
   CommandResult r = run_command(kMemtrail + " run -o " + shell_quote(trace) + " -- " CTOR_HOST_BIN);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ctor_host: 1\n");
-  Counts t = read_counts(trace);
+  Counts t = read_counts(only_trace(trace));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   EXPECT_EQ(t.allocs[5000], 1u);
   EXPECT_EQ(t.classified[memtrail::LeakClass::reachable][5000], 1u);
@@ -205,7 +207,7 @@ TEST(EarlyAllocations, LibstdcxxStartupBlock) {
   std::string trace = dir.file("x.mtr");
   CommandResult r = run_command(kMemtrail + " run -o " + shell_quote(trace) + " -- " CXX_HELLO_BIN);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  Counts t = read_counts(trace);
+  Counts t = read_counts(only_trace(trace));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   EXPECT_EQ(t.allocs[72704], 1u);
   EXPECT_EQ(t.classified[memtrail::LeakClass::reachable][72704], 1u);

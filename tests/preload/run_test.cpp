@@ -19,6 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include "memtrail/trace_file.hpp"
+#include "run_dir.hpp"
+
+using memtrail::test::only_trace;
+using memtrail::test::run_traces;
 
 extern char** environ;
 
@@ -156,27 +160,6 @@ TraceSummary read_trace(const std::string& path) {
 }
 
 const std::string kMemtrail = MEMTRAIL_BIN;
-
-// The traces (*.mtr) of a run directory, full paths sorted by name.
-std::vector<std::string> run_traces(const std::string& run) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(run.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".mtr") == 0)
-        out.push_back(run + "/" + name);
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// The trace of a run of one process; "" when it holds none or several.
-std::string only_trace(const std::string& run) {
-  auto traces = run_traces(run);
-  return traces.size() == 1 ? traces[0] : "";
-}
 
 // ---- command line ----------------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "block_scrub.hpp"
 #include "linker_blocks.hpp"
 #include "preload_state.hpp"
 
@@ -31,6 +32,7 @@ namespace {
 [[gnu::always_inline]] inline void after_alloc(void* p, std::size_t n, AllocFn fn,
                                                std::size_t alignment, const void* caller) {
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
+    scrub_new_block(p, fn);
     trace_alloc(p, n, fn, alignment);
     if (__builtin_expect(linker_caller(caller), 0)) linker_block_insert(p);
   }
@@ -74,6 +76,7 @@ extern "C" {
 [[gnu::always_inline]] static inline void* traced_realloc(void* old, std::size_t n,
                                                           const void* caller) {
   if (!__builtin_expect(memtrail::tracing(), 0)) return __libc_realloc(old, n);
+  std::size_t old_usable = scrub_old_usable(old);
   void* p = __libc_realloc(old, n);
   if (p == nullptr && n != 0) return nullptr;  // failed: the old block is untouched
   if (old != nullptr) {
@@ -81,6 +84,7 @@ extern "C" {
     linker_block_erase(old);
   }
   if (p != nullptr) {
+    scrub_grown_block(p, old_usable);
     trace_alloc(p, n, AllocFn::realloc);
     if (__builtin_expect(linker_caller(caller), 0)) linker_block_insert(p);
   }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <new>
 
+#include "block_scrub.hpp"
 #include "linker_blocks.hpp"
 #include "preload_state.hpp"
 
@@ -41,7 +42,10 @@ namespace {
 
 [[gnu::always_inline]] inline void traced_new(void* p, std::size_t n, AllocFn fn,
                                               std::size_t alignment) {
-  if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) trace_alloc(p, n, fn, alignment);
+  if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
+    scrub_new_block(p, fn);
+    trace_alloc(p, n, fn, alignment);
+  }
 }
 
 [[gnu::always_inline]] inline void traced_delete(void* p, std::size_t size, AllocFn fn) noexcept {

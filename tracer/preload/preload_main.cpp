@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "block_scrub.hpp"
 #include "leak_scan.hpp"
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
@@ -72,6 +73,7 @@ void remove_self_from_ld_preload() {
   {
     // Pool registration and start-up allocate; none of that is the program's.
     detail::ScopedInternal internal;
+    init_block_scrub();
     g_heap_pool = heap_pool();
     g_mmap_pool =
         register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});

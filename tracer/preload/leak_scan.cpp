@@ -42,10 +42,10 @@
 namespace memtrail::preload {
 namespace {
 
-// glibc's struct pthread plus alignment on x86-64 (2.34 .. 2.36: 2368). Used
-// only for the main thread, whose descriptor lies outside its stack; other
-// threads' descriptors are measured from their stacks.
-constexpr std::uintptr_t kDefaultDescriptorExtent = 2368;
+// glibc's struct pthread on x86-64 (2.34 .. 2.36: 2368). The main thread's
+// descriptor lies outside its stack, so this is its extent; other threads'
+// descriptors are measured from their stacks.
+constexpr std::uintptr_t kDefaultDescriptorExtent = kGlibcTcbSize;
 // x86-64 code may keep data this far below its stack pointer.
 constexpr std::uintptr_t kRedZone = 128;
 // How long the scan waits for threads to answer (blocked signal: whole stack).
@@ -148,7 +148,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   bool saw_self = false;
   auto add_tls = [&](std::uintptr_t tp) {
     if (tp == 0) return;
-    MemoryRange tls{tp - std::min<std::uintptr_t>(tls_size, tp), tp + descriptor_extent};
+    MemoryRange tls = glibc_static_tls_range(tp, tls_size, descriptor_extent);
     std::vector<MemoryRange> holes;
     for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
     for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);

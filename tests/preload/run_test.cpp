@@ -599,7 +599,7 @@ TEST(ExitScan, ScrubOffLeavesRecycledBytesAlone) {
 
 // Valgrind and LSan: 1000 direct leaks of 7 bytes.
 TEST(ExitScan, PluginLoadedAndUnloadedInALoop) {
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 10; ++i) {
     TraceSummary t = traced_run({PLUGIN_LOOP_BIN, LOOP_PLUGIN, "1000"}, i);
     EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1000u) << "run " << i;
     EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 7000u) << "run " << i;

@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,6 +21,9 @@ namespace {
 // (IS_MMAPPED) marks a chunk mmapped on its own.
 constexpr std::size_t kIsMmapped = 2;
 bool g_glibc_malloc = true;
+// MEMTRAIL_SCRUB=N: only the first N bytes of a block (ASan's
+// max_malloc_fill_size); stale addresses beyond them still count.
+std::size_t g_scrub_limit = ~std::size_t{0};
 
 bool same_module(const void* a, const void* b) {
   Dl_info ia, ib;
@@ -35,9 +40,15 @@ void init_block_scrub() {
     g_scrub_on = true;
   } else if (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0) {
     g_scrub_on = false;
+  } else if (char* end = nullptr; std::strtoull(value, &end, 10) > 0 && *end == '\0') {
+    g_scrub_on = true;
+    g_scrub_limit = std::strtoull(value, nullptr, 10);
   } else {
-    static const char kMessage[] = "memtrail: MEMTRAIL_SCRUB must be alloc or 0; using alloc\n";
-    (void)!write(2, kMessage, sizeof kMessage - 1);
+    char message[160];
+    int n = std::snprintf(
+        message, sizeof message,
+        "memtrail: MEMTRAIL_SCRUB=%.64s is not alloc, 0 or a byte count; using alloc\n", value);
+    if (n > 0) (void)!write(2, message, std::min<std::size_t>(n, sizeof message - 1));
     g_scrub_on = true;
   }
   // The mmapped bit is glibc's: trust it only when the malloc we forward to
@@ -47,7 +58,7 @@ void init_block_scrub() {
 
 void scrub_block_from(void* p, std::size_t from) {
   if (g_glibc_malloc && (static_cast<const std::size_t*>(p)[-1] & kIsMmapped) != 0) return;
-  std::size_t usable = malloc_usable_size(p);
+  std::size_t usable = std::min(malloc_usable_size(p), g_scrub_limit);
   if (usable > from) std::memset(static_cast<char*>(p) + from, 0, usable - from);
 }
 

@@ -8,8 +8,10 @@
 // sees what fresh memory holds, so its behaviour is one it could have had
 // without the profiler. calloc needs nothing; realloc zeroes only the bytes
 // beyond the old block's usable size; glibc's mmapped chunks are fresh zero
-// pages and are skipped. MEMTRAIL_SCRUB=0 turns it off. Only called while
-// tracing is on, so an untraced process pays nothing.
+// pages and are skipped. MEMTRAIL_SCRUB=N zeroes only a block's first N
+// bytes (cheaper; exact only for blocks up to N bytes), MEMTRAIL_SCRUB=0
+// nothing. Only called while tracing is on, so an untraced process pays
+// nothing. The cost and the reasoning for the default: docs/tracing.md.
 #pragma once
 
 #include <malloc.h>

@@ -597,6 +597,27 @@ TEST(ExitScan, ScrubOffLeavesRecycledBytesAlone) {
   EXPECT_GT(indirect, 0u);
 }
 
+// The zeroing skips glibc's mmapped chunks (fresh zero pages): an untouched
+// 256 MiB block grown to 512 MiB stays out of the resident set.
+TEST(ExitScan, ScrubDoesNotCommitMmappedBlocks) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "t.mtr", "--", BIG_BLOCK_BIN}, dir.path());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+}
+
+// A bad value says so in one line and keeps the default.
+TEST(ExitScan, BadScrubValueSaysSo) {
+  TempDir dir;
+  Output o =
+      run({"env", "MEMTRAIL_SCRUB=sometimes", kMemtrail, "run", "-o", "t.mtr", "--", DEAD_MAIN_BIN},
+          dir.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("memtrail: MEMTRAIL_SCRUB=sometimes is not alloc, 0 or a byte count; "
+                       "using alloc\n"),
+            std::string::npos)
+      << o.err;
+}
+
 // Valgrind and LSan: 1000 direct leaks of 7 bytes.
 TEST(ExitScan, PluginLoadedAndUnloadedInALoop) {
   for (int i = 0; i < 10; ++i) {

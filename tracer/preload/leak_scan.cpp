@@ -115,7 +115,9 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   if (live.empty()) return;
   const ExitCaller exit_caller = find_exit_caller();
   std::vector<MemoryRange> exit_registers;
-  if (exit_caller.found) {
+  // The caller of exit() sits above the scanner on the same stack; anything
+  // else (an unwind that went astray) keeps the fallback.
+  if (exit_caller.found && exit_caller.sp > stack_top) {
     stack_top = exit_caller.sp;
     auto regs = reinterpret_cast<std::uintptr_t>(exit_caller.registers);
     exit_registers.push_back(

@@ -2,12 +2,15 @@
 // are real arrays, and unreadable memory is a real PROT_NONE mapping.
 #include "reachability.hpp"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace memtrail::preload {
@@ -182,3 +185,36 @@ TEST(Reachability, GlibcNextChunkHeaderIsNotAnInteriorPointer) {
 
 }  // namespace
 }  // namespace memtrail::preload
+
+// The main thread's static TLS range must not reach below glibc's allocation
+// of it: _dl_get_tls_static_info's size counts the descriptor above the
+// thread pointer too. Below the allocation lies ld.so's own memory, whose
+// stale addresses made plugin leaks "reachable".
+TEST(Reachability, StaticTlsRangeStaysInsideTheThreadsTlsMapping) {
+  using Fn = void (*)(std::size_t*, std::size_t*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
+  if (fn == nullptr) GTEST_SKIP() << "not glibc";
+  std::size_t size = 0, align = 0;
+  fn(&size, &align);
+  auto tp = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+  using memtrail::preload::kGlibcTcbSize;
+  memtrail::preload::MemoryRange tls =
+      memtrail::preload::glibc_static_tls_range(tp, size, kGlibcTcbSize);
+  EXPECT_EQ(tls.end - tp, kGlibcTcbSize);
+  EXPECT_EQ(tp - tls.begin, size - kGlibcTcbSize);
+  // glibc allocates the main thread's TLS from fresh pages (ld.so's minimal
+  // malloc at start-up), so the block's start is the mapping's start or
+  // above it, and the mapping holds the whole range.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  bool found = false;
+  while (std::getline(maps, line)) {
+    std::uintptr_t begin = std::stoull(line, nullptr, 16);
+    std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    if (tp < begin || tp >= end) continue;
+    found = true;
+    EXPECT_GE(tls.begin, begin) << line;
+    EXPECT_LE(tls.end, end) << line;
+  }
+  EXPECT_TRUE(found);
+}

@@ -545,6 +545,112 @@ TEST(MemtrailRun, NoFollowTracesOnlyTheProgramItself) {
   }
 }
 
+// ---- exact leak classes at exit (issue 14) ------------------------------------------
+
+// Runs `args` under memtrail with an environment variable whose length
+// changes with `run_index`: the stack's layout (and, before the fix, which
+// dead slots survived) depends on the environment's size.
+TraceSummary traced_run(const std::vector<std::string>& args, int run_index,
+                        const std::string& scrub = "") {
+  TempDir dir;
+  std::vector<std::string> argv{"env", "MEMTRAIL_TEST_PAD=" + std::string(37 * run_index, 'x')};
+  if (!scrub.empty()) argv.push_back("MEMTRAIL_SCRUB=" + scrub);
+  argv.insert(argv.end(), {kMemtrail, "run", "-o", "t.mtr", "--"});
+  argv.insert(argv.end(), args.begin(), args.end());
+  Output o = run(argv, dir.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  TraceSummary t = read_trace(only_trace(dir.path() + "/t.mtr"));
+  EXPECT_TRUE(t.result.ok) << t.result.error;
+  return t;
+}
+
+// Frames that died before the exit machinery ran (main's, once it returned)
+// are not roots; Valgrind and LSan: 1 direct leak of 123 bytes, every run.
+TEST(ExitScan, MainsDeadFrameIsNotARoot) {
+  for (int i = 0; i < 10; ++i) {
+    TraceSummary t = traced_run({DEAD_MAIN_BIN}, i);
+    EXPECT_EQ(t.leaked_sizes, std::multiset<std::uint64_t>{123}) << "run " << i;
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1u) << "run " << i;
+    EXPECT_EQ(t.reachable_sizes.count(123), 0u) << "run " << i;
+  }
+}
+
+// exit_paths.c states Valgrind's classes for each way out of the program.
+struct ExitPath {
+  const char* mode;
+  std::multiset<std::uint64_t> direct;
+  std::uint64_t reachable;  // the size of the block a live frame holds; 0: none
+};
+
+TEST(ExitScan, EveryExitPathClassifiesAsValgrindDoes) {
+  const ExitPath paths[] = {
+      {"", {123, 200}, 0}, {"exit", {55}, 77}, {"thread", {55}, 99}, {"_exit", {55}, 99}};
+  for (const auto& path : paths) {
+    for (int i = 0; i < 10; ++i) {
+      std::vector<std::string> args{EXIT_PATHS_BIN};
+      if (*path.mode != '\0') args.push_back(path.mode);
+      TraceSummary t = traced_run(args, i);
+      EXPECT_EQ(t.leaked_sizes, path.direct) << path.mode << " run " << i;
+      EXPECT_EQ(t.leaks[memtrail::LeakClass::indirect].blocks, 0u) << path.mode << " run " << i;
+      if (path.reachable != 0)
+        EXPECT_EQ(t.reachable_sizes.count(path.reachable), 1u) << path.mode << " run " << i;
+    }
+  }
+}
+
+// Unwritten bytes of recycled blocks held other blocks' addresses; new
+// blocks are now zeroed while tracing. Valgrind and LSan: 200 direct leaks,
+// 160,800 bytes, nothing indirect.
+TEST(ExitScan, StaleAddressesInRecycledMemoryDoNotHideLeaks) {
+  for (int i = 0; i < 3; ++i) {
+    TraceSummary t = traced_run({RECYCLED_HEAP_BIN, "200"}, i);
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 200u) << "run " << i;
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 160800u) << "run " << i;
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::indirect].blocks, 0u) << "run " << i;
+  }
+}
+
+// MEMTRAIL_SCRUB=0 turns the zeroing off: the same program then shows the
+// stale addresses (some leaks indirect), so the switch is real.
+TEST(ExitScan, ScrubOffLeavesRecycledBytesAlone) {
+  std::uint64_t indirect = 0;
+  for (int i = 0; i < 3; ++i)
+    indirect +=
+        traced_run({RECYCLED_HEAP_BIN, "200"}, i, "0").leaks[memtrail::LeakClass::indirect].blocks;
+  EXPECT_GT(indirect, 0u);
+}
+
+// The zeroing skips glibc's mmapped chunks (fresh zero pages): an untouched
+// 256 MiB block grown to 512 MiB stays out of the resident set.
+TEST(ExitScan, ScrubDoesNotCommitMmappedBlocks) {
+  TempDir dir;
+  Output o = run({kMemtrail, "run", "-o", "t.mtr", "--", BIG_BLOCK_BIN}, dir.path());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+}
+
+// A bad value says so in one line and keeps the default.
+TEST(ExitScan, BadScrubValueSaysSo) {
+  TempDir dir;
+  Output o =
+      run({"env", "MEMTRAIL_SCRUB=sometimes", kMemtrail, "run", "-o", "t.mtr", "--", DEAD_MAIN_BIN},
+          dir.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("memtrail: MEMTRAIL_SCRUB=sometimes is not alloc, 0 or a byte count; "
+                       "using alloc\n"),
+            std::string::npos)
+      << o.err;
+}
+
+// Valgrind and LSan: 1000 direct leaks of 7 bytes.
+TEST(ExitScan, PluginLoadedAndUnloadedInALoop) {
+  for (int i = 0; i < 10; ++i) {
+    TraceSummary t = traced_run({PLUGIN_LOOP_BIN, LOOP_PLUGIN, "1000"}, i);
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].blocks, 1000u) << "run " << i;
+    EXPECT_EQ(t.leaks[memtrail::LeakClass::direct].bytes, 7000u) << "run " << i;
+    EXPECT_EQ(t.reachable_sizes.count(7), 0u) << "run " << i;
+  }
+}
+
 }  // namespace
 
 // ---- process trees: one run directory, one trace per process image ------------

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "block_scrub.hpp"
 #include "early_events.hpp"
 #include "linker_blocks.hpp"
 #include "next_allocator.hpp"
@@ -24,6 +25,7 @@ namespace {
 [[gnu::always_inline]] inline void after_alloc(void* p, std::size_t n, AllocFn fn,
                                                std::size_t alignment, const void* caller) {
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
+    scrub_new_block(p, fn);
     trace_alloc(p, n, fn, alignment);
     if (__builtin_expect(linker_caller(caller), 0)) linker_block_insert(p);
   } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
@@ -74,9 +76,12 @@ extern "C" {
     return p;
   }
   if (!__builtin_expect(memtrail::tracing() || early_open(), 0)) return g_next.realloc(old, n);
+  // Only the bytes past the old block are new (and may hold stale addresses).
+  std::size_t old_usable = memtrail::tracing() ? scrub_old_usable(old) : 0;
   void* p = g_next.realloc(old, n);
   if (p == nullptr && n != 0) return nullptr;  // failed: the old block is untouched
   if (old != nullptr) before_free(old, AllocFn::realloc);
+  if (memtrail::tracing()) scrub_grown_block(p, old_usable);
   after_alloc(p, n, AllocFn::realloc, 0, caller);
   return p;
 }

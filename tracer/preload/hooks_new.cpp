@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <new>
 
+#include "block_scrub.hpp"
 #include "early_events.hpp"
 #include "linker_blocks.hpp"
 #include "next_allocator.hpp"
@@ -39,10 +40,12 @@ namespace {
 
 [[gnu::always_inline]] inline void traced_new(void* p, std::size_t n, AllocFn fn,
                                               std::size_t alignment) {
-  if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr)
+  if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
+    scrub_new_block(p, fn);
     trace_alloc(p, n, fn, alignment);
-  else if (__builtin_expect(early_open(), 0) && p != nullptr)
+  } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
     early_alloc(p, n, fn, alignment, nullptr);
+  }
 }
 
 [[gnu::always_inline]] inline void traced_delete(void* p, std::size_t size, AllocFn fn) noexcept {

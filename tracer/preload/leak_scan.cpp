@@ -4,8 +4,13 @@
 //   * writable PT_LOAD segments of every loaded module (.data, .bss, GOT),
 //     except the recorder's and this library's own (their buffers hold copies
 //     of every recent block address);
-//   * the exiting thread's stack from its current stack pointer up, after
-//     spilling the callee-saved registers into a jmp_buf on that stack;
+//   * the exiting thread's stack from the stack pointer its program frame
+//     had when it called exit() / _exit() (main's return calls exit() from
+//     __libc_start_call_main, so main's dead frame is not scanned), plus that
+//     frame's callee-saved registers (exit_frame.hpp). When no such frame is
+//     found (the scan reached another way, or the unwind failed), from the
+//     scanner's own stack pointer up after spilling the registers into a
+//     jmp_buf there: dead frames below the exit machinery then still count;
 //   * every other live thread's stack from the stack pointer it had when
 //     signalled (red zone included) up, plus its registers at that moment
 //     (thread_stack_tops.hpp); its whole stack when it did not answer;
@@ -27,6 +32,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "exit_frame.hpp"
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "preload_state.hpp"
@@ -36,10 +42,10 @@
 namespace memtrail::preload {
 namespace {
 
-// glibc's struct pthread plus alignment on x86-64 (2.34 .. 2.36: 2368). Used
-// only for the main thread, whose descriptor lies outside its stack; other
-// threads' descriptors are measured from their stacks.
-constexpr std::uintptr_t kDefaultDescriptorExtent = 2368;
+// glibc's struct pthread on x86-64 (2.34 .. 2.36: 2368). The main thread's
+// descriptor lies outside its stack, so this is its extent; other threads'
+// descriptors are measured from their stacks.
+constexpr std::uintptr_t kDefaultDescriptorExtent = kGlibcTcbSize;
 // x86-64 code may keep data this far below its stack pointer.
 constexpr std::uintptr_t kRedZone = 128;
 // How long the scan waits for threads to answer (blocked signal: whole stack).
@@ -102,10 +108,21 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
 }
 
 // Everything below runs with the registers already spilled by run_leak_scan;
-// `stack_top` is the lowest address of run_leak_scan's frame we must scan.
+// `stack_top` is the lowest address of run_leak_scan's frame we must scan,
+// used only when the program's call to exit() is not found.
 [[gnu::noinline]] void scan_and_record(std::uintptr_t stack_top) {
   std::vector<detail::LiveBlock> live = detail::live_blocks();
   if (live.empty()) return;
+  const ExitCaller exit_caller = find_exit_caller();
+  std::vector<MemoryRange> exit_registers;
+  // The caller of exit() sits above the scanner on the same stack; anything
+  // else (an unwind that went astray) keeps the fallback.
+  if (exit_caller.found && exit_caller.sp > stack_top) {
+    stack_top = exit_caller.sp;
+    auto regs = reinterpret_cast<std::uintptr_t>(exit_caller.registers);
+    exit_registers.push_back(
+        {regs, regs + exit_caller.register_count * sizeof(exit_caller.registers[0])});
+  }
 
   ModuleScan modules;
   modules.thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
@@ -114,6 +131,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   dl_iterate_phdr(collect_module, &modules);
 
   std::vector<MemoryRange> roots = subtract_ranges(modules.writable, modules.own);
+  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
   std::vector<detail::ThreadRecord> threads = detail::thread_registry();
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
   const std::size_t tls_size = static_tls_size();
@@ -132,7 +150,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   bool saw_self = false;
   auto add_tls = [&](std::uintptr_t tp) {
     if (tp == 0) return;
-    MemoryRange tls{tp - std::min<std::uintptr_t>(tls_size, tp), tp + descriptor_extent};
+    MemoryRange tls = glibc_static_tls_range(tp, tls_size, descriptor_extent);
     std::vector<MemoryRange> holes;
     for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
     for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);

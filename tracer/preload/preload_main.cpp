@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "block_scrub.hpp"
 #include "early_events.hpp"
 #include "leak_scan.hpp"
 #include "linker_blocks.hpp"
@@ -78,6 +79,7 @@ void start_recorder() {
   detail::set_heap_is_glibc(heap_is_glibc());
   detail::add_known_environment_variable("MEMTRAIL_FOLLOW");
   bool follow = !env_is_zero("MEMTRAIL_FOLLOW");
+  init_block_scrub();
   g_heap_pool = heap_pool();
   g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
   detail::set_track_live_heap(true);

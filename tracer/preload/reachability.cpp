@@ -227,4 +227,10 @@ std::vector<MemoryRange> subtract_ranges(std::span<const MemoryRange> ranges,
   return out;
 }
 
+MemoryRange glibc_static_tls_range(std::uintptr_t tp, std::size_t static_size,
+                                   std::uintptr_t descriptor_extent, std::size_t tcb_size) {
+  std::uintptr_t below = static_size > tcb_size ? static_size - tcb_size : static_size;
+  return {tp - std::min<std::uintptr_t>(below, tp), tp + descriptor_extent};
+}
+
 }  // namespace memtrail::preload

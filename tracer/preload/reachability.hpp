@@ -40,6 +40,9 @@ struct MemoryRange {
   std::uintptr_t end = 0;
 };
 
+// sizeof(struct pthread) in glibc 2.34 .. 2.36 on x86-64.
+constexpr std::size_t kGlibcTcbSize = 2368;
+
 // Reads memory that may be unmapped. read() copies up to `length` bytes from
 // `address` and returns how many it could read from the start (0 if the first
 // byte is unreadable).
@@ -80,6 +83,17 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
 // The offset of the next chunk's header inside a glibc chunk at `address`
 // (its usable size - 8), read from the chunk's size field; ~0 if unreadable.
 std::uint64_t glibc_next_header_offset(std::uint64_t address, MemoryReader& reader);
+
+// A glibc thread's static TLS block and descriptor around its thread pointer
+// `tp` (x86-64, TLS variant II). `static_size` is _dl_get_tls_static_info's
+// size, which counts the descriptor (TLS_TCB_SIZE = sizeof(struct pthread)):
+// the TLS blocks take static_size - tcb_size bytes below tp, the descriptor
+// `descriptor_extent` bytes from tp up. Memory below that block is not the
+// thread's (for the main thread: ld.so's own allocations, which keep stale
+// addresses of blocks a dlclose freed).
+MemoryRange glibc_static_tls_range(std::uintptr_t tp, std::size_t static_size,
+                                   std::uintptr_t descriptor_extent,
+                                   std::size_t tcb_size = kGlibcTcbSize);
 
 // Subtracts `holes` from `ranges` (both any order); returns what is left.
 std::vector<MemoryRange> subtract_ranges(std::span<const MemoryRange> ranges,

@@ -10,7 +10,6 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -469,6 +468,35 @@ std::string claim_fresh_path(const std::string& path) {
   return path;  // let the writer report the problem
 }
 
+// libunwind opens a pipe (to validate memory) when it is first used and
+// keeps it for the image's life, at the lowest free numbers: the program's
+// (private_fd.hpp). While it does, every free number below `high` - 2 is
+// held by a placeholder, so the pipe lands just below the trace file's
+// descriptor `high`. Once per image (a fork child inherits the pipe); about
+// a thousand fcntl calls, a fraction of a millisecond.
+void init_libunwind_below(int high) {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  std::vector<int> held;
+  for (int fd; (fd = ::fcntl(high, F_DUPFD_CLOEXEC, 0)) >= 0;) {
+    if (fd >= high - 2) {
+      ::close(fd);
+      break;
+    }
+    held.push_back(fd);
+  }
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  // Placeholders are mostly one run of numbers: close them a run at a time.
+  for (std::size_t i = 0; i < held.size();) {
+    std::size_t j = i + 1;
+    while (j < held.size() && held[j] == held[j - 1] + 1) ++j;
+    if (::close_range(held[i], held[j - 1], 0) != 0)
+      for (std::size_t k = i; k < j; ++k) ::close(held[k]);
+    i = j;
+  }
+}
+
 // This image was exec'd by a traced image of the same pid (see stop_for_exec).
 bool exec_of_traced_image() {
   const char* v = std::getenv("MEMTRAIL_EXEC_PID");
@@ -523,14 +551,16 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     std::fprintf(stderr, "memtrail: %s\n", e.what());
     return false;
   }
-  if (s->stack_frames > 0) unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  if (s->stack_frames > 0) init_libunwind_below(s->writer->descriptor());
+  // Opened now, while the high numbers are free: later the program may
+  // have lowered its limit (the writer reopens it only if it was closed).
+  s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
   s->address_model = detail::address_model_from_environment();
   if (s->address_model != detail::AddressModel::automatic)
     s->writer->set_address_model(s->address_model == detail::AddressModel::always);
   cpu_set_t affinity;
   if (sched_getaffinity(0, sizeof affinity, &affinity) == 0)
     s->cores = std::max(1, CPU_COUNT(&affinity));
-  s->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   Session* raw = s.release();
   raw->writer_thread = std::thread([raw] { raw->writer_main(); });
   g_session.store(raw, std::memory_order_release);

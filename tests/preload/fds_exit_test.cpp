@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -119,6 +120,33 @@ TEST(TracerDescriptors, ProgramUnderALimitOfEightOpensAsManyFilesTraced) {
   EXPECT_TRUE(t.result.complete);
   EXPECT_EQ(t.allocs[777], 100u);
   EXPECT_EQ(t.reachability[777], 100u);
+}
+
+// Started under a limit of 8 there is no number the program does not count
+// on: the tracer takes the three highest (trace, libunwind's pipe), skips
+// RSS samples (statm would be a fourth) and says so in one line.
+TEST(TracerDescriptors, StartedUnderALimitOfEightTracesAndSaysWhatItTook) {
+  TempDir dir;
+  // An inner shell: dash saves descriptors at 10 and up around a redirection.
+  auto under_8 = [](const std::string& command) {
+    return run_command("sh -c " + shell_quote("ulimit -n 8 && exec " + command));
+  };
+  auto plain = under_8(FD_LIMIT_BIN);
+  auto traced =
+      under_8(kMemtrail + " run -o " + shell_quote(dir / "t.mtr") + " -- " + FD_LIMIT_BIN);
+  EXPECT_EQ(traced.exit_code, 0) << traced.err;
+  int plain_opened = -1, traced_opened = -1;
+  ASSERT_EQ(std::sscanf(plain.out.c_str(), "opened %d", &plain_opened), 1) << plain.out;
+  ASSERT_EQ(std::sscanf(traced.out.c_str(), "opened %d", &traced_opened), 1) << traced.out;
+  EXPECT_EQ(traced_opened, plain_opened - 3);
+  EXPECT_EQ(traced.err,
+            "memtrail: RLIMIT_NOFILE 8: the tracer's descriptors take numbers the program may "
+            "need; RSS is not sampled\nmemtrail: trace written to " +
+                dir / "t.mtr" + "\n");
+  Counts t = read_counts(dir / "t.mtr");
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_EQ(t.allocs[777], 100u);
 }
 
 // "fd N[ cloexec]" lines -> fd -> cloexec.

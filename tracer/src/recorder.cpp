@@ -468,6 +468,10 @@ std::string claim_fresh_path(const std::string& path) {
   return path;  // let the writer report the problem
 }
 
+// A soft descriptor limit below this leaves no number above what the
+// program may use (a shell's default is 1024; tests and sandboxes use 8-32).
+constexpr int kRoomyFdLimit = 64;
+
 // libunwind opens a pipe (to validate memory) when it is first used and
 // keeps it for the image's life, at the lowest free numbers: the program's
 // (private_fd.hpp). While it does, every free number below `high` - 2 is
@@ -552,9 +556,19 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     return false;
   }
   if (s->stack_frames > 0) init_libunwind_below(s->writer->descriptor());
-  // Opened now, while the high numbers are free: later the program may
-  // have lowered its limit (the writer reopens it only if it was closed).
-  s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+  if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
+    // Opened now, while the high numbers are free: later the program may
+    // have lowered its limit (the writer reopens it only if it was closed).
+    s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+  } else {
+    // Every number below the limit is one the program may count on: take
+    // as few as we can (no RSS samples) and say so once.
+    s->sample_rss = false;
+    std::fprintf(stderr,
+                 "memtrail: RLIMIT_NOFILE %d: the tracer's descriptors take numbers the program "
+                 "may need; RSS is not sampled\n",
+                 detail::private_fd_ceiling());
+  }
   s->address_model = detail::address_model_from_environment();
   if (s->address_model != detail::AddressModel::automatic)
     s->writer->set_address_model(s->address_model == detail::AddressModel::always);

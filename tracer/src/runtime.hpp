@@ -241,7 +241,8 @@ struct Session {
   // Futex word the writer sleeps on between passes; wake() bumps it (an
   // async-signal-safe wake-up that needs no descriptor: private_fd.hpp).
   alignas(64) std::atomic<std::uint32_t> wake_word{0};
-  detail::OwnFd statm;  // /proc/self/statm, read at each sample
+  detail::OwnFd statm;     // /proc/self/statm, read at each sample
+  bool sample_rss = true;  // false under a tiny descriptor limit (recorder.cpp)
   std::atomic<std::uint64_t> flush_requested{0};
   std::atomic<std::uint64_t> flush_done{0};
   std::atomic<bool> exit_requested{false};

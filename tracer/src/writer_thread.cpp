@@ -238,7 +238,7 @@ void Session::emit_sample() {
   // drained. A sample stamped `now` moved each of them up to its time
   // (to_ns never goes back), tens of thousands in a row.
   e.time_ns = clock.to_ns(last_cut);
-  e.address = rss_bytes(statm);
+  e.address = sample_rss ? rss_bytes(statm) : 0;
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
   writer->add_event(e);

@@ -92,10 +92,13 @@ void after_fork_child() {
   if (parent) parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
   tables().mutex.unlock();
   if (!parent) return;
-  // The parent's writer thread does not exist here; abandon its session.
+  // The parent's writer thread does not exist here; abandon its session,
+  // and the copies of its descriptors (each generation would keep more).
   detail::g_tracing.store(false, std::memory_order_relaxed);
   g_session.store(nullptr, std::memory_order_relaxed);
   t_buffer = nullptr;
+  if (parent->writer) parent->writer->abandon();
+  parent->statm.release();
   if (!parent->options.follow_forks) return;  // --no-follow: the child runs untraced
   ++t_internal;
   start_session(parent->options, true, false);

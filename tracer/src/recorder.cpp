@@ -10,12 +10,12 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -508,6 +508,50 @@ std::string claim_fresh_path(const std::string& path) {
   return path;  // let the writer report the problem
 }
 
+// A soft descriptor limit below this leaves no number above what the
+// program may use (a shell's default is 1024; tests and sandboxes use 8-32).
+constexpr int kRoomyFdLimit = 64;
+
+// libunwind opens a pipe (to validate memory) when it is first used and
+// keeps it for the image's life, at the lowest free numbers: the program's
+// (private_fd.hpp). Worse, when a read from it fails (a daemon closed every
+// descriptor and reused the numbers) libunwind closes both numbers, which
+// are then the program's files. So before libunwind's first use (a start-up
+// event's stack, or the session's start), every free number below the
+// ceiling - 2 is held by a placeholder and the pipe lands at the top. Once
+// per image (a fork child inherits the pipe); about a thousand fcntl calls,
+// a fraction of a millisecond. No allocation: it may run inside malloc.
+void init_libunwind_high() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  static std::bitset<1024> held;
+  const int ceiling = detail::private_fd_ceiling();
+  const int source = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (int fd; source >= 0 && (fd = ::fcntl(source, F_DUPFD_CLOEXEC, 0)) >= 0;) {
+    if (fd >= ceiling - 2 || fd >= static_cast<int>(held.size())) {
+      ::close(fd);
+      break;
+    }
+    held.set(fd);
+  }
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  if (source >= 0) ::close(source);
+  // Placeholders are mostly one run of numbers: close them a run at a time.
+  for (int i = 0; i < static_cast<int>(held.size());) {
+    if (!held[i]) {
+      ++i;
+      continue;
+    }
+    int j = i + 1;
+    while (j < static_cast<int>(held.size()) && held[j]) ++j;
+    if (::close_range(i, j - 1, 0) != 0)
+      for (int k = i; k < j; ++k) ::close(k);
+    i = j;
+  }
+  held.reset();
+}
+
 // This image was exec'd by a traced image of the same pid (see stop_for_exec).
 bool exec_of_traced_image() {
   const char* v = std::getenv("MEMTRAIL_EXEC_PID");
@@ -566,14 +610,26 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     std::fprintf(stderr, "memtrail: %s\n", e.what());
     return false;
   }
-  if (s->stack_frames > 0) unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  if (s->stack_frames > 0) init_libunwind_high();
+  if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
+    // Opened now, while the high numbers are free: later the program may
+    // have lowered its limit (the writer reopens it only if it was closed).
+    s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+  } else {
+    // Every number below the limit is one the program may count on: take
+    // as few as we can (no RSS samples) and say so once.
+    s->sample_rss = false;
+    std::fprintf(stderr,
+                 "memtrail: RLIMIT_NOFILE %d: the tracer's descriptors take numbers the program "
+                 "may need; RSS is not sampled\n",
+                 detail::private_fd_ceiling());
+  }
   s->address_model = detail::address_model_from_environment();
   if (s->address_model != detail::AddressModel::automatic)
     s->writer->set_address_model(s->address_model == detail::AddressModel::always);
   cpu_set_t affinity;
   if (sched_getaffinity(0, sizeof affinity, &affinity) == 0)
     s->cores = std::max(1, CPU_COUNT(&affinity));
-  s->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   Session* raw = s.release();
   raw->writer_thread = std::thread([raw] { raw->writer_main(); });
   g_session.store(raw, std::memory_order_release);
@@ -634,6 +690,9 @@ void record_with_frames(const Event& event, const std::uint64_t* ips, int n) {
 }
 
 int backtrace_here(std::uint64_t* ips, int limit) {
+  const int saved_errno = errno;  // a start-up malloc keeps errno
+  runtime::init_libunwind_high();
+  errno = saved_errno;
   return runtime::backtrace_keeping_errno(ips, limit);
 }
 

@@ -26,6 +26,7 @@
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
 #include "module_map.hpp"
+#include "private_fd.hpp"
 #include "stack_cache.hpp"
 #include "stack_trie.hpp"
 
@@ -240,7 +241,11 @@ struct Session {
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;
   std::thread writer_thread;
-  int wake_fd = -1;  // eventfd: async-signal-safe way to wake the writer
+  // Futex word the writer sleeps on between passes; wake() bumps it (an
+  // async-signal-safe wake-up that needs no descriptor: private_fd.hpp).
+  alignas(64) std::atomic<std::uint32_t> wake_word{0};
+  detail::OwnFd statm;     // /proc/self/statm, read at each sample
+  bool sample_rss = true;  // false under a tiny descriptor limit (recorder.cpp)
   std::atomic<std::uint64_t> flush_requested{0};
   std::atomic<std::uint64_t> flush_done{0};
   std::atomic<bool> exit_requested{false};

@@ -2,6 +2,7 @@
 // current chunk, then compresses and frames the chunk with one write(2).
 // All prediction state is per chunk, so every chunk decodes on its own.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -19,6 +20,7 @@
 #include "exact_divider.hpp"
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
+#include "private_fd.hpp"
 #include "probe_gap.hpp"
 
 namespace memtrail {
@@ -160,7 +162,11 @@ inline void split_varint(OutBuf& first, OutBuf& rest, std::uint64_t v) {
 
 struct TraceWriter::Impl {
   int fd = -1;
-  bool owns_fd = true;
+  // Opened by path: the file's identity, checked before every write (see
+  // write_all), and the absolute path to reopen it by.
+  detail::OwnFd own;
+  bool by_path = false;
+  std::string reopen_path;
   bool finished = false;
   std::uint64_t bytes = 0;
   std::uint64_t events = 0;
@@ -222,7 +228,31 @@ struct TraceWriter::Impl {
     return n;
   }
 
+  // A program may close every descriptor (a daemon does) and open its own
+  // files, which then get our number: never write into them. Before each
+  // write the descriptor must still be the trace file; if it is not, the
+  // file is reopened by its path for appending, provided it is still the
+  // same file holding exactly what we wrote; else writing stops.
+  void ensure_own_file() {
+    if (!by_path || own.still_ours()) return;
+    own.fd = -1;  // the number is no longer ours to write to or close
+    fd = -1;
+    int again = ::open(reopen_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    struct stat st;
+    bool same = again >= 0 && ::fstat(again, &st) == 0 && st.st_dev == own.dev &&
+                st.st_ino == own.ino && static_cast<std::uint64_t>(st.st_size) == bytes;
+    if (!same) {
+      if (again >= 0) ::close(again);
+      throw std::runtime_error(path +
+                               ": the program closed the trace file's descriptor and the file "
+                               "could not be reopened");
+    }
+    own.adopt(again);
+    fd = own.fd;
+  }
+
   void write_all(const std::string& data) {
+    ensure_own_file();
     const char* p = data.data();
     std::size_t left = data.size();
     while (left > 0) {
@@ -485,9 +515,16 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
     : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->set_time_resolution(header);
-  impl_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (impl_->fd < 0)
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || !impl_->own.adopt(fd))
     throw std::runtime_error(path + ": cannot create trace file: " + std::strerror(errno));
+  impl_->fd = impl_->own.fd;
+  impl_->by_path = true;
+  impl_->reopen_path = path;
+  if (path[0] != '/') {  // the program may chdir before a reopen
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) impl_->reopen_path = std::string(cwd) + "/" + path;
+  }
   impl_->write_header(header);
 }
 
@@ -504,7 +541,16 @@ TraceWriter::~TraceWriter() {
   } catch (...) {
     // A destructor cannot report; finish() throws to explicit callers.
   }
-  if (impl_->fd >= 0) ::close(impl_->fd);
+  if (impl_->by_path)
+    impl_->own.release();  // a number the program took over is not closed
+  else if (impl_->fd >= 0)
+    ::close(impl_->fd);
+}
+
+void TraceWriter::abandon() {
+  impl_->finished = true;
+  if (impl_->by_path) impl_->own.release();
+  impl_->fd = -1;
 }
 
 void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
@@ -605,6 +651,9 @@ void TraceWriter::finish() {
   impl_->write_frame(kChunkEnd, std::string(), 0, static_cast<std::uint32_t>(total));
 }
 
+int TraceWriter::descriptor() const {
+  return impl_->fd;
+}
 std::uint64_t TraceWriter::bytes_written() const {
   return impl_->bytes;
 }

@@ -8,8 +8,6 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <malloc.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,12 +38,16 @@ std::uint64_t monotonic_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
 }
 
-std::uint64_t rss_bytes() {
-  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+// statm stays open at a high number (private_fd.hpp): opening it at each
+// sample would take the program's lowest free descriptor for a moment, and
+// a program at its RLIMIT_NOFILE would see open() fail at random.
+std::uint64_t rss_bytes(detail::OwnFd& statm) {
+  if (!statm.still_ours()) {
+    statm.fd = -1;  // closed (or reused) by the program: not ours to close
+    if (!statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC))) return 0;
+  }
   char buf[128];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
+  ssize_t n = ::pread(statm.fd, buf, sizeof buf - 1, 0);
   if (n <= 0) return 0;
   buf[n] = '\0';
   unsigned long long size = 0, resident = 0;
@@ -195,9 +197,8 @@ std::uint64_t Session::now_ns() const {
 }
 
 void Session::wake() {
-  std::uint64_t one = 1;
-  if (wake_fd >= 0) [[maybe_unused]]
-    ssize_t n = ::write(wake_fd, &one, sizeof one);
+  wake_word.fetch_add(1, std::memory_order_release);
+  ::syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 void Session::request_flush(int timeout_ms) {
@@ -238,7 +239,7 @@ void Session::emit_sample() {
   // drained. A sample stamped `now` moved each of them up to its time
   // (to_ns never goes back), tens of thousands in a row.
   e.time_ns = clock.to_ns(last_cut);
-  e.address = rss_bytes();
+  e.address = sample_rss ? rss_bytes(statm) : 0;
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
   writer->add_event(e);
@@ -519,7 +520,10 @@ void Session::writer_main() {
     std::fprintf(stderr, "memtrail: %s\n", e.what());
     failed.store(true);
   }
-  bool more = false;         // the last pass left events behind: no wait
+  bool more = false;  // the last pass left events behind: no wait
+  // The flush ticket being served and the raw time the writer first saw it:
+  // every event its requester made before asking is stamped earlier.
+  std::uint64_t serving = 0, asked_at = 0;
   bool stood_aside = false;  // program threads drain: look again soon
   for (;;) {
     now = now_ns();
@@ -529,17 +533,23 @@ void Session::writer_main() {
         wait_ns = std::min(wait_ns, deadline - now);
       else
         wait_ns = 0;
+    // Read before the checks: a wake() after this read changes the word,
+    // and the wait then returns at once.
+    std::uint32_t seen = wake_word.load(std::memory_order_acquire);
     if (wait_ns > 0 &&
         flush_requested.load(std::memory_order_acquire) ==
             flush_done.load(std::memory_order_acquire) &&
         !exit_requested.load(std::memory_order_acquire)) {
-      pollfd pfd{wake_fd, POLLIN, 0};
-      ::poll(&pfd, 1, static_cast<int>((wait_ns + kMs - 1) / kMs));
-      std::uint64_t drainer;
-      [[maybe_unused]] ssize_t n = ::read(wake_fd, &drainer, sizeof drainer);
+      timespec most{static_cast<time_t>(wait_ns / 1'000'000'000),
+                    static_cast<long>(wait_ns % 1'000'000'000)};
+      ::syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &most, nullptr, 0);
     }
     std::lock_guard work(work_mutex);
     std::uint64_t ticket = flush_requested.load(std::memory_order_acquire);
+    if (ticket != serving) {
+      serving = ticket;
+      asked_at = clock.raw_now();
+    }
     bool exiting = exit_requested.load(std::memory_order_acquire);
     // Flushes, the exit and threads waiting for blocks are the writer's
     // even while program threads drain (drain_sharing.cpp).
@@ -560,7 +570,9 @@ void Session::writer_main() {
           next_sample_ns = now + options.sample_interval_ms * kMs;
         }
         if (now >= next_flush_ns ||
-            (ticket != flush_done.load(std::memory_order_relaxed) && !more) || exiting) {
+            (ticket != flush_done.load(std::memory_order_relaxed) &&
+             (!more || last_cut > asked_at)) ||
+            exiting) {
           writer->flush();
           next_flush_ns = now + options.flush_interval_ms * kMs;
         }
@@ -570,13 +582,19 @@ void Session::writer_main() {
         more = false;
       }
     }
-    if (more) continue;  // a flush waits for the pass that takes everything
-    flush_done.store(ticket, std::memory_order_release);
+    // A flush is served once every event stamped before it was asked for is
+    // in the file: a thread that keeps allocating (one still running at
+    // exit) must not hold it until the drain takes everything, which it
+    // may never do (the exit once waited out two 5 s flush timeouts so).
+    if (!more || last_cut > asked_at) flush_done.store(ticket, std::memory_order_release);
+    if (more) continue;
     if (exiting) break;
   }
+  // Under the lock: a fork's prepare handler holds it, and the child
+  // closes what the parent's session still holds (process_hooks.cpp).
+  std::lock_guard work(work_mutex);
   writer.reset();  // closes the file
-  // wake_fd stays open: a late flush request from another thread may still
-  // write to it, and a closed (reused) descriptor would be worse than one fd.
+  statm.release();
 }
 
 }  // namespace memtrail::runtime

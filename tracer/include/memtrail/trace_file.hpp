@@ -40,7 +40,10 @@ struct TraceHeader {
 class TraceWriter {
  public:
   // Opens (truncates) `path` and writes the header. Throws std::runtime_error
-  // with a one-line message on failure.
+  // with a one-line message on failure. The descriptor sits at a high
+  // number, close-on-exec, and is checked before every write: a program
+  // that closed it and reused the number never receives our bytes (the
+  // file is reopened by path, or writing stops with an error).
   TraceWriter(const std::string& path, const TraceHeader& header);
   // Adopts an already open file descriptor (used after fork).
   TraceWriter(int fd, const TraceHeader& header);
@@ -87,7 +90,11 @@ class TraceWriter {
   void flush();
   // Flushes and writes the end-of-trace marker chunk. Idempotent.
   void finish();
+  // Writes nothing more and closes the file (a fork child's copy of its
+  // parent's writer: the file is the parent's).
+  void abandon();
 
+  int descriptor() const;  // -1 once closed
   std::uint64_t bytes_written() const;
   std::uint64_t events_written() const;
 

@@ -124,13 +124,16 @@ inline MemtrailRun memtrail_run(const std::string& memtrail, const std::string& 
                                 const std::string& program, const std::string& trace_dir,
                                 bool symbols) {
   MemtrailRun r;
+  // A run directory (one trace per process image); the program forks nothing.
+  const std::string run_dir = trace_dir + "/run";
   r.run = run_command("cd " + shell_quote(workdir) + " && " + shell_quote(memtrail) + " run -o " +
-                      shell_quote(trace_dir + "/x.%p.mtr") + " -- ./" + program);
-  std::set<std::string> traces = names_in(trace_dir, "x.");
+                      shell_quote(run_dir) + " -- ./" + program);
+  std::set<std::string> traces = names_in(run_dir);
+  std::erase_if(traces, [](const std::string& name) { return !name.ends_with(".mtr"); });
   if (traces.size() != 1) {
     r.error = std::to_string(traces.size()) + " traces written; stderr: " + r.run.err;
   } else {
-    std::string trace = trace_dir + "/" + *traces.begin();
+    std::string trace = run_dir;
     r.report = run_command(shell_quote(memtrail) + " report --json --top 0 " +
                            (symbols ? "" : "--no-symbols ") + shell_quote(trace));
     if (r.report.exit_code != 0) {
@@ -146,7 +149,7 @@ inline MemtrailRun memtrail_run(const std::string& memtrail, const std::string& 
       }
     }
   }
-  run_command("rm -f " + shell_quote(trace_dir) + "/x.*");
+  run_command("rm -rf " + shell_quote(run_dir));
   return r;
 }
 

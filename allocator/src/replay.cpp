@@ -146,7 +146,9 @@ std::unique_ptr<Policy> make_policy(const ReplayOptions& o, AddressPlan plan) {
 class Replayer {
  public:
   Replayer(const ReplayOptions& options, AddressPlan plan, ReplaySink* sink)
-      : policy_(make_policy(options, plan)), sink_(sink) {}
+      : policy_(make_policy(options, plan)), sink_(sink) {
+    observe();  // a preallocating policy (BFC) holds memory before any op
+  }
 
   void apply(const ReplayOp& op) {
     if (op.slot >= blocks_.size()) blocks_.resize(op.slot + 1, nullptr);
@@ -180,6 +182,10 @@ class Replayer {
         if (sink_) sink_->on_stats(op, policy_->stats());
         break;
     }
+    observe();
+  }
+
+  void observe() {
     const std::uint64_t reserved = policy_->reserved(), allocated = policy_->allocated();
     r_.peak_reserved = std::max(r_.peak_reserved, reserved);
     r_.peak_allocated = std::max(r_.peak_allocated, allocated);

@@ -270,7 +270,7 @@ struct BfcPool::Impl {
     if (rounded > available) return false;
     bool increased = false;
     while (rounded > curr_region_allocation_bytes) {
-      curr_region_allocation_bytes *= 2;
+      curr_region_allocation_bytes = doubled(curr_region_allocation_bytes);
       increased = true;
     }
     std::uint64_t bytes = std::min(curr_region_allocation_bytes, available);
@@ -278,12 +278,15 @@ struct BfcPool::Impl {
     while (!mem) {
       // tsl multiplies by a float constant: same arithmetic, same sizes.
       constexpr float kBackpedalFactor = 0.9f;
-      bytes =
+      const std::uint64_t smaller =
           rounded_bytes(static_cast<std::uint64_t>(static_cast<float>(bytes) * kBackpedalFactor));
+      // Below 2560 bytes the rounding undoes the cut (2304 * 0.9 rounds back
+      // up to 2304), and tsl would spin here while the upstream refuses.
+      bytes = smaller < bytes ? smaller : bytes - kMinAllocationSize;
       if (bytes < rounded) return false;
       mem = upstream.allocate_segment(bytes, kMinAllocationSize, &last_failure);
     }
-    if (!increased) curr_region_allocation_bytes *= 2;
+    if (!increased) curr_region_allocation_bytes = doubled(curr_region_allocation_bytes);
     total_region_allocated_bytes += bytes;
     stats.pool_bytes += static_cast<std::int64_t>(bytes);
     stats.peak_pool_bytes = std::max(stats.peak_pool_bytes, stats.pool_bytes);
@@ -363,7 +366,12 @@ struct BfcPool::Impl {
   // chunk, a free), so those run without the lock; a miss takes it before
   // growing (the upstream, e.g. a CUDA runtime, may start threads).
   void* allocate(std::uint64_t num_bytes, bool untraced) {
-    if (num_bytes == 0) return nullptr;
+    // One compare for both rare cases: 0, and a size whose rounding would
+    // wrap around (XLA never asks for one: its sizes are int64).
+    if (num_bytes - 1 >= kMaxRequestBytes) [[unlikely]] {
+      if (num_bytes == 0) return nullptr;
+      refuse_oversize(num_bytes);
+    }
     // rounded_bytes(), inline: a shift instead of a call and a division.
     const std::uint64_t rounded =
         (num_bytes + kMinAllocationSize - 1) / kMinAllocationSize * kMinAllocationSize;
@@ -394,6 +402,19 @@ struct BfcPool::Impl {
       return p;
     }
     return allocate_miss(num_bytes, rounded);
+  }
+
+  [[noreturn, gnu::noinline]] void refuse_oversize(std::uint64_t num_bytes) const {
+    throw OutOfMemoryError("'" + self.name() + "': cannot allocate " + std::to_string(num_bytes) +
+                           " bytes: more than the largest request a pool serves (" +
+                           std::to_string(kMaxRequestBytes) + " bytes)");
+  }
+
+  // Region sizes double on each growth (as in tsl); they stop at 2^63, the
+  // first power of two above any request, so they never wrap to 0.
+  static std::uint64_t doubled(std::uint64_t bytes) {
+    constexpr std::uint64_t kTop = kMaxRequestBytes / 2 + 1;
+    return bytes >= kTop ? kTop * 2 : bytes * 2;
   }
 
   // No free chunk fits: grow, collect free regions, or report out-of-memory.

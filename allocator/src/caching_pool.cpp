@@ -484,7 +484,12 @@ struct CachingPool::Impl {
   // `untraced`: the caller saw no trace being recorded (then, if the
   // process has one thread, none can start during the call).
   void* malloc(std::uint64_t orig_size, StreamId stream, bool untraced) {
-    if (orig_size == 0) return nullptr;
+    // One compare for both rare cases: 0, and a size whose rounding would
+    // wrap around (PyTorch never sees one: its sizes are int64).
+    if (orig_size - 1 >= kMaxRequestBytes) [[unlikely]] {
+      if (orig_size == 0) return nullptr;
+      refuse_oversize(orig_size);
+    }
     // (plain implies no stream events: the first deferred free ends it.)
     if (untraced && MEMTRAIL_SINGLE_THREADED() && plain) [[likely]] {
       const std::uint64_t size = round_plain(orig_size);
@@ -501,6 +506,12 @@ struct CachingPool::Impl {
       }
     }
     return malloc_general(orig_size, stream);
+  }
+
+  [[noreturn, gnu::noinline]] void refuse_oversize(std::uint64_t orig_size) const {
+    throw OutOfMemoryError("'" + self.name() + "': cannot allocate " + std::to_string(orig_size) +
+                           " bytes: more than the largest request a pool serves (" +
+                           std::to_string(kMaxRequestBytes) + " bytes)");
   }
 
   // nullptr: no cached block fits (nothing was changed). kRecord: under the
@@ -1304,9 +1315,7 @@ struct CachingPool::Impl {
       if (has_room(c)) return c;
     }
     const std::uint64_t page = pool->is_small ? kSmallBuffer : kLargeBuffer;
-    const std::uint64_t total = upstream.capacity();
-    std::uint64_t space = total == UINT64_MAX ? (1ull << 40) : total + total / 8;
-    space = std::max(page, space / page * page);
+    const std::uint64_t space = expandable_space(pool);
     void* base = upstream.reserve_address_space(space);
     if (!base) return nullptr;
     auto* es = new ExpandableSegment;
@@ -1371,8 +1380,25 @@ struct CachingPool::Impl {
     return true;
   }
 
+  // The address space one expandable segment reserves: the device's size
+  // and an eighth (1 TiB on a device without a capacity).
+  std::uint64_t expandable_space(const BlockPool* pool) const {
+    const std::uint64_t page = pool->is_small ? kSmallBuffer : kLargeBuffer;
+    const std::uint64_t total = upstream.capacity();
+    const std::uint64_t space = total == UINT64_MAX ? (1ull << 40) : total + total / 8;
+    return std::max(page, space / page * page);
+  }
+
   Block* try_allocate_expandable_block(StreamId stream, BlockPool* pool, std::uint64_t size,
                                        UpstreamFailure* why) {
+    // A larger request could never be mapped inside one segment (PyTorch's
+    // would fail to map); the walk below would run off the segment's end.
+    if (size > expandable_space(pool)) {
+      if (why)
+        *why = {Refusal::capacity, "larger than an expandable segment (" +
+                                       std::to_string(expandable_space(pool)) + " bytes)"};
+      return nullptr;
+    }
     Block* candidate = find_expandable_block(stream, pool, size);
     if (!candidate) {
       if (why) *why = {Refusal::system, "address space reservation failed"};

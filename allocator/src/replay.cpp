@@ -93,6 +93,10 @@ class MallocPolicy final : public Policy {
   }
   void* malloc(std::uint64_t size, StreamId) override {
     if (size == 0) return nullptr;
+    if (size > kMaxRequestBytes)  // (a trace's sizes are not checked as a script's are)
+      throw OutOfMemoryError("malloc of " + std::to_string(size) +
+                             " bytes: more than the largest request served (" +
+                             std::to_string(kMaxRequestBytes) + " bytes)");
     UpstreamFailure why;
     void* p = device_.allocate_segment(size, 16, &why);
     if (!p)
@@ -138,6 +142,72 @@ std::unique_ptr<Policy> make_policy(const ReplayOptions& o, AddressPlan plan) {
   throw ConfigError("unknown allocator");
 }
 
+// Runs operations one at a time; the blocks of names are kept by slot.
+class Replayer {
+ public:
+  Replayer(const ReplayOptions& options, AddressPlan plan, ReplaySink* sink)
+      : policy_(make_policy(options, plan)), sink_(sink) {
+    observe();  // a preallocating policy (BFC) holds memory before any op
+  }
+
+  void apply(const ReplayOp& op) {
+    if (op.slot >= blocks_.size()) blocks_.resize(op.slot + 1, nullptr);
+    ++r_.ops;
+    switch (op.kind) {
+      case ReplayOp::Kind::malloc:
+        ++r_.mallocs;
+        try {
+          blocks_[op.slot] = policy_->malloc(op.size, op.stream);
+        } catch (const std::bad_alloc& e) {
+          blocks_[op.slot] = nullptr;
+          ++r_.ooms;
+          if (sink_) sink_->on_oom(op, e.what());
+        }
+        break;
+      case ReplayOp::Kind::free:
+        ++r_.frees;
+        policy_->free(blocks_[op.slot]);
+        blocks_[op.slot] = nullptr;
+        break;
+      case ReplayOp::Kind::record_stream:
+        if (blocks_[op.slot]) policy_->record_stream(blocks_[op.slot], op.stream);
+        break;
+      case ReplayOp::Kind::synchronize:
+        policy_->synchronize(op.all_streams, op.stream);
+        break;
+      case ReplayOp::Kind::empty_cache:
+        policy_->empty_cache();
+        break;
+      case ReplayOp::Kind::stats:
+        if (sink_) sink_->on_stats(op, policy_->stats());
+        break;
+    }
+    observe();
+  }
+
+  void observe() {
+    const std::uint64_t reserved = policy_->reserved(), allocated = policy_->allocated();
+    r_.peak_reserved = std::max(r_.peak_reserved, reserved);
+    r_.peak_allocated = std::max(r_.peak_allocated, allocated);
+    if (reserved > allocated)
+      r_.peak_fragmentation = std::max(r_.peak_fragmentation, reserved - allocated);
+  }
+
+  ReplayResult finish() {
+    r_.final_reserved = policy_->reserved();
+    r_.final_allocated = policy_->allocated();
+    r_.addresses_kept = policy_->device().planned_addresses_used();
+    r_.addresses_skipped = policy_->device().planned_addresses_skipped();
+    return r_;
+  }
+
+ private:
+  std::unique_ptr<Policy> policy_;
+  ReplaySink* sink_;
+  std::vector<void*> blocks_;
+  ReplayResult r_;
+};
+
 }  // namespace
 
 ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options,
@@ -146,52 +216,18 @@ ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options
     throw ReplayError("--keep-addresses: " + script.source +
                       " recorded no segment reserves for this pool (only a trace of a pool that "
                       "reserves segments, such as CachingPool or BfcPool, has addresses to keep)");
-  std::unique_ptr<Policy> policy =
-      make_policy(options, options.keep_addresses ? &script.segment_addresses : nullptr);
-  std::vector<void*> blocks(script.names.size(), nullptr);
-  ReplayResult r;
-  for (const ReplayOp& op : script.ops) {
-    ++r.ops;
-    switch (op.kind) {
-      case ReplayOp::Kind::malloc:
-        ++r.mallocs;
-        try {
-          blocks[op.slot] = policy->malloc(op.size, op.stream);
-        } catch (const std::bad_alloc& e) {
-          blocks[op.slot] = nullptr;
-          ++r.ooms;
-          if (sink) sink->on_oom(op, e.what());
-        }
-        break;
-      case ReplayOp::Kind::free:
-        ++r.frees;
-        policy->free(blocks[op.slot]);
-        blocks[op.slot] = nullptr;
-        break;
-      case ReplayOp::Kind::record_stream:
-        if (blocks[op.slot]) policy->record_stream(blocks[op.slot], op.stream);
-        break;
-      case ReplayOp::Kind::synchronize:
-        policy->synchronize(op.all_streams, op.stream);
-        break;
-      case ReplayOp::Kind::empty_cache:
-        policy->empty_cache();
-        break;
-      case ReplayOp::Kind::stats:
-        if (sink) sink->on_stats(op, policy->stats());
-        break;
-    }
-    const std::uint64_t reserved = policy->reserved(), allocated = policy->allocated();
-    r.peak_reserved = std::max(r.peak_reserved, reserved);
-    r.peak_allocated = std::max(r.peak_allocated, allocated);
-    if (reserved > allocated)
-      r.peak_fragmentation = std::max(r.peak_fragmentation, reserved - allocated);
-  }
-  r.final_reserved = policy->reserved();
-  r.final_allocated = policy->allocated();
-  r.addresses_kept = policy->device().planned_addresses_used();
-  r.addresses_skipped = policy->device().planned_addresses_skipped();
-  return r;
+  Replayer replayer(options, options.keep_addresses ? &script.segment_addresses : nullptr, sink);
+  for (const ReplayOp& op : script.ops) replayer.apply(op);
+  return replayer.finish();
+}
+
+ReplayResult run_replay(ReplayScriptReader& script, const ReplayOptions& options,
+                        ReplaySink* sink) {
+  if (options.keep_addresses)
+    throw ReplayError("--keep-addresses needs a trace; a replay script has no recorded addresses");
+  Replayer replayer(options, nullptr, sink);
+  for (ReplayOp op; script.next(op);) replayer.apply(op);
+  return replayer.finish();
 }
 
 }  // namespace memtrail::alloc

@@ -94,20 +94,42 @@ class PoolSequence final : public TraceVisitor {
   std::uint64_t events_ = 0, skipped_frees_ = 0;
 };
 
+// The rule of `report` and `check` (analyzer/src/analyze.cpp): a damaged or
+// cut trace is an error unless allow_partial; a missing end marker is a note.
+std::string read_status(const std::string& path, const ReadResult& r, bool allow_partial) {
+  const char* hint = " (--partial replays what was read)";
+  if (!r.ok) {
+    if (!allow_partial) throw ReplayError(r.error + hint);
+    return r.error + " (replayed what was read before it)";
+  }
+  if (r.dropped_bytes > 0) {
+    const std::string what =
+        "cut file: " + (!r.warning.empty() ? r.warning
+                                           : std::to_string(r.dropped_bytes) +
+                                                 " bytes after the last whole chunk were dropped");
+    if (!allow_partial) throw ReplayError(path + ": " + what + hint);
+    return path + ": " + what;
+  }
+  if (!r.complete)
+    return path + ": no end-of-trace marker (program killed?); replayed " +
+           std::to_string(r.chunks) + " whole chunks";
+  return r.warning;
+}
+
 }  // namespace
 
-ReplayScript ReplayScript::from_trace(const std::string& path, const std::string& pool) {
+ReplayScript ReplayScript::from_trace(const std::string& path, const std::string& pool,
+                                      bool allow_partial) {
   TraceReader reader(path);
   if (!reader.header_error().empty()) throw ReplayError(reader.header_error());
   ReplayScript script;
   script.source = path;
   PoolSequence sequence(pool, script);
   ReadResult result = reader.read(sequence);
-  if (!result.ok) throw ReplayError(result.error);
+  std::string warning = read_status(path, result, allow_partial);
   if (!sequence.found())
     throw ReplayError(path + ": no pool named '" + pool + "' (pools: " + sequence.pool_list() +
                       ")");
-  std::string warning = result.warning;
   if (sequence.skipped_frees()) {
     if (!warning.empty()) warning += "; ";
     warning += std::to_string(sequence.skipped_frees()) +

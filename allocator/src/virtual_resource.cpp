@@ -1,5 +1,6 @@
 #include "memtrail/alloc/virtual_resource.hpp"
 
+#include <algorithm>
 #include <iterator>
 
 #include "memtrail/size.hpp"
@@ -49,6 +50,10 @@ bool VirtualResource::overlaps_in_use(std::uint64_t start, std::uint64_t bytes) 
 void* VirtualResource::next_range(std::size_t bytes, bool may_use_plan) {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::uint64_t span = bytes <= kStride ? kStride : (bytes + kStride - 1) / kStride * kStride;
+  // Addresses are never reused: a range past the top of the address space
+  // is refused rather than wrapped onto one in use.
+  auto fits = [&] { return span != 0 && next_ <= UINT64_MAX - span; };
+  if (!fits()) return nullptr;
   if (!planned_) {
     const std::uint64_t address = next_;
     next_ += span;
@@ -67,7 +72,10 @@ void* VirtualResource::next_range(std::size_t bytes, bool may_use_plan) {
   if (!address) {
     // Recorded addresses are real process addresses, which can lie anywhere
     // in the scheme's range: step over the ranges in use.
-    while (overlaps_in_use(next_, span)) next_ += kStride;
+    while (overlaps_in_use(next_, span)) {
+      next_ += kStride;
+      if (!fits()) return nullptr;
+    }
     address = next_;
     next_ += span;
   }
@@ -88,18 +96,27 @@ void VirtualResource::do_release_reservation(void* p, std::size_t) noexcept {
   forget_range(p);
 }
 
+std::uint64_t VirtualResource::limit() const {
+  return capacity_ && capacity_ < kMaxBytes ? capacity_ : kMaxBytes;
+}
+
 // The base class has already counted `bytes` as in use when these run.
 void* VirtualResource::acquire(std::size_t bytes, std::size_t, UpstreamFailure* why) {
-  if (capacity_ && bytes_in_use() > capacity_) {
-    if (why) {
-      why->refusal = Refusal::capacity;
+  const std::uint64_t in_use_before = bytes_in_use() - bytes;
+  void* p = bytes_in_use() > limit() ? nullptr : next_range(bytes, true);
+  if (!p && why) {
+    why->refusal = Refusal::capacity;
+    if (bytes_in_use() <= limit())
+      why->message = "'" + name() + "' has no address range of " + format_size(bytes) + " left";
+    else if (limit() == capacity_)
       why->message = "'" + name() + "' has " + format_size(capacity_) + " of which " +
-                     format_size(capacity_ - (bytes_in_use() - bytes)) + " is free; asked for " +
-                     format_size(bytes);
-    }
-    return nullptr;
+                     format_size(capacity_ - std::min(capacity_, in_use_before)) +
+                     " is free; asked for " + format_size(bytes);
+    else
+      why->message = "'" + name() + "' holds at most " + format_size(kMaxBytes) +
+                     " (the most a virtual device holds); asked for " + format_size(bytes);
   }
-  return next_range(bytes, true);
+  return p;
 }
 
 void* VirtualResource::do_reserve(std::size_t bytes) {
@@ -107,7 +124,7 @@ void* VirtualResource::do_reserve(std::size_t bytes) {
 }
 
 bool VirtualResource::do_map(void*, std::size_t bytes, UpstreamFailure* why) {
-  if (capacity_ && bytes_in_use() > capacity_) {
+  if (bytes_in_use() > limit()) {
     if (why) {
       why->refusal = Refusal::capacity;
       why->message = "'" + name() + "' is full";

@@ -1,5 +1,6 @@
 #include "cli_args.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -192,16 +193,59 @@ void expect_one_trace(Args& args, const std::vector<std::string>& files) {
                             : "expected one trace FILE, got " + std::to_string(files.size()));
 }
 
-int report_input_status(const std::string& command, const Analysis& a) {
+namespace {
+
+// One line naming the pools of `names` that the trace lacks, and the pools it
+// has; empty when all are there. A misspelt pool would otherwise give an
+// empty report, and pass every limit with 0 bytes.
+std::string unknown_pools(const Analysis& a) {
+  for (const std::string& name : a.options.pools) {
+    if (std::find(a.pool_names.begin(), a.pool_names.end(), name) != a.pool_names.end()) continue;
+    std::string known;
+    for (const std::string& p : a.pool_names) known += (known.empty() ? "'" : ", '") + p + "'";
+    return a.path + ": pool '" + name +
+           "' is not in the trace (pools: " + (known.empty() ? "none" : known) + ")";
+  }
+  return {};
+}
+
+// Why the analysis saw no event, or empty when it saw some.
+std::string no_events(const Analysis& a) {
+  if (a.summary.events > 0) return {};
+  if (a.read.events == 0) return a.path + ": no events were read from the trace";
+  // The range as asked (the resolved one stays at 0 when nothing is in it).
+  const std::uint64_t from = std::max(a.range_from_ns, a.options.from_ns);
+  const std::uint64_t to = std::min(a.range_to_ns, a.options.to_ns);
+  std::string range = std::to_string(from) + " ns .. " +
+                      (to == kTimeMax ? std::string("end") : std::to_string(to) + " ns");
+  return a.path + ": the range " + range + " selects none of the " + std::to_string(a.read.events) +
+         " events read";
+}
+
+}  // namespace
+
+int report_input_status(const std::string& command, const Analysis& a, bool needs_events) {
+  const char* cmd = command.c_str();
   if (!a.error.empty()) {
     std::string hint;
     if (a.read.dropped_bytes > 0 || (!a.read.ok && a.read.chunks > 0))
       hint = " (--partial analyzes what was read)";
-    std::fprintf(stderr, "memtrail %s: %s%s\n", command.c_str(), a.error.c_str(), hint.c_str());
+    std::fprintf(stderr, "memtrail %s: %s%s\n", cmd, a.error.c_str(), hint.c_str());
     return 2;
   }
   if (!a.warning.empty())
-    std::fprintf(stderr, "memtrail %s: warning: %s\n", command.c_str(), a.warning.c_str());
+    std::fprintf(stderr, "memtrail %s: warning: %s\n", cmd, a.warning.c_str());
+  if (std::string why = unknown_pools(a); !why.empty()) {
+    std::fprintf(stderr, "memtrail %s: %s\n", cmd, why.c_str());
+    return 2;
+  }
+  if (std::string why = no_events(a); !why.empty()) {
+    if (needs_events) {
+      std::fprintf(stderr, "memtrail %s: %s; a check needs events to pass\n", cmd, why.c_str());
+      return 2;
+    }
+    std::fprintf(stderr, "memtrail %s: note: %s; the report is empty\n", cmd, why.c_str());
+  }
   return 0;
 }
 

@@ -84,7 +84,10 @@ void expect_one_trace(Args& args, const std::vector<std::string>& files);
 bool check_analysis_options(Args& args, const AnalysisOptions& options);
 
 // Prints the analysis' input error (exit 2) or warning (stderr, continue).
-// Returns 0 when the analysis is usable, 2 otherwise.
-int report_input_status(const std::string& command, const Analysis& a);
+// A --pool the trace does not define is an error naming the trace's pools.
+// No event read or in range: an error when `needs_events` (check: a gate
+// must not pass on nothing), else a note. Returns 0 when the analysis is
+// usable, 2 otherwise.
+int report_input_status(const std::string& command, const Analysis& a, bool needs_events = false);
 
 }  // namespace memtrail::cli

@@ -3,9 +3,13 @@
 // recorded trace) through CachingPool, BfcPool or a no-cache malloc policy
 // over a virtual device, printing the policy's stats at each `stats` line
 // and the peaks at the end.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -18,10 +22,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: memtrail replay SCRIPT|TRACE [--allocator caching|bfc|malloc] [--conf STR]\n"
-    "                       [--capacity SIZE] [--pool NAME] [--keep-addresses] [--json]\n"
+    "                       [--capacity SIZE] [--pool NAME] [--keep-addresses] [--partial]\n"
+    "                       [--json]\n"
     "\n"
     "  SCRIPT            one operation per line: 'A = malloc 1000 [stream=1]', 'free A',\n"
-    "                    'record_stream A 2', 'synchronize [2]', 'empty_cache', 'stats'\n"
+    "                    'record_stream A 2', 'synchronize [2]', 'empty_cache', 'stats';\n"
+    "                    read as it runs ('-' reads stdin); sizes up to 2^63-1 bytes\n"
     "  TRACE             a .mtr trace: the alloc/free sequence of one pool is replayed\n"
     "  --allocator       policy (default caching: PyTorch's CUDA caching allocator;\n"
     "                    bfc: XLA's BFC arena; malloc: no caching)\n"
@@ -31,6 +37,7 @@ constexpr const char* kUsage =
     "  --pool NAME       pool of the trace to replay (default: the heap, 'malloc')\n"
     "  --keep-addresses  TRACE only: segments take the addresses the pool recorded, so\n"
     "                    equal-size free blocks are ordered as in the recorded run\n"
+    "  --partial         TRACE only: replay a cut or damaged trace up to the damage\n"
     "  --json            the final summary as one JSON line\n"
     "\n"
     "Each 'stats' line prints the policy's stats as one JSON line (PyTorch memory_stats()\n"
@@ -62,12 +69,40 @@ class PrintingSink final : public alloc::ReplaySink {
   bool json_;
 };
 
-bool looks_like_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[4] = {};
-  in.read(head, sizeof head);
-  // Replay scripts are text; a trace starts with its magic "\x89MTRACE\n".
-  return in.gcount() == 4 && std::memcmp(head, "\x89MTR", 4) == 0;
+// The input, opened once: a script is read from it as it runs (so it may be
+// a pipe, or "-" for stdin); a trace is reopened by TraceReader.
+struct Input {
+  std::string name;
+  std::ifstream file;
+  std::istream* in = nullptr;
+  bool trace = false;
+};
+
+// One line naming the problem, or empty when `input` is ready.
+std::string open_input(const std::string& path, Input& input) {
+  input.name = path == "-" ? "stdin" : path;
+  struct stat st {};
+  if (path == "-") {
+    std::ios::sync_with_stdio(false);  // a buffered read; before any use of std::cin
+    input.in = &std::cin;
+    if (fstat(0, &st) != 0) return "stdin: " + std::string(std::strerror(errno));
+  } else {
+    if (stat(path.c_str(), &st) != 0)
+      return path + ": cannot open replay script: " + std::strerror(errno);
+    if (S_ISDIR(st.st_mode)) return path + ": is a directory, not a replay script or trace";
+    input.file.open(path, std::ios::binary);
+    if (!input.file) return path + ": cannot open replay script: " + std::strerror(errno);
+    input.in = &input.file;
+  }
+  const int first = input.in->peek();
+  if (first == std::char_traits<char>::eof())
+    return input.name + ": empty: not a replay script or trace";
+  // A trace starts with its magic "\x89MTRACE\n"; a script is text.
+  input.trace = first == 0x89;
+  if (input.trace && !S_ISREG(st.st_mode))
+    return input.name +
+           ": a trace must be a regular file (it is read with seeks; pipes are not supported)";
+  return {};
 }
 
 }  // namespace
@@ -75,7 +110,7 @@ bool looks_like_trace(const std::string& path) {
 int cmd_replay(int argc, char** argv) {
   std::string input, allocator = "caching", pool = "malloc";
   alloc::ReplayOptions options;
-  bool json = false;
+  bool json = false, partial = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -100,9 +135,11 @@ int cmd_replay(int argc, char** argv) {
         pool = value("--pool");
       } else if (a == "--json") {
         json = true;
+      } else if (a == "--partial") {
+        partial = true;
       } else if (a == "--keep-addresses") {
         options.keep_addresses = true;
-      } else if (!a.empty() && a[0] == '-') {
+      } else if (a.size() > 1 && a[0] == '-') {
         return usage_error("unknown option '" + a + "' (see memtrail replay --help)");
       } else if (input.empty()) {
         input = a;
@@ -123,23 +160,26 @@ int cmd_replay(int argc, char** argv) {
   else
     return usage_error("unknown allocator '" + allocator + "' (caching, bfc or malloc)");
 
-  if (options.keep_addresses && !looks_like_trace(input))
+  Input in;
+  if (std::string error = open_input(input, in); !error.empty()) return usage_error(error);
+  if (options.keep_addresses && !in.trace)
     return usage_error("--keep-addresses needs a trace (.mtr); '" + input +
                        "' is a replay script, whose segments have no recorded addresses");
-  alloc::ReplayScript script;
-  try {
-    script = looks_like_trace(input) ? alloc::ReplayScript::from_trace(input, pool)
-                                     : alloc::ReplayScript::parse_file(input);
-  } catch (const std::exception& e) {
-    return usage_error(e.what());
-  }
-
-  if (!script.warning.empty())
-    std::fprintf(stderr, "memtrail replay: warning: %s\n", script.warning.c_str());
   PrintingSink sink(json);
   alloc::ReplayResult r;
   try {
-    r = alloc::run_replay(script, options, &sink);
+    if (in.trace) {
+      alloc::ReplayScript script = alloc::ReplayScript::from_trace(input, pool, partial);
+      if (!script.warning.empty())
+        std::fprintf(stderr, "memtrail replay: warning: %s\n", script.warning.c_str());
+      r = alloc::run_replay(script, options, &sink);
+    } else {
+      alloc::ReplayScriptReader script(*in.in, in.name);
+      r = alloc::run_replay(script, options, &sink);
+      if (r.ops == 0)
+        return usage_error(in.name + ": no operations in " + std::to_string(script.lines()) +
+                           " lines: not a replay script or trace");
+    }
   } catch (const alloc::ConfigError& e) {
     return usage_error(std::string("--conf: ") + e.what());
   } catch (const std::exception& e) {

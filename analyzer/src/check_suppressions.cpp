@@ -1,5 +1,9 @@
 // LeakSanitizer-style leak suppressions: parsing, matching, and the built-in
 // rules for the C and C++ runtimes' one-time allocations.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -107,11 +111,16 @@ bool parse_suppressions(std::string_view text, const std::string& origin, Suppre
 }
 
 bool load_suppressions(const std::string& path, SuppressionSet& out, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = "cannot read suppressions file '" + path + "'";
+  auto fail = [&](const std::string& why) {
+    if (error) *error = "cannot read suppressions file '" + path + "': " + why;
     return false;
-  }
+  };
+  // A directory opens and reads as empty: it would suppress nothing, silently.
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return fail("is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_suppressions(buffer.str(), path, out, error);

@@ -674,6 +674,7 @@ void Engine::finish(Analysis& a) {
   for (std::size_t id = 0; id < pools_.size(); ++id) {
     PoolState& p = pools_[id];
     bool active = p.known || p.has_blocks || p.out.has_segments;
+    if (p.known) a.pool_names.push_back(p.out.info.name);
     if (!p.included || !active) continue;
     PoolStats out = std::move(p.out);
     if (out.info.parent != 0 && out.info.parent < pools_.size())

@@ -3,6 +3,7 @@
 // table ids; read_parallel() holds up to decoders + 1 decoded chunks on top.
 // Every malformed input ends in a one-line error naming the byte offset of
 // the chunk; a file cut mid-chunk reads up to its last whole chunk.
+#include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -696,6 +697,18 @@ struct TraceReader::Impl {
 };
 
 void TraceReader::Impl::read_header() {
+  // Checked before opening: opening a FIFO blocks until it has a writer, and
+  // the reader seeks (and parallel reads reopen the file), which a pipe,
+  // socket or device cannot do.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    header_error = path + (S_ISDIR(st.st_mode) ? ": is a directory, not a trace"
+                           : S_ISFIFO(st.st_mode)
+                               ? ": is a pipe; traces are read from regular files only (save it "
+                                 "to a file first)"
+                               : ": not a regular file; traces are read from regular files only");
+    return;
+  }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     header_error = path + ": cannot open: " + std::strerror(errno);

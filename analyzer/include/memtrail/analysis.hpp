@@ -305,6 +305,7 @@ struct Analysis {
   Leaks leaks;
   std::vector<Site> sites;  // unordered; see top_sites()
   std::vector<PoolStats> pools;
+  std::vector<std::string> pool_names;  // every pool the trace defines, analyzed or not
   std::vector<ScopeStats> scopes;
   Histogram size_histogram;      // granted size of allocations in range (leaf pools)
   Histogram lifetime_histogram;  // ns from alloc to free, blocks freed in range (leaf pools)

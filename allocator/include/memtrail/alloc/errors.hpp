@@ -10,6 +10,11 @@
 
 namespace memtrail::alloc {
 
+// The largest request a pool serves: PyTorch's and XLA's byte counts are
+// int64, and every pool keeps its sums (stats, rounding) in that range. A
+// larger request is refused with OutOfMemoryError before any arithmetic.
+inline constexpr std::uint64_t kMaxRequestBytes = INT64_MAX;
+
 // An allocation a pool could not satisfy, after its retries. what() is the
 // pool's own message (PyTorch's text for CachingPool, XLA-style for BfcPool).
 class OutOfMemoryError : public std::bad_alloc {

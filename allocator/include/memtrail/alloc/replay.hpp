@@ -10,7 +10,9 @@
 //   stats                      # report the policy's stats here
 // Names bind blocks; using a name that is not live is an error naming the
 // line. A malloc that runs out of memory (with a capacity) is counted and
-// leaves its name unbound; freeing it later does nothing.
+// leaves its name unbound; freeing it later does nothing. A size above
+// kMaxRequestBytes (2^63-1, PyTorch's and XLA's int64 limit), a line longer
+// than kMaxScriptLine bytes and a NUL byte are errors naming the line.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,12 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "memtrail/alloc/caching_pool.hpp"
+#include "memtrail/alloc/errors.hpp"
 
 namespace memtrail::alloc {
 
@@ -37,6 +42,36 @@ struct ReplayOp {
   std::uint32_t line = 0;
   std::uint64_t size = 0;
   StreamId stream = 0;
+};
+
+// Longest script line accepted: a script is text, so a longer "line" is
+// almost surely a binary file, and is not read into memory whole.
+inline constexpr std::size_t kMaxScriptLine = 4096;
+
+// Reads a script one operation at a time, checking names as it goes, so a
+// replay holds only the names, never the whole script.
+class ReplayScriptReader {
+ public:
+  ReplayScriptReader(std::istream& in, std::string source);
+  // The next operation; false at the end of the input. Throws ReplayError
+  // "SOURCE:LINE: what is wrong".
+  bool next(ReplayOp& op);
+  const std::vector<std::string>& names() const { return names_; }
+  std::uint32_t lines() const { return number_; }
+
+ private:
+  bool read_line();
+  ReplayError fail(const std::string& why) const;
+  std::uint32_t live_slot(std::string_view name, const char* op);
+  StreamId stream_number(std::string_view text) const;
+  void parse_malloc(const std::vector<std::string_view>& words, ReplayOp& op);
+
+  std::istream& in_;
+  std::string source_, line_;
+  std::uint32_t number_ = 0;
+  std::vector<std::string> names_;  // slot -> name
+  std::unordered_map<std::string, std::uint32_t> slots_;
+  std::vector<bool> live_;
 };
 
 struct ReplayScript {
@@ -57,7 +92,10 @@ struct ReplayScript {
   // still-live address frees the old block first. Throws ReplayError for an
   // unreadable trace or an unknown pool. `line` of each op is its event's
   // index in the pool's sequence.
-  static ReplayScript from_trace(const std::string& path, const std::string& pool);
+  // A cut or damaged trace is an error unless `allow_partial`; then what was
+  // read is replayed and `warning` says what was dropped (as `report`).
+  static ReplayScript from_trace(const std::string& path, const std::string& pool,
+                                 bool allow_partial = false);
 };
 
 enum class ReplayAllocator { caching, bfc, malloc };
@@ -92,6 +130,10 @@ class ReplaySink {
 
 // Throws ConfigError for a bad conf string, ReplayError for a bad script.
 ReplayResult run_replay(const ReplayScript& script, const ReplayOptions& options,
+                        ReplaySink* sink = nullptr);
+// The same, reading the script as it runs (memory bounded by the names, not
+// the length of the script). An error stops the replay at its line.
+ReplayResult run_replay(ReplayScriptReader& script, const ReplayOptions& options,
                         ReplaySink* sink = nullptr);
 
 }  // namespace memtrail::alloc

@@ -26,8 +26,12 @@ class VirtualResource final : public Upstream {
  public:
   static constexpr std::uint64_t kFirstAddress = 0x7f0000000000ull;
   static constexpr std::uint64_t kStride = 1ull << 32;
+  // The most an unbounded device (or one with a larger capacity) holds at
+  // once: a request beyond it is refused like one beyond the capacity, so the
+  // pools' int64 sums and the address scheme never wrap.
+  static constexpr std::uint64_t kMaxBytes = 1ull << 62;
 
-  // capacity 0 = unbounded.
+  // capacity 0 = unbounded (up to kMaxBytes).
   explicit VirtualResource(std::uint64_t capacity = 0, std::string name = "virtual device",
                            MemorySpace space = MemorySpace::device, int device = 0);
   std::uint64_t capacity() const override;
@@ -53,7 +57,8 @@ class VirtualResource final : public Upstream {
   void do_unmap(void* p, std::size_t bytes) noexcept override {}
 
  private:
-  void* next_range(std::size_t bytes, bool may_use_plan);
+  void* next_range(std::size_t bytes, bool may_use_plan);  // nullptr: no range left
+  std::uint64_t limit() const;                             // the most bytes in use at once
   bool overlaps_in_use(std::uint64_t start, std::uint64_t bytes) const;
   void forget_range(void* p) noexcept;
   std::uint64_t capacity_;

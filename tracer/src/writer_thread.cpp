@@ -9,6 +9,7 @@
 #include <linux/futex.h>
 #include <malloc.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -240,6 +241,31 @@ void Session::emit_sample() {
   e.address = rss_bytes();
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
+  writer->add_event(e);
+}
+
+void Session::emit_signal_mark(int sig) {
+  // Named by a string when the table is free; the handler's thread may hold
+  // its lock (interrupted in intern_string), and the number alone suffices.
+  std::uint32_t name_id = 0;
+  auto& t = tables();
+  if (std::unique_lock lock(t.mutex, std::try_to_lock); lock.owns_lock()) {
+    const char* abbrev = sigabbrev_np(sig);
+    std::string name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+    auto [it, inserted] = t.string_ids.try_emplace(name, 0);
+    if (inserted) {
+      t.strings.push_back(name);
+      it->second = static_cast<std::uint32_t>(t.strings.size());
+    }
+    name_id = it->second;
+  }
+  if (name_id != 0) emit_tables();
+  Event e;
+  e.kind = EventKind::mark;
+  e.detail = static_cast<std::uint8_t>(MarkDetail::signal);
+  e.time_ns = clock.to_ns(clock.raw_now());
+  e.size = static_cast<std::uint64_t>(sig);
+  e.aux = name_id;
   writer->add_event(e);
 }
 
@@ -504,6 +530,15 @@ bool Session::drain() {
 void Session::writer_main() {
   t_internal = 1;  // this thread is never traced
   pthread_setname_np(pthread_self(), "memtrail-writer");
+  // A signal sent to the process (kill, Ctrl-C) must reach a program
+  // thread: its handler waits for this thread to finish the trace, which it
+  // could not do from inside that handler. SIGPIPE: a write to a pipe fails
+  // with EPIPE instead.
+  sigset_t async_signals;
+  sigemptyset(&async_signals);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU})
+    sigaddset(&async_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &async_signals, nullptr);
   // The glibc model makes alloc addresses ~2 bytes cheaper in the file but
   // costs the drain ~40 ns an event; on two cores a drain that falls
   // behind sets the program's pace, so by default a chunk uses the model
@@ -563,7 +598,10 @@ void Session::writer_main() {
           writer->flush();
           next_flush_ns = now + options.flush_interval_ms * kMs;
         }
-        if (exiting) writer->finish();
+        if (exiting) {
+          if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
+          writer->finish();
+        }
       } catch (const std::exception& e) {
         stop_tracing(e);
         more = false;
@@ -574,6 +612,7 @@ void Session::writer_main() {
     if (exiting) break;
   }
   writer.reset();  // closes the file
+  writer_done.store(true, std::memory_order_release);
   // wake_fd stays open: a late flush request from another thread may still
   // write to it, and a closed (reused) descriptor would be worse than one fd.
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "run_signals.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -52,7 +53,9 @@ void print_usage(std::FILE* out) {
                "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
                "  --no-follow         do not trace child processes\n"
                "\n"
-               "Exits with PROGRAM's exit code (128 + signal if it was killed).\n",
+               "Exits with PROGRAM's exit code; if PROGRAM was killed by a signal, dies of\n"
+               "the same signal (a shell shows 128 + signal). SIGHUP, SIGINT, SIGQUIT,\n"
+               "SIGTERM, SIGUSR1 and SIGUSR2 sent to memtrail run are passed on to PROGRAM.\n",
                kMaxStackDepth);
 }
 
@@ -240,41 +243,31 @@ int cmd_run(int argc, char** argv) {
   setenv("MEMTRAIL_AUTOSTART", "0", 1);
 
   std::fflush(nullptr);
+  block_forwarded_signals();
   pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "memtrail run: fork failed: %s\n", std::strerror(errno));
     return 2;
   }
   if (child == 0) {
+    restore_signal_mask();
     execvp(options.program[0], options.program.data());
     std::fprintf(stderr, "memtrail run: cannot execute '%s': %s\n", options.program[0],
                  std::strerror(errno));
     _exit(127);
   }
 
-  // Like time(1): Ctrl-C and Ctrl-\ reach the program (same process group);
+  // Signals sent to memtrail run go on to the program (run_signals.hpp);
   // we stay alive to report how it ended.
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGQUIT, SIG_IGN);
+  forward_signals_to(child);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::fprintf(stderr, "memtrail run: waitpid failed: %s\n", std::strerror(errno));
-      return 2;
-    }
-  }
+  if (!wait_for_program(child, &status)) return 2;
 
-  std::string written = expand_output(output, child);
-  if (access(expand_output(output_absolute, child).c_str(), F_OK) == 0) {
-    std::fprintf(stderr, "memtrail: trace written to %s\n", written.c_str());
-  } else {
-    std::fprintf(stderr,
-                 "memtrail: no trace was written to %s (the program did not start tracing)\n",
-                 written.c_str());
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  std::fprintf(stderr, "%s\n",
+               trace_outcome_message(expand_output(output, child),
+                                     expand_output(output_absolute, child), status)
+                   .c_str());
+  return exit_like_program(status);
 }
 
 }  // namespace memtrail::cli

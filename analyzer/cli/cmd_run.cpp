@@ -24,6 +24,7 @@
 
 #include "commands.hpp"
 #include "run_signals.hpp"
+#include "trace_outcome.hpp"
 
 namespace memtrail::cli {
 namespace {

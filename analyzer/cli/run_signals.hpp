@@ -1,4 +1,4 @@
-// `memtrail run`'s side of signals and of the final message.
+// `memtrail run`'s side of signals.
 //
 // Signals: SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 sent to
 // `memtrail run` go on to the program, as timeout(1) does, so a CI runner
@@ -8,14 +8,9 @@
 // of a signal, memtrail run dies of the same one (no core dump of its own),
 // so its parent sees what it would see without memtrail; a shell reports
 // 128 + N either way.
-//
-// Final message: what the trace file really holds, read back from it after
-// the program ended (header, end-of-trace marker), not what was asked for.
 #pragma once
 
 #include <sys/types.h>
-
-#include <string>
 
 namespace memtrail::cli {
 
@@ -29,11 +24,6 @@ void forward_signals_to(pid_t child);
 
 // waitpid() through interruptions; false (and a message) if it fails.
 bool wait_for_program(pid_t child, int* status);
-
-// The final line for the trace at `path` (as shown to the user) /
-// `path_absolute` (as opened), given how the program ended.
-std::string trace_outcome_message(const std::string& path, const std::string& path_absolute,
-                                  int status);
 
 // Exit code for the program's wait status. A program killed by a signal:
 // memtrail run raises the same signal on itself first (returns 128 + N only

@@ -589,7 +589,9 @@ void Session::writer_main() {
           if (address_model == detail::AddressModel::automatic) writer->set_address_model(!more);
         }
         now = now_ns();
-        if (now >= next_sample_ns) {
+        // Not after a fatal signal: mallinfo2() takes every malloc arena's
+        // lock, and the thread the signal stopped may hold one.
+        if (now >= next_sample_ns && ended_by_signal.load(std::memory_order_relaxed) == 0) {
           emit_sample();
           next_sample_ns = now + options.sample_interval_ms * kMs;
         }

@@ -7,11 +7,14 @@
  *   count-int                     prints "ready PID", counts SIGINTs for
  *                                 300 ms after the first (5 s at most)
  *   dispositions                  prints what sigaction()/signal() report
+ *   signalfd                      blocks SIGTERM, prints "ready PID", reads
+ *                                 it from a signalfd, prints, exits 0
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +76,20 @@ int main(int argc, char** argv) {
     for (int waited = 0; g_count == 0 && waited < 5000; waited += 10) nap_ms(10);
     nap_ms(300);
     printf("SIGINT received %d times\n", (int)g_count);
+  }
+  if (strcmp(mode, "signalfd") == 0) {
+    /* Blocked all along (unlike sigwait, which unblocks it while waiting):
+     * the kernel gives it to any thread that does not block it. */
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, NULL);
+    int fd = signalfd(-1, &term, 0);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    struct signalfd_siginfo info;
+    if (read(fd, &info, sizeof info) == (ssize_t)sizeof info)
+      printf("signalfd read signal %u\n", info.ssi_signo);
   }
   if (strcmp(mode, "dispositions") == 0) {
     int sigs[] = {SIGINT, SIGTERM, SIGSEGV, SIGHUP, SIGUSR1};

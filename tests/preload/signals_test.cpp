@@ -273,6 +273,24 @@ TEST(Forwarding, SigtermToMemtrailRunStopsTheProgram) {
   EXPECT_EQ(t.signal, SIGTERM);
 }
 
+// A program that blocks SIGTERM to read it from a signalfd gets it: the
+// recorder's writer thread never takes a signal meant for the program.
+TEST(Forwarding, AProgramThatWaitsForSigtermGetsIt) {
+  TempDir dir;
+  std::string out = dir.path() + "/out";
+  Started s = start_runner(dir, "signalfd", out);
+  ASSERT_GT(s.program, 0);
+  ASSERT_EQ(kill(s.runner, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(s.runner, &status, 0), s.runner);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(contains(memtrail::test::slurp(out), "signalfd read signal 15"))
+      << memtrail::test::slurp(out);
+  TraceSummary t = read_trace(dir.path() + "/t.mtr");
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_EQ(t.signal, 0);
+}
+
 // kill to memtrail's pid: the program's SIGINT handler runs exactly once.
 TEST(Forwarding, SigintToMemtrailRunReachesTheProgramOnce) {
   TempDir dir;

@@ -533,7 +533,12 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     s->cores = std::max(1, CPU_COUNT(&affinity));
   s->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   Session* raw = s.release();
+  // The thread inherits the mask in force when it is created (no window in
+  // which it could take a signal).
+  sigset_t blocked = writer_blocked_signals(), old_mask;
+  pthread_sigmask(SIG_BLOCK, &blocked, &old_mask);
   raw->writer_thread = std::thread([raw] { raw->writer_main(); });
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   g_session.store(raw, std::memory_order_release);
   detail::g_tracing.store(true, std::memory_order_release);
   return true;

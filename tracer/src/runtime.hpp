@@ -6,6 +6,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <atomic>
 #include <bit>
@@ -350,6 +351,14 @@ extern __thread bool t_draining __attribute__((tls_model("initial-exec")));
 
 std::string expand_output_path(const std::string& pattern, bool is_fork_child);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
+
+// The writer thread starts with these blocked. A signal sent to the process
+// (kill, Ctrl-C) must reach a program thread: its handler waits for the
+// writer to finish the trace, which the writer could not do from inside the
+// handler; and a program that blocks SIGTERM everywhere to read it from a
+// signalfd must not have it taken by the writer. SIGPIPE: a write to a pipe
+// fails with EPIPE instead.
+sigset_t writer_blocked_signals();
 
 // process_hooks.cpp
 void install_process_hooks();

@@ -244,6 +244,14 @@ void Session::emit_sample() {
   writer->add_event(e);
 }
 
+sigset_t writer_blocked_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU})
+    sigaddset(&set, sig);
+  return set;
+}
+
 void Session::emit_signal_mark(int sig) {
   // Named by a string when the table is free; the handler's thread may hold
   // its lock (interrupted in intern_string), and the number alone suffices.
@@ -530,15 +538,6 @@ bool Session::drain() {
 void Session::writer_main() {
   t_internal = 1;  // this thread is never traced
   pthread_setname_np(pthread_self(), "memtrail-writer");
-  // A signal sent to the process (kill, Ctrl-C) must reach a program
-  // thread: its handler waits for this thread to finish the trace, which it
-  // could not do from inside that handler. SIGPIPE: a write to a pipe fails
-  // with EPIPE instead.
-  sigset_t async_signals;
-  sigemptyset(&async_signals);
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU})
-    sigaddset(&async_signals, sig);
-  pthread_sigmask(SIG_BLOCK, &async_signals, nullptr);
   // The glibc model makes alloc addresses ~2 bytes cheaper in the file but
   // costs the drain ~40 ns an event; on two cores a drain that falls
   // behind sets the program's pace, so by default a chunk uses the model

@@ -37,14 +37,21 @@ class TempDir {
   }
   ~TempDir() { std::system(("rm -rf " + shell_quote(path_)).c_str()); }
   const std::string& path() const { return path_; }
-  std::vector<std::string> traces() const {
-    auto r = run_command("ls " + shell_quote(path_) + " | grep '\\.mtr$'");
-    return r.out_lines();
-  }
 
  private:
   std::string path_;
 };
+
+// The traces `memtrail run -o PATH` wrote under PATH: PATH itself when it
+// is a file, every *.mtr inside when it is a directory (one per process).
+std::vector<std::string> traces_at(const std::string& path) {
+  return run_command("find " + shell_quote(path) + " -name '*.mtr' -type f | sort").out_lines();
+}
+// The one trace of a single-process run at PATH.
+std::string the_trace(const std::string& path) {
+  auto files = traces_at(path);
+  return files.size() == 1 ? files[0] : path;
+}
 
 struct TraceSummary : memtrail::TraceVisitor {
   memtrail::ReadResult result;
@@ -109,7 +116,7 @@ TEST_P(EndedBySignal, TraceIsFinishedAndNamesTheSignal) {
   EXPECT_EQ(traced.out, plain.out);
   EXPECT_TRUE(contains(last_line(traced.err), "trace written to")) << traced.err;
 
-  TraceSummary t = read_trace(dir.path() + "/t.mtr");
+  TraceSummary t = read_trace(the_trace(dir.path() + "/t.mtr"));
   ASSERT_TRUE(t.result.ok) << t.result.error;
   EXPECT_TRUE(t.result.complete) << "no end-of-trace marker";
   EXPECT_GE(t.allocs, 3u);
@@ -118,14 +125,14 @@ TEST_P(EndedBySignal, TraceIsFinishedAndNamesTheSignal) {
     EXPECT_TRUE(t.signal_mark_last);
   }
 
-  auto report =
-      run_command(shell_quote(kMemtrail) + " report " + shell_quote(dir.path() + "/t.mtr"));
+  auto report = run_command(shell_quote(kMemtrail) + " report " +
+                            shell_quote(the_trace(dir.path() + "/t.mtr")));
   EXPECT_EQ(report.exit_code, 0) << report.err;
   std::string name = c.signal ? std::string("SIG") + sigabbrev_np(c.signal) : "";
   EXPECT_EQ(contains(report.out, "ended by signal " + name), c.signal != 0) << report.out;
   EXPECT_FALSE(contains(report.err, "no end-of-trace marker")) << report.err;
-  auto json_report =
-      run_command(shell_quote(kMemtrail) + " report --json " + shell_quote(dir.path() + "/t.mtr"));
+  auto json_report = run_command(shell_quote(kMemtrail) + " report --json " +
+                                 shell_quote(the_trace(dir.path() + "/t.mtr")));
   auto j = nlohmann::json::parse(json_report.out);
   if (c.signal) {
     EXPECT_EQ(j["trace"]["ended_by_signal"]["name"], name);
@@ -192,8 +199,8 @@ TEST(EndedBySignalPython, MultiprocessingPoolWorkers) {
   // Every trace (a pyenv shim runs shells first) is whole; the Python ones
   // are the parent and its three workers.
   int pythons = 0, ended_by_sigterm = 0;
-  for (const auto& f : dir.traces()) {
-    TraceSummary t = read_trace(dir.path() + "/" + f);
+  for (const auto& f : traces_at(dir.path())) {
+    TraceSummary t = read_trace(f);
     EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
     EXPECT_TRUE(t.result.complete) << f;
     EXPECT_GT(t.allocs, 0u) << f;
@@ -267,7 +274,7 @@ TEST(Forwarding, SigtermToMemtrailRunStopsTheProgram) {
   EXPECT_TRUE(program_gone) << "the program outlived memtrail run";
   // memtrail run dies of the signal its program died of.
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
-  TraceSummary t = read_trace(dir.path() + "/t.mtr");
+  TraceSummary t = read_trace(the_trace(dir.path() + "/t.mtr"));
   EXPECT_TRUE(t.result.ok) << t.result.error;
   EXPECT_TRUE(t.result.complete);
   EXPECT_EQ(t.signal, SIGTERM);
@@ -286,7 +293,7 @@ TEST(Forwarding, AProgramThatWaitsForSigtermGetsIt) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_TRUE(contains(memtrail::test::slurp(out), "signalfd read signal 15"))
       << memtrail::test::slurp(out);
-  TraceSummary t = read_trace(dir.path() + "/t.mtr");
+  TraceSummary t = read_trace(the_trace(dir.path() + "/t.mtr"));
   EXPECT_TRUE(t.result.complete);
   EXPECT_EQ(t.signal, 0);
 }

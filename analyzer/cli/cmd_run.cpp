@@ -25,6 +25,7 @@
 
 #include "commands.hpp"
 #include "run_output.hpp"
+#include "run_signals.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -55,7 +56,9 @@ void print_usage(std::FILE* out) {
                "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
                "  --no-follow         do not trace child processes\n"
                "\n"
-               "Exits with PROGRAM's exit code (128 + signal if it was killed).\n",
+               "Exits with PROGRAM's exit code; if PROGRAM was killed by a signal, dies of\n"
+               "the same signal (a shell shows 128 + signal). SIGHUP, SIGINT, SIGQUIT,\n"
+               "SIGTERM, SIGUSR1 and SIGUSR2 sent to memtrail run are passed on to PROGRAM.\n",
                kMaxStackDepth);
 }
 
@@ -247,38 +250,29 @@ int cmd_run(int argc, char** argv) {
   setenv("MEMTRAIL_AUTOSTART", "0", 1);
 
   std::fflush(nullptr);
+  block_forwarded_signals();
   pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "memtrail run: fork failed: %s\n", std::strerror(errno));
     return 2;
   }
   if (child == 0) {
+    restore_signal_mask();
     execvp(options.program[0], options.program.data());
     std::fprintf(stderr, "memtrail run: cannot execute '%s': %s\n", options.program[0],
                  std::strerror(errno));
     _exit(127);
   }
 
-  // Like time(1): Ctrl-C and Ctrl-\ reach the program (same process group);
+  // Signals sent to memtrail run go on to the program (run_signals.hpp);
   // we stay alive to report how it ended.
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGQUIT, SIG_IGN);
+  forward_signals_to(child);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::fprintf(stderr, "memtrail run: waitpid failed: %s\n", std::strerror(errno));
-      return 2;
-    }
-  }
+  if (!wait_for_program(child, &status)) return 2;
 
-  int exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
-                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                          : -1;
-  finish_run_directory(output_absolute, output, child, exit_status);
+  finish_run_directory(output_absolute, output, child, status);
   close(run_lock);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  return exit_like_program(status);
 }
 
 }  // namespace memtrail::cli

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <fstream>
 
 #include "memtrail/run_index.hpp"
+#include "trace_outcome.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -61,7 +63,7 @@ int prepare_run_directory(const std::string& directory) {
 }
 
 void finish_run_directory(const std::string& directory, const std::string& shown_name,
-                          pid_t root_pid, int exit_status) {
+                          pid_t root_pid, int wait_status) {
   std::string error;
   auto run = read_run(directory, &error);
   if (!run) {
@@ -71,11 +73,15 @@ void finish_run_directory(const std::string& directory, const std::string& shown
     clear_run_directory(directory, true, &error);
     return;
   }
+  int exit_status = WIFEXITED(wait_status)     ? WEXITSTATUS(wait_status)
+                    : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
+                                               : -1;
   std::ofstream(directory + "/" + kRunIndexFile, std::ios::trunc)
       << run_index_tsv(*run, static_cast<std::uint32_t>(root_pid), exit_status);
-  std::size_t n = run->processes.size();
-  std::fprintf(stderr, "memtrail: trace written to %s (%zu trace%s)\n", shown_name.c_str(), n,
-               n == 1 ? "" : "s");
+  std::fprintf(
+      stderr, "%s\n",
+      run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid), wait_status)
+          .c_str());
 }
 
 }  // namespace memtrail::cli

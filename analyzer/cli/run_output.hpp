@@ -14,9 +14,11 @@ namespace memtrail::cli {
 // directory is in use by another run, holds foreign files, or cannot be made.
 int prepare_run_directory(const std::string& directory);
 
-// Writes index.tsv and prints where the run went (or that nothing was traced,
-// then removes the empty directory).
+// Writes index.tsv and prints the run's one final line: where it went when
+// every trace is whole, else which traces are not and why (trace_outcome.hpp),
+// or that nothing was traced (then removes the empty directory).
+// `wait_status` is the program's, from waitpid.
 void finish_run_directory(const std::string& directory, const std::string& shown_name,
-                          pid_t root_pid, int exit_status);
+                          pid_t root_pid, int wait_status);
 
 }  // namespace memtrail::cli

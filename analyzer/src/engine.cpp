@@ -167,7 +167,9 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
 
 bool Engine::update_range_slow(const Event& e) {
   if (range_ == RangeState::after) return false;
-  bool is_mark = e.kind == EventKind::mark;
+  // A user's mark; the recorder's "ended by signal" mark never bounds a range.
+  bool is_mark =
+      e.kind == EventKind::mark && e.detail != static_cast<std::uint8_t>(MarkDetail::signal);
   if (range_ == RangeState::before) {
     bool start = false;
     if (!options_.from_mark.empty()) {
@@ -371,6 +373,13 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       }
       break;
     case EventKind::mark:
+      if (e.detail == static_cast<std::uint8_t>(MarkDetail::signal)) {
+        ended_by_signal_ = static_cast<int>(std::min<std::uint64_t>(e.size, 1024));
+        ended_by_signal_name_ = string_of(e.aux);
+        if (ended_by_signal_name_.empty())
+          ended_by_signal_name_ = "signal " + std::to_string(ended_by_signal_);
+        break;
+      }
       if (marks_.size() < options_.max_marks)
         marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
       break;
@@ -712,6 +721,8 @@ void Engine::finish(Analysis& a) {
   a.samples.heap_reserved = sample_timeline_.series(2);
   a.samples.device_free = sample_timeline_.series(3);
   a.marks = std::move(marks_);
+  a.ended_by_signal = ended_by_signal_;
+  a.ended_by_signal_name = std::move(ended_by_signal_name_);
   std::sort(large_blocks_.begin(), large_blocks_.end(),
             [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });
   a.large_blocks = std::move(large_blocks_);

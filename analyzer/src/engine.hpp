@@ -200,6 +200,8 @@ class Engine : public TraceVisitor {
   Decimator used_timeline_{1, 1000};
   Decimator sample_timeline_{4, 1000};
   std::vector<Mark> marks_;
+  int ended_by_signal_ = 0;
+  std::string ended_by_signal_name_;
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;

@@ -188,7 +188,11 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                 {"command_line", a.header.command_line},
                 {"executable", a.header.executable},
                 {"complete", a.read.complete},
-                {"chunks", a.read.chunks}};
+                {"chunks", a.read.chunks},
+                {"ended_by_signal",
+                 a.ended_by_signal == 0
+                     ? json(nullptr)
+                     : json{{"number", a.ended_by_signal}, {"name", a.ended_by_signal_name}}}};
   json warnings = json::array();
   if (!a.warning.empty()) warnings.push_back(a.warning);
   for (const auto& w : a.symbol_warnings) warnings.push_back(w);

@@ -78,6 +78,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   out += fmt("memtrail report: %s\n", a.path.c_str());
   if (!a.header.command_line.empty())
     out += fmt("command: %s (pid %u)\n", a.header.command_line.c_str(), a.header.pid);
+  if (a.ended_by_signal != 0)
+    out += fmt("ended by signal %s (%d)\n", a.ended_by_signal_name.c_str(), a.ended_by_signal);
   const AnalysisOptions& opt = a.options;
   if (opt.from_ns != 0 || opt.to_ns != kTimeMax || !opt.from_mark.empty() || !opt.to_mark.empty())
     out += fmt("range: %s .. %s\n", format_duration(a.range_from_ns).c_str(),
@@ -109,8 +111,13 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
 
   const Leaks& l = a.leaks;
   out += "\nLEAKS";
-  out += l.classified ? " (classified at exit by reachability)\n"
-                      : " (no reachability data: every block live at the end counts as direct)\n";
+  if (l.classified)
+    out += " (classified at exit by reachability)\n";
+  else if (a.ended_by_signal != 0)
+    out += fmt(" (ended by %s, not classified: every block live at the end counts as direct)\n",
+               a.ended_by_signal_name.c_str());
+  else
+    out += " (no reachability data: every block live at the end counts as direct)\n";
   out += fmt("  direct     %12s in %s blocks\n", format_size(l.direct_bytes).c_str(),
              count(l.direct_blocks).c_str());
   out += fmt("  indirect   %12s in %s blocks\n", format_size(l.indirect_bytes).c_str(),

@@ -202,6 +202,13 @@ TEST(Process, FatalSignalFlushesAndKeepsTheExitStatus) {
     ReadResult r = test::read_trace(path, c);
     std::remove(path.c_str());
     ASSERT_TRUE(r.ok) << r.error;
+    // Finished (end marker) with the signal as its last event.
+    EXPECT_TRUE(r.complete) << "signal " << sig;
+    ASSERT_FALSE(c.events.empty());
+    const Event& last = c.events.back();
+    EXPECT_EQ(last.kind, EventKind::mark);
+    EXPECT_EQ(last.detail, static_cast<std::uint8_t>(MarkDetail::signal));
+    EXPECT_EQ(last.size, static_cast<std::uint64_t>(sig));
     EXPECT_EQ(sizes_of_allocs(c), iota_from(0, 321)) << "signal " << sig;
   }
 }

@@ -1,14 +1,19 @@
-// Process-level hooks of the recorder: flush at exit, on fatal signals (then
-// re-raise with the previous disposition so the exit status is unchanged),
-// thread-exit notices, and fork (the child starts its own trace file).
+// Process-level hooks of the recorder: flush at exit, on fatal signals
+// (finish the trace, then die of the same signal), thread-exit notices, and
+// fork (the child starts its own trace file).
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "runtime.hpp"
+
+// glibc's sigaction itself: `sigaction` is the preload's interposer.
+extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
 namespace memtrail::runtime {
 
@@ -16,10 +21,6 @@ namespace {
 
 std::atomic<void (*)()> g_exit_hook{nullptr};
 pthread_key_t g_exit_key;
-
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT, SIGFPE, SIGILL};
-struct sigaction g_previous[64];
-std::atomic<int> g_in_fatal{0};
 
 void on_thread_exit(void* p) {
   auto* tb = static_cast<ThreadBuffer*>(p);
@@ -31,37 +32,102 @@ void on_thread_exit(void* p) {
   tb->session->live_threads.fetch_sub(1, std::memory_order_relaxed);
 }
 
+// ---- fatal signals ----------------------------------------------------------
+//
+// Signals whose default action ends the process. The recorder's handler is
+// installed only where the program's disposition is SIG_DFL (at start, and
+// whenever the program sets SIG_DFL again through the preload's sigaction /
+// signal interposers), so running it always means "the process dies now":
+// it finishes the trace with the signal recorded, restores SIG_DFL and
+// re-raises, and the process ends exactly as it would untraced. A program's
+// own handler or SIG_IGN replaces ours and behaves as without the recorder;
+// the program always sees the disposition it set (SIG_DFL where ours is).
+constexpr int kFatalSignals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGABRT, SIGBUS,
+                                 SIGFPE,  SIGSEGV, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1,
+                                 SIGUSR2, SIGXCPU, SIGXFSZ, SIGSYS};
+constexpr int kSignalSlots = 32;
+// Bound on the final drain inside a handler: the writer may wait for a lock
+// the interrupted thread holds (malloc's, the side tables'); the trace then
+// ends at its last flush rather than the process hanging.
+constexpr int kFinishTimeoutMs = 3000;
+
+bool g_managed[kSignalSlots];                   // in kFatalSignals
+std::atomic<bool> g_ours[kSignalSlots];         // our handler is installed
+struct sigaction g_program_view[kSignalSlots];  // what the program set (SIG_DFL) while ours
+std::atomic<bool> g_signals_installed{false};
+
+// 0: no fatal signal yet; 1: a handler is finishing the trace; 2: done.
+std::atomic<int> g_fatal_state{0};
+std::atomic<pthread_t> g_fatal_thread{};
+
+bool is_default(const struct sigaction& a) {
+  return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL;
+}
+
+void nap_until(const std::atomic<int>& state, int value, int timeout_ms) {
+  timespec nap{0, 1'000'000};
+  for (int waited = 0; waited < timeout_ms && state.load() != value; ++waited)
+    ::nanosleep(&nap, nullptr);
+}
+
+// The first fatal signal finishes the trace; one arriving meanwhile on
+// another thread waits for that (a SIGSEGV in two threads, a SIGTERM during
+// an abort). A nested fault in this very handler just dies.
+void finish_trace_on_signal(int sig) {
+  int expected = 0;
+  if (!g_fatal_state.compare_exchange_strong(expected, 1)) {
+    if (!pthread_equal(g_fatal_thread.load(), pthread_self()))
+      nap_until(g_fatal_state, 2, kFinishTimeoutMs);
+    return;
+  }
+  g_fatal_thread.store(pthread_self());
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) s = g_stopping_session.load(std::memory_order_acquire);
+  // A thread stopped inside its own drain holds the lock the writer needs,
+  // and the writer cannot wait for itself: the trace then ends at its last
+  // flush (SIGKILL's outcome).
+  if (s && !t_draining && !pthread_equal(s->writer_thread.native_handle(), pthread_self())) {
+    ++t_internal;
+    s->finish_on_signal(sig, kFinishTimeoutMs);
+    --t_internal;
+  }
+  g_fatal_state.store(2);
+}
+
 void on_fatal_signal(int sig, siginfo_t*, void*) {
   int saved_errno = errno;
-  // A thread stopped inside its own drain holds the lock the flush needs:
-  // the trace then ends at its last flush.
-  if (g_in_fatal.fetch_add(1) == 0 && !t_draining) {
-    if (Session* s = g_session.load(std::memory_order_acquire)) {
-      ++t_internal;
-      s->request_flush(1000);
-    }
-  }
-  sigaction(sig, &g_previous[sig], nullptr);
+  finish_trace_on_signal(sig);
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  __sigaction(sig, &dfl, nullptr);
+  g_ours[sig].store(false);
   errno = saved_errno;
-  // Pending until this handler returns, then delivered with the old disposition.
+  // Pending until this handler returns, then delivered with SIG_DFL (a
+  // fault re-executes its instruction and faults again the same way).
   raise(sig);
 }
 
+struct sigaction our_action() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fatal_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  return sa;
+}
+
 void install_signal_handlers() {
+  struct sigaction ours = our_action();
   for (int sig : kFatalSignals) {
+    g_managed[sig] = true;
     struct sigaction old;
-    if (sigaction(sig, nullptr, &old) != 0) continue;
-    // An ignored SIGINT/SIGTERM (nohup, background jobs) stays ignored; a
-    // program's own handler is kept and chained to after the flush.
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
-    g_previous[sig] = old;
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fatal_signal;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, nullptr);
+    if (__sigaction(sig, nullptr, &old) != 0 || !is_default(old)) continue;
+    g_program_view[sig] = old;
+    if (__sigaction(sig, &ours, nullptr) == 0) g_ours[sig].store(true);
   }
+  g_signals_installed.store(true, std::memory_order_release);
 }
 
 void at_exit() {
@@ -107,6 +173,17 @@ void after_fork_child() {
 
 }  // namespace
 
+void Session::finish_on_signal(int sig, int timeout_ms) {
+  ended_by_signal.store(sig, std::memory_order_release);
+  detail::g_tracing.store(false, std::memory_order_release);
+  exit_requested.store(true, std::memory_order_release);
+  wake();
+  timespec nap{0, 1'000'000};
+  for (int waited = 0; waited < timeout_ms && !writer_done.load(std::memory_order_acquire);
+       ++waited)
+    ::nanosleep(&nap, nullptr);
+}
+
 void watch_thread_exit(ThreadBuffer* tb) {
   pthread_setspecific(g_exit_key, tb);
 }
@@ -134,6 +211,42 @@ namespace memtrail::detail {
 
 void set_exit_hook(void (*fn)()) {
   runtime::g_exit_hook.store(fn, std::memory_order_release);
+}
+
+int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) noexcept {
+  using namespace runtime;
+  if (sig <= 0 || sig >= kSignalSlots || !g_managed[sig] ||
+      !g_signals_installed.load(std::memory_order_acquire))
+    return __sigaction(sig, act, old);
+  bool ours = g_ours[sig].load();
+  struct sigaction before;
+  std::memset(&before, 0, sizeof before);
+  if (ours) before = g_program_view[sig];
+  int rc = 0;
+  if (act == nullptr) {
+    if (!ours) rc = __sigaction(sig, nullptr, &before);
+  } else {
+    struct sigaction wanted = *act;  // act and old may be the same object
+    struct sigaction real_old;
+    if (is_default(wanted)) {
+      // SIG_DFL: ours stands in for it, so this death is recorded too.
+      struct sigaction mine = our_action();
+      rc = ours ? 0 : __sigaction(sig, &mine, &real_old);
+      if (rc == 0) {
+        if (!ours) before = real_old;
+        g_program_view[sig] = wanted;
+        g_ours[sig].store(true);
+      }
+    } else {
+      rc = __sigaction(sig, &wanted, &real_old);
+      if (rc == 0) {
+        if (!ours) before = real_old;
+        g_ours[sig].store(false);
+      }
+    }
+  }
+  if (rc == 0 && old) *old = before;
+  return rc;
 }
 
 }  // namespace memtrail::detail

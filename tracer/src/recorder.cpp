@@ -33,6 +33,7 @@ __thread const void* t_allocator_entry __attribute__((tls_model("initial-exec"))
 namespace runtime {
 
 std::atomic<Session*> g_session{nullptr};
+std::atomic<Session*> g_stopping_session{nullptr};
 __thread int t_internal __attribute__((tls_model("initial-exec"))) = 0;
 __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
 // A name set before the thread's first event; copied at registration.
@@ -631,7 +632,12 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   if (sched_getaffinity(0, sizeof affinity, &affinity) == 0)
     s->cores = std::max(1, CPU_COUNT(&affinity));
   Session* raw = s.release();
+  // The thread inherits the mask in force when it is created (no window in
+  // which it could take a signal).
+  sigset_t blocked = writer_blocked_signals(), old_mask;
+  pthread_sigmask(SIG_BLOCK, &blocked, &old_mask);
   raw->writer_thread = std::thread([raw] { raw->writer_main(); });
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   g_session.store(raw, std::memory_order_release);
   detail::g_tracing.store(true, std::memory_order_release);
   return true;
@@ -648,11 +654,13 @@ void stop_session(bool exit_hook) {
     run_exit_hook();
     t_internal = saved;
   }
+  g_stopping_session.store(s, std::memory_order_release);
   detail::g_tracing.store(false, std::memory_order_release);
   g_session.store(nullptr, std::memory_order_release);
   s->exit_requested.store(true, std::memory_order_release);
   s->wake();
   if (s->writer_thread.joinable()) s->writer_thread.join();
+  g_stopping_session.store(nullptr, std::memory_order_release);
   // The Session is never freed: a thread still inside record_impl may hold it.
   // Its blocks are returned to the system; its small bookkeeping stays.
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <atomic>
 #include <bit>
@@ -251,6 +252,12 @@ struct Session {
   std::atomic<bool> exit_requested{false};
   std::atomic<bool> modules_dirty{false};
   std::atomic<bool> failed{false};
+  // A fatal signal ends the process: the writer's last pass records it
+  // (a MarkDetail::signal mark) before the end marker.
+  std::atomic<int> ended_by_signal{0};
+  // Set by the writer thread as it leaves (file closed): a signal handler
+  // cannot join it, so it polls this.
+  std::atomic<bool> writer_done{false};
   // Held by whoever drains (the writer, or a program thread in
   // drain_here) and by fork's prepare handler, so a fork never snapshots a
   // drain holding a libc lock (the loader lock of dl_iterate_phdr, stdio)
@@ -300,6 +307,11 @@ struct Session {
   void writer_main();
   // One pass; true when a thread had more than one pass takes (drain again).
   bool drain();
+  // From a fatal-signal handler: stops recording, lets the writer drain
+  // everything, record `sig` and finish the file; waits up to `timeout_ms`.
+  // Async-signal-safe on the calling thread (atomics, write, nanosleep).
+  void finish_on_signal(int sig, int timeout_ms);
+  void emit_signal_mark(int sig);
   // A drain failed (disk full, ...): says so in one line and stops tracing.
   void stop_tracing(const std::exception& e);
   // A program thread short of blocks drains one pass itself, unless someone
@@ -333,6 +345,9 @@ struct Session {
 
 // The active session (nullptr when not tracing).
 extern std::atomic<Session*> g_session;
+// The session stop_session() is finishing (g_session is already nullptr):
+// a fatal signal meanwhile waits for its writer instead of cutting the file.
+extern std::atomic<Session*> g_stopping_session;
 
 // Per-thread: reentrancy depth (>0 drops events), and the thread's buffer.
 // __thread + initial-exec: no TLS wrapper calls and no __tls_get_addr (which
@@ -348,6 +363,14 @@ std::string expand_output_path(const std::string& pattern, bool is_fork_child);
 bool is_run_directory_output(const std::string& output);
 std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
+
+// The writer thread starts with these blocked. A signal sent to the process
+// (kill, Ctrl-C) must reach a program thread: its handler waits for the
+// writer to finish the trace, which the writer could not do from inside the
+// handler; and a program that blocks SIGTERM everywhere to read it from a
+// signalfd must not have it taken by the writer. SIGPIPE: a write to a pipe
+// fails with EPIPE instead.
+sigset_t writer_blocked_signals();
 
 // process_hooks.cpp
 void install_process_hooks();

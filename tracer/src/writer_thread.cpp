@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <malloc.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -242,6 +243,39 @@ void Session::emit_sample() {
   e.address = sample_rss ? rss_bytes(statm) : 0;
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
+  writer->add_event(e);
+}
+
+sigset_t writer_blocked_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU})
+    sigaddset(&set, sig);
+  return set;
+}
+
+void Session::emit_signal_mark(int sig) {
+  // Named by a string when the table is free; the handler's thread may hold
+  // its lock (interrupted in intern_string), and the number alone suffices.
+  std::uint32_t name_id = 0;
+  auto& t = tables();
+  if (std::unique_lock lock(t.mutex, std::try_to_lock); lock.owns_lock()) {
+    const char* abbrev = sigabbrev_np(sig);
+    std::string name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+    auto [it, inserted] = t.string_ids.try_emplace(name, 0);
+    if (inserted) {
+      t.strings.push_back(name);
+      it->second = static_cast<std::uint32_t>(t.strings.size());
+    }
+    name_id = it->second;
+  }
+  if (name_id != 0) emit_tables();
+  Event e;
+  e.kind = EventKind::mark;
+  e.detail = static_cast<std::uint8_t>(MarkDetail::signal);
+  e.time_ns = clock.to_ns(clock.raw_now());
+  e.size = static_cast<std::uint64_t>(sig);
+  e.aux = name_id;
   writer->add_event(e);
 }
 
@@ -565,7 +599,9 @@ void Session::writer_main() {
           if (address_model == detail::AddressModel::automatic) writer->set_address_model(!more);
         }
         now = now_ns();
-        if (now >= next_sample_ns) {
+        // Not after a fatal signal: mallinfo2() takes every malloc arena's
+        // lock, and the thread the signal stopped may hold one.
+        if (now >= next_sample_ns && ended_by_signal.load(std::memory_order_relaxed) == 0) {
           emit_sample();
           next_sample_ns = now + options.sample_interval_ms * kMs;
         }
@@ -576,7 +612,10 @@ void Session::writer_main() {
           writer->flush();
           next_flush_ns = now + options.flush_interval_ms * kMs;
         }
-        if (exiting) writer->finish();
+        if (exiting) {
+          if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
+          writer->finish();
+        }
       } catch (const std::exception& e) {
         stop_tracing(e);
         more = false;
@@ -595,6 +634,7 @@ void Session::writer_main() {
   std::lock_guard work(work_mutex);
   writer.reset();  // closes the file
   statm.release();
+  writer_done.store(true, std::memory_order_release);
 }
 
 }  // namespace memtrail::runtime

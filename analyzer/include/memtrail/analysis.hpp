@@ -312,6 +312,10 @@ struct Analysis {
   Series used;                   // process-wide used over time
   ProcessSamples samples;
   std::vector<Mark> marks;
+  // The process was ended by this signal (a MarkDetail::signal mark, the
+  // recorder's last event): its live blocks were not classified. 0 = not.
+  int ended_by_signal = 0;
+  std::string ended_by_signal_name;         // "SIGTERM"; "signal N" if unnamed
   std::vector<BlockLifetime> large_blocks;  // sorted by alloc time
   std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
   std::vector<ModuleInfo> modules;

@@ -77,6 +77,13 @@ enum class LeakClass : std::uint8_t {
   reachable = 3,  // reachable from roots at exit: not a leak
 };
 
+// Event::detail for `mark` events.
+enum class MarkDetail : std::uint8_t {
+  user = 0,    // an annotation: aux = its text
+  signal = 1,  // the process was ended by a signal (the trace's last event):
+               // size = signal number, aux = its name ("SIGTERM") or 0
+};
+
 // Event::detail for segment events.
 enum class SegmentDetail : std::uint8_t {
   whole = 0,  // cudaMalloc/mmap style segment
@@ -101,7 +108,8 @@ enum class SegmentDetail : std::uint8_t {
 //   sample              address = RSS bytes, size = heap used bytes,
 //                       requested = heap reserved bytes, aux = device free bytes
 //                       (use the sample_* accessors below)
-//   mark                aux = string id of the annotation
+//   mark                aux = string id of the annotation, detail = MarkDetail;
+//                       MarkDetail::signal: size = signal number
 //   reachability        address, size, detail = LeakClass
 struct Event {
   std::uint64_t time_ns = 0;  // monotonic, since trace start

@@ -18,6 +18,8 @@
 
 #include "memtrail/event.hpp"
 
+struct sigaction;
+
 namespace memtrail::detail {
 
 // ---- reentrancy ---------------------------------------------------------
@@ -177,6 +179,15 @@ bool is_known_environment_variable(std::string_view name);
 
 // True once start() succeeded and until stop().
 bool recorder_started() noexcept;
+
+// ---- signals ----------------------------------------------------------------
+
+// sigaction() as the program sees it (the preload's sigaction and signal
+// interposers call this). For the signals whose default action ends the
+// process, the recorder keeps its own handler in place of SIG_DFL, to finish
+// the trace and then die of the same signal; the program still reads back
+// SIG_DFL, and any handler or SIG_IGN it sets replaces ours as usual.
+int program_sigaction(int sig, const struct ::sigaction* act, struct ::sigaction* old) noexcept;
 
 // ---- exec -------------------------------------------------------------------
 

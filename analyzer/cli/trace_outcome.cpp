@@ -1,0 +1,129 @@
+// memtrail run's final line (trace_outcome.hpp).
+#include "trace_outcome.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "memtrail/trace_file.hpp"
+
+namespace memtrail::cli {
+namespace {
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+std::string directory_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The file ends with the writer's end chunk: type 2, no payload, a valid
+// frame crc (trace-format.md, section 2). 21 bytes, read from the end, so a
+// trace of any size is checked at once.
+bool ends_with_end_marker(const std::string& path) {
+  constexpr int kEndChunkBytes = 17 + 4;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char b[kEndChunkBytes];
+  off_t size = lseek(fd, 0, SEEK_END);
+  bool ok = size >= kEndChunkBytes &&
+            pread(fd, b, sizeof b, size - kEndChunkBytes) == static_cast<ssize_t>(sizeof b);
+  close(fd);
+  if (!ok) return false;
+  auto u32 = [&](int at) {
+    return std::uint32_t{b[at]} | std::uint32_t{b[at + 1]} << 8 | std::uint32_t{b[at + 2]} << 16 |
+           std::uint32_t{b[at + 3]} << 24;
+  };
+  return b[0] == 2 && u32(1) == 0 && u32(5) == 0 &&
+         u32(13) == static_cast<std::uint32_t>(crc32(0, b, 13)) && u32(17) == 0;
+}
+
+// Why a program that ended this way may have left an unfinished trace.
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status))
+    return "the program was killed by " + signal_name(WTERMSIG(status)) +
+           (WTERMSIG(status) == SIGKILL ? ", which cannot be caught"
+                                        : " before the trace was finished");
+  return "writing it failed or was cut short; see above";
+}
+
+}  // namespace
+
+TraceFileState inspect_trace_file(const std::string& path, std::string* detail) {
+  std::string why;
+  struct stat st;
+  TraceFileState state;
+  if (stat(path.c_str(), &st) != 0) {
+    std::string dir = directory_of(path);
+    if (access(dir.c_str(), W_OK | X_OK) != 0) why = std::strerror(errno);
+    state = TraceFileState::missing;
+  } else if (S_ISDIR(st.st_mode)) {
+    state = TraceFileState::directory;
+  } else if (!S_ISREG(st.st_mode)) {
+    state = TraceFileState::not_regular;
+  } else if (st.st_size == 0) {
+    why = "the file is empty";
+    state = TraceFileState::unusable;
+  } else if (why = TraceReader(path).header_error(); !why.empty()) {
+    state = TraceFileState::unusable;
+  } else {
+    state = ends_with_end_marker(path) ? TraceFileState::complete : TraceFileState::incomplete;
+  }
+  if (detail) *detail = why;
+  return state;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+std::string run_outcome_message(const RunIndex& run, const std::string& shown_name,
+                                std::uint32_t root_pid, int wait_status) {
+  std::vector<std::string> incomplete, unusable;
+  bool programs_unfinished = false;
+  for (const RunProcess& p : run.processes) {
+    std::string why;
+    TraceFileState state = inspect_trace_file(p.file, &why);
+    if (state == TraceFileState::complete) continue;
+    programs_unfinished |= p.pid == root_pid;
+    if (state == TraceFileState::incomplete)
+      incomplete.push_back(p.name);
+    else
+      unusable.push_back(p.name + (why.empty() ? "" : " (" + why + ")"));
+  }
+  const std::size_t n = run.processes.size();
+  const std::string count = std::to_string(n) + (n == 1 ? " trace" : " traces");
+  if (incomplete.empty() && unusable.empty())
+    return "memtrail: trace written to " + shown_name + " (" + count + ")";
+  std::string line = unusable.size() == n
+                         ? "memtrail: no usable trace in " + shown_name + ": " + joined(unusable)
+                         : "memtrail: " + shown_name + " (" + count + ") is not whole";
+  if (unusable.size() != n) {
+    if (!incomplete.empty())
+      line += ": no end-of-trace marker (they read up to their last whole chunk) in " +
+              joined(incomplete);
+    if (!unusable.empty()) line += "; unusable: " + joined(unusable);
+  }
+  if (programs_unfinished) line += "; " + how_it_ended(wait_status);
+  return line;
+}
+
+}  // namespace memtrail::cli

@@ -604,6 +604,11 @@ void Engine::finish(Analysis& a) {
       // An upstream's live blocks are the segments of the pools above it: its
       // sites and PoolStats show them, the process-wide totals do not.
       Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
+      if (cls == LeakClass::runtime) {
+        totals.runtime_bytes += b.size;
+        ++totals.runtime_blocks;
+        return;
+      }
       if (cls == LeakClass::reachable) {
         s.reachable_bytes += b.size;
         ++s.reachable_blocks;

@@ -124,6 +124,11 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
              count(l.indirect_blocks).c_str());
   out += fmt("  reachable  %12s in %s blocks (not leaks)\n", format_size(l.reachable_bytes).c_str(),
              count(l.reachable_blocks).c_str());
+  if (l.runtime_blocks > 0)
+    out +=
+        fmt("  runtime    %12s in %s blocks (the C/C++ runtime's own: ld.so, libstdc++'s "
+            "pool)\n",
+            format_size(l.runtime_bytes).c_str(), count(l.runtime_blocks).c_str());
   std::size_t shown = 0;
   for (const LeakSite& ls : l.sites) {
     if (ls.kind == LeakClass::reachable) continue;

@@ -115,7 +115,7 @@ struct TraceSummary : memtrail::TraceVisitor {
   memtrail::TraceHeader header;
   std::uint64_t allocs = 0, frees = 0, segments = 0, samples = 0, temporaries = 0;
   std::map<memtrail::LeakClass, LeakCount> leaks;
-  std::multiset<std::uint64_t> reachable_sizes, leaked_sizes;
+  std::multiset<std::uint64_t> reachable_sizes, leaked_sizes, runtime_sizes;
   std::map<std::uint32_t, std::uint64_t> last_alloc_by_thread;  // temporaries (heaptrack's rule)
   std::set<std::uint32_t> threads_with_events;
   std::set<std::string> modules;
@@ -147,7 +147,10 @@ struct TraceSummary : memtrail::TraceVisitor {
       auto cls = static_cast<memtrail::LeakClass>(e.detail);
       leaks[cls].blocks++;
       leaks[cls].bytes += e.size;
-      (cls == memtrail::LeakClass::reachable ? reachable_sizes : leaked_sizes).insert(e.size);
+      (cls == memtrail::LeakClass::reachable ? reachable_sizes
+       : cls == memtrail::LeakClass::runtime ? runtime_sizes
+                                             : leaked_sizes)
+          .insert(e.size);
     }
   }
 };

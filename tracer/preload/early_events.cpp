@@ -1,10 +1,13 @@
 #include "early_events.hpp"
 
+#include <dlfcn.h>
+
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
@@ -149,6 +152,15 @@ void early_free(const void* block, std::size_t size, AllocFn fn) {
 
 namespace {
 
+// libstdc++ allocates at start-up only what its __gnu_cxx::__freeres gives
+// back at exit (the 72,704-byte emergency exception pool): the runtime's.
+bool libstdcxx_caller(const void* caller) {
+  Dl_info info;
+  if (caller == nullptr || dladdr(caller, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  return std::strncmp(slash ? slash + 1 : info.dli_fname, "libstdc++.so", 12) == 0;
+}
+
 void record_early(const EarlyEvent& early) {
   Event e;
   e.kind = early.kind;
@@ -162,7 +174,7 @@ void record_early(const EarlyEvent& early) {
   auto* block = reinterpret_cast<const void*>(early.address);
   if (early.kind == EventKind::free)
     linker_block_erase(block);
-  else if (linker_caller(early.caller))
+  else if (linker_caller(early.caller) || libstdcxx_caller(early.caller))
     linker_block_insert(block);
 }
 

@@ -202,6 +202,10 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   std::vector<LeakClass> classes =
       classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc()});
+  // The runtime's own blocks are roots' extensions for the scan (force
+  // reachable) but not the program's blocks (LeakClass::runtime).
+  for (std::size_t i = 0; i < live.size(); ++i)
+    if (blocks[i].force_reachable) classes[i] = LeakClass::runtime;
   for (std::size_t i = 0; i < live.size(); ++i) {
     Event e;
     e.kind = EventKind::reachability;

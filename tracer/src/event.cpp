@@ -78,6 +78,8 @@ std::string_view to_string(LeakClass c) {
       return "indirect";
     case LeakClass::reachable:
       return "reachable";
+    case LeakClass::runtime:
+      return "runtime";
   }
   return "unknown";
 }

@@ -192,6 +192,9 @@ struct Leaks {
   std::uint64_t direct_bytes = 0, direct_blocks = 0;
   std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
   std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  // The C/C++ runtime's own blocks (LeakClass::runtime): not the program's,
+  // in no other class and no site (as Valgrind and LSan leave them out).
+  std::uint64_t runtime_bytes = 0, runtime_blocks = 0;
   bool classified = false;  // the trace had reachability events
   // Sorted by bytes, descending; reachable sites included (kind reachable).
   std::vector<LeakSite> sites;

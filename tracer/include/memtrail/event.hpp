@@ -75,6 +75,11 @@ enum class LeakClass : std::uint8_t {
   direct = 1,     // no pointer to it anywhere
   indirect = 2,   // pointed to only from leaked blocks
   reachable = 3,  // reachable from roots at exit: not a leak
+  // The C/C++ runtime's own blocks (ld.so's DTVs, dynamic TLS and link
+  // data; libstdc++'s start-up emergency pool): Valgrind frees them before
+  // its check (--run-libc-freeres, --run-cxx-freeres) and LSan ignores them,
+  // so they are neither leaks nor counted as the program's reachable blocks.
+  runtime = 4,
 };
 
 // Event::detail for `mark` events.

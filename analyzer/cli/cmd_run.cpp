@@ -1,7 +1,7 @@
 // memtrail run: runs a program under the LD_PRELOAD heap tracer.
 //
 //   memtrail run [-o FILE] [--depth N] [--no-stacks] [--sample-ms N] [--no-follow]
-//                [--] PROGRAM ARGS...
+//                [--quiet] [--] PROGRAM ARGS...
 //
 // It only prepares the environment (LD_PRELOAD and MEMTRAIL_* variables that
 // libmemtrail_preload.so reads in its constructor), runs the program, waits,
@@ -36,6 +36,7 @@ struct RunOptions {
   bool stacks = true;
   int sample_ms = 10;
   bool follow = true;
+  bool quiet = false;          // no line saying where the trace went
   std::vector<char*> program;  // argv of the program, null-terminated
 };
 
@@ -51,6 +52,7 @@ void print_usage(std::FILE* out) {
                "  --no-stacks         record no call stacks (faster, no call sites)\n"
                "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
                "  --no-follow         do not trace child processes\n"
+               "  -q, --quiet         do not say where the trace went\n"
                "\n"
                "Exits with PROGRAM's exit code (128 + signal if it was killed).\n",
                kMaxStackDepth);
@@ -105,6 +107,8 @@ int parse_arguments(int argc, char** argv, RunOptions* options) {
       options->stacks = false;
     } else if (arg == "--no-follow") {
       options->follow = false;
+    } else if (arg == "-q" || arg == "--quiet") {
+      options->quiet = true;
     } else if ((got = value_of("-o", &value)) != 0 || (got = value_of("--output", &value)) != 0) {
       if (got < 0) return usage_error(std::string(arg) + " needs a file name");
       if (value.empty()) return usage_error("the output file name is empty");
@@ -266,7 +270,8 @@ int cmd_run(int argc, char** argv) {
 
   std::string written = expand_output(output, child);
   if (access(expand_output(output_absolute, child).c_str(), F_OK) == 0) {
-    std::fprintf(stderr, "memtrail: trace written to %s\n", written.c_str());
+    // --quiet: the caller (memtrail check --run) says it if it keeps the trace
+    if (!options.quiet) std::fprintf(stderr, "memtrail: trace written to %s\n", written.c_str());
   } else {
     std::fprintf(stderr,
                  "memtrail: no trace was written to %s (the program did not start tracing)\n",

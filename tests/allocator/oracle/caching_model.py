@@ -3,18 +3,18 @@ CUDACachingAllocator (native backend) reduced to what its statistics depend
 on. One device, one stream, no cross-stream events, expandable segments off,
 unlimited device memory (no OOM, no retry path).
 
-Written from the rules in docs on c10/cuda/CUDACachingAllocator.cpp
+Written from the documented rules of c10/cuda/CUDACachingAllocator.cpp
 (round_size, get_allocation_size, get_free_block, should_split, free_block,
-release_cached_blocks). The statistics are derived from the state (which
-blocks are live, which segments exist), not counted incrementally, so a
-mistake in one operation's bookkeeping cannot hide in a running total.
+release_cached_blocks), not from another model. reserved bytes and segments
+are read off the segment list, and each segment's inactive_split share is
+recounted from its blocks after every change, rather than adjusted by
+deltas as c10 does: a slip in one operation's bookkeeping shows at once.
 
 Addresses: the first segment starts at 0x7f0000000000, each new segment
 2**32 above the previous one (a segment over 4 GiB: its size rounded up to
 4 GiB), never reused; a split remainder sits right after the part handed
-out. Equal-size free blocks are taken lowest address
-first, so this scheme is part of the oracle: the replay under test uses the
-same one.
+out. Equal-size free blocks are taken lowest address first, so this scheme
+is part of the oracle: the replay under test uses the same one.
 """
 import bisect
 

@@ -77,7 +77,8 @@ bool size_value(Args& args, const char* name, std::optional<std::uint64_t>& out)
 // Runs `memtrail run` (this same binary) on the program; returns its exit
 // status, or -1 with a message when it could not be started.
 int run_program(const std::string& trace, const std::vector<std::string>& program) {
-  std::vector<std::string> argv_s = {"memtrail", "run", "--no-follow", "-o", trace, "--"};
+  std::vector<std::string> argv_s = {"memtrail", "run", "--no-follow", "--quiet",
+                                     "-o",       trace, "--"};
   argv_s.insert(argv_s.end(), program.begin(), program.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -287,8 +288,11 @@ int cmd_check(int argc, char** argv) {
       trace =
           std::string(tmp && *tmp ? tmp : "/tmp") + "/memtrail-check-" + std::to_string(getpid());
       remove_trace = true;
+      options.symbol_cache = false;  // a temporary trace leaves no TRACE.symbols behind
     }
     int status = run_program(trace, f.program);
+    if (!remove_trace && access(trace.c_str(), F_OK) == 0)
+      std::fprintf(stderr, "memtrail: trace written to %s\n", trace.c_str());
     if (status != 0) {
       std::fprintf(stderr, "memtrail check: '%s' exited with status %d\n", f.program[0].c_str(),
                    status);

@@ -1,7 +1,7 @@
 // memtrail run: runs a program under the LD_PRELOAD heap tracer.
 //
 //   memtrail run [-o FILE] [--depth N] [--no-stacks] [--sample-ms N] [--no-follow]
-//                [--] PROGRAM ARGS...
+//                [--quiet] [--] PROGRAM ARGS...
 //
 // It only prepares the environment (LD_PRELOAD and MEMTRAIL_* variables that
 // libmemtrail_preload.so reads in its constructor), runs the program, waits,
@@ -39,6 +39,7 @@ struct RunOptions {
   bool stacks = true;
   int sample_ms = 10;
   bool follow = true;
+  bool quiet = false;          // no line saying where the trace went
   std::vector<char*> program;  // argv of the program, null-terminated
 };
 
@@ -55,6 +56,7 @@ void print_usage(std::FILE* out) {
                "  --no-stacks         record no call stacks (faster, no call sites)\n"
                "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
                "  --no-follow         do not trace child processes\n"
+               "  -q, --quiet         do not say where the trace went\n"
                "\n"
                "Exits with PROGRAM's exit code; if PROGRAM was killed by a signal, dies of\n"
                "the same signal (a shell shows 128 + signal). SIGHUP, SIGINT, SIGQUIT,\n"
@@ -111,6 +113,8 @@ int parse_arguments(int argc, char** argv, RunOptions* options) {
       options->stacks = false;
     } else if (arg == "--no-follow") {
       options->follow = false;
+    } else if (arg == "-q" || arg == "--quiet") {
+      options->quiet = true;
     } else if ((got = value_of("-o", &value)) != 0 || (got = value_of("--output", &value)) != 0) {
       if (got < 0) return usage_error(std::string(arg) + " needs a directory name");
       if (value.empty()) return usage_error("the output name is empty");
@@ -270,7 +274,8 @@ int cmd_run(int argc, char** argv) {
   int status = 0;
   if (!wait_for_program(child, &status)) return 2;
 
-  finish_run_directory(output_absolute, output, child, status);
+  // --quiet: the caller (memtrail check --run) names the run if it keeps it.
+  finish_run_directory(output_absolute, output, child, status, options.quiet);
   close(run_lock);
   return exit_like_program(status);
 }

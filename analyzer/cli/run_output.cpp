@@ -63,7 +63,7 @@ int prepare_run_directory(const std::string& directory) {
 }
 
 void finish_run_directory(const std::string& directory, const std::string& shown_name,
-                          pid_t root_pid, int wait_status) {
+                          pid_t root_pid, int wait_status, bool quiet) {
   std::string error;
   auto run = read_run(directory, &error);
   if (!run) {

@@ -17,8 +17,9 @@ int prepare_run_directory(const std::string& directory);
 // Writes index.tsv and prints the run's one final line: where it went when
 // every trace is whole, else which traces are not and why (trace_outcome.hpp),
 // or that nothing was traced (then removes the empty directory).
-// `wait_status` is the program's, from waitpid.
+// `wait_status` is the program's, from waitpid; `quiet` leaves out the line
+// when every trace is whole.
 void finish_run_directory(const std::string& directory, const std::string& shown_name,
-                          pid_t root_pid, int wait_status);
+                          pid_t root_pid, int wait_status, bool quiet = false);
 
 }  // namespace memtrail::cli

@@ -93,6 +93,8 @@ Analysis analyze_window(std::uint64_t since, std::uint64_t until) {
   options.to_ns = until;
   options.allow_partial = true;  // the trace is still being written
   options.pools = {"malloc"};
+  // A temporary trace is deleted at exit: it must not leave TRACE.symbols.
+  options.symbol_cache = owned_trace().empty();
   return analyze(detail::trace_path(), options);
 }
 

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Runs a memtrail replay script through the reference model of PyTorch's
-caching allocator (caching_allocator_model.py) and prints, at each `stats`
-line, one JSON object with the model's counters under memory_stats() names.
+"""Runs a memtrail replay script through a model of PyTorch's caching
+allocator and prints, at each `stats` line, one JSON object with the model's
+counters under memory_stats() names.
 
 usage: model_driver.py MODEL_PY SCRIPT [CONF]
+MODEL_PY is the project's oracle (oracle/caching_model.py, class
+CachingModel) or any other model with the same interface; a model with the
+older `CCA` interface (malloc/free/empty_cache and an `st` dict) also works,
+so an outside reference can be checked against the same scripts.
 CONF understands max_split_size_mb and roundup_power2_divisions (both forms,
 with c10's interval rules); the model has no other knobs.
 """
@@ -17,6 +21,34 @@ def load_model(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class CcaAdapter:
+    """The CCA interface (counters in `st`) seen as CachingModel's."""
+
+    def __init__(self, module, max_split, divisions):
+        self.cca = module.CCA(max_split=max_split, div=divisions)
+        self.malloc, self.free = self.cca.malloc, self.cca.free
+        self.empty_cache = self.cca.empty_cache
+
+    def memory_stats(self):
+        st = self.cca.st
+        return {
+            "allocated_bytes.all.current": st["allocated"],
+            "reserved_bytes.all.current": st["reserved"],
+            "requested_bytes.all.current": st["requested"],
+            "segment.all.current": st["segments"],
+            "inactive_split.all.current": st["inactive_split"],
+            "inactive_split_bytes.all.current": st["inactive_split_bytes"],
+        }
+
+
+def make_model(module, max_split, divisions):
+    if hasattr(module, "CachingModel"):
+        return module.CachingModel(max_split_size=max_split, divisions=divisions)
+    if hasattr(module, "CCA"):
+        return CcaAdapter(module, max_split, divisions)
+    raise SystemExit(f"model_driver: {module.__file__} defines neither CachingModel nor CCA")
 
 
 def parse_divisions(value):
@@ -77,9 +109,9 @@ def parse_conf(conf):
 
 
 def main():
-    model = load_model(sys.argv[1])
+    module = load_model(sys.argv[1])
     max_split, divisions = parse_conf(sys.argv[3] if len(sys.argv) > 3 else "")
-    cca = model.CCA(max_split=max_split, div=divisions)
+    model = make_model(module, max_split, divisions)
     blocks = {}
     with open(sys.argv[2]) as script:
         for line in script:
@@ -87,21 +119,13 @@ def main():
             if not words:
                 continue
             if len(words) >= 4 and words[1] == "=" and words[2] == "malloc":
-                blocks[words[0]] = cca.malloc(int(words[3]))
+                blocks[words[0]] = model.malloc(int(words[3]))
             elif words[0] == "free":
-                cca.free(blocks.pop(words[1]))
+                model.free(blocks.pop(words[1]))
             elif words[0] == "empty_cache":
-                cca.empty_cache()
+                model.empty_cache()
             elif words[0] == "stats":
-                st = cca.st
-                print(json.dumps({
-                    "allocated_bytes.all.current": st["allocated"],
-                    "reserved_bytes.all.current": st["reserved"],
-                    "requested_bytes.all.current": st["requested"],
-                    "segment.all.current": st["segments"],
-                    "inactive_split.all.current": st["inactive_split"],
-                    "inactive_split_bytes.all.current": st["inactive_split_bytes"],
-                }))
+                print(json.dumps(model.memory_stats()))
             else:
                 raise SystemExit(f"model_driver: unsupported line {line!r}")
 

@@ -1,6 +1,6 @@
-// Randomized replays against the reference model of PyTorch's caching
-// allocator (reference/caching_allocator_model.py, run by python3 through
-// model_driver.py): thousands of operations per seed and configuration,
+// Randomized replays against a model of PyTorch's caching allocator (by
+// default the project's oracle, oracle/caching_model.py, run by python3
+// through model_driver.py): thousands of operations per seed and configuration,
 // compared step by step on allocated / reserved / requested / segments /
 // inactive_split / inactive_split_bytes.
 #include <gtest/gtest.h>
@@ -78,11 +78,10 @@ class Collect final : public alloc::ReplaySink {
 class ModelAgreement : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ModelAgreement, StepByStep) {
-  const std::string python = MEMTRAIL_PYTHON3, model = MEMTRAIL_REFERENCE_MODEL;
-  if (!exists(python)) GTEST_SKIP() << "python3 not found: cannot run the reference model";
-  if (!exists(model))
-    GTEST_SKIP() << "reference model not found at " << model
-                 << " (configure with -DMEMTRAIL_REFERENCE_MODEL=PATH)";
+  const std::string python = MEMTRAIL_PYTHON3, model = MEMTRAIL_CACHING_MODEL;
+  if (!exists(python)) GTEST_SKIP() << "python3 not found: cannot run the caching model";
+  ASSERT_TRUE(exists(model)) << "caching model not found at " << model
+                             << " (configure with -DMEMTRAIL_CACHING_MODEL=PATH)";
   const std::string conf = GetParam();
   const char* keys[] = {"allocated_bytes.all.current", "reserved_bytes.all.current",
                         "requested_bytes.all.current", "segment.all.current",

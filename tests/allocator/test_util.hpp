@@ -15,8 +15,10 @@ namespace memtrail::test {
 struct TempDir {
   std::string path;
   TempDir() {
-    char tmpl[] = "/tmp/memtrail-alloc-XXXXXX";
-    path = mkdtemp(tmpl);
+    // The pid in the name tells the suite's /tmp check (tests/tmp_litter)
+    // whose directory this is while the test runs.
+    std::string tmpl = "/tmp/memtrail-alloc-" + std::to_string(getpid()) + "-XXXXXX";
+    path = mkdtemp(tmpl.data());
   }
   ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
   std::string file(const std::string& name, const std::string& content) const {

@@ -209,4 +209,30 @@ TEST_F(CheckCli, RunModeTracesThenChecks) {
   EXPECT_NE(fails.out.find("'/bin/false' exited with status 1"), std::string::npos) << fails.out;
 }
 
+// A temporary trace goes with its symbol cache and is never named; a kept
+// one is named once, by its path.
+TEST_F(CheckCli, RunModeNamesOnlyAKeptTraceAndLeavesNothingInTmpdir) {
+  const std::string tmp = path("tmpdir");
+  fs::create_directories(tmp);
+  CommandResult r = run_merged("TMPDIR=" + tmp + " " + kMemtrail +
+                               " check --max-leaked 1000 --run -- " LEAKER_BIN);
+  // A passing check symbolizes its sites too (and wrote the cache before).
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("memtrail check: passed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("trace written"), std::string::npos) << r.out;
+  std::string left;
+  for (const auto& entry : fs::directory_iterator(tmp))
+    left += " " + entry.path().filename().string();
+  EXPECT_EQ(left, "") << "left in TMPDIR";
+
+  CommandResult kept =
+      check("--max-leaked 1000 --run --trace " + path("kept.mtr") + " -- " LEAKER_BIN);
+  EXPECT_EQ(kept.exit_code, 0) << kept.out;
+  EXPECT_NE(kept.out.find("memtrail: trace written to " + path("kept.mtr") + "\n"),
+            std::string::npos)
+      << kept.out;
+  EXPECT_EQ(kept.out.find("trace written"), kept.out.rfind("trace written")) << kept.out;
+  EXPECT_TRUE(fs::exists(path("kept.mtr")));
+}
+
 }  // namespace

@@ -3,6 +3,8 @@
 // and policy parsing errors, site keys, JUnit escaping.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -99,7 +101,8 @@ TEST(Baseline, SiteKeyUsesFileNamesNotPathsOrAddresses) {
 }
 
 TEST(Policy, UnknownKeysAndTypesAreNamed) {
-  auto path = std::filesystem::temp_directory_path() / "memtrail-policy-unit.json";
+  auto path = std::filesystem::temp_directory_path() /
+              ("memtrail-policy-unit-" + std::to_string(getpid()) + ".json");
   auto load = [&](const std::string& text, std::string* error) {
     std::ofstream(path) << text;
     memtrail::CheckConfig config;

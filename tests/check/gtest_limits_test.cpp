@@ -98,3 +98,21 @@ TEST(GtestLimitsInProcess, LeavesNoTraceInTheWorkingDirectory) {
 }
 
 }  // namespace
+
+// The in-process trace lives in TMPDIR and goes at exit with everything made
+// for it: a failing limit symbolizes its sites, which must not leave a
+// TRACE.symbols cache behind.
+TEST(GtestLimitsInProcess, LeavesNothingInTmpdir) {
+  auto tmp =
+      std::filesystem::temp_directory_path() / ("memtrail-tmpdir-" + std::to_string(getpid()));
+  std::filesystem::create_directories(tmp);
+  CommandResult r = run_merged("env -u MEMTRAIL_OUTPUT TMPDIR=" + tmp.string() +
+                               " " GTEST_LIMITS_BIN " --gtest_filter=Limits.LeaksPerSiteFails");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "leak_from_one_site(int, unsigned long)")) << r.out;
+  std::string left;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp))
+    left += " " + entry.path().filename().string();
+  EXPECT_EQ(left, "") << "left in TMPDIR";
+  std::filesystem::remove_all(tmp);
+}

@@ -84,8 +84,9 @@ bool installed(const std::string& program) {
 class TempDir {
  public:
   TempDir() {
-    char path[] = "/tmp/memtrail-run-test-XXXXXX";
-    path_ = mkdtemp(path);
+    // the pid tells tests/tmp_litter whose directory this is
+    std::string path = "/tmp/memtrail-run-test-" + std::to_string(getpid()) + "-XXXXXX";
+    path_ = mkdtemp(path.data());
   }
   ~TempDir() { run({"rm", "-rf", path_}); }
   const std::string& path() const { return path_; }

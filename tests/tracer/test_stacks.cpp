@@ -15,25 +15,26 @@
 #include "memtrail/recorder.hpp"
 #include "trace_collector.hpp"
 
-// Exported (ENABLE_EXPORTS) and not inlined, so dladdr names them.
-extern "C" __attribute__((noinline)) void memtrail_test_inner(int n) {
+// Exported (ENABLE_EXPORTS), not inlined and not cloned (Release's -O3 makes
+// memtrail_test_inner.constprop, a local symbol), so dladdr names them.
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_inner(int n) {
   for (int i = 0; i < n; ++i)
     memtrail::record_alloc(1, reinterpret_cast<void*>(0x1000 + i), 16, 16);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void memtrail_test_middle(int n) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_middle(int n) {
   memtrail_test_inner(n);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void memtrail_test_outer(int n) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_outer(int n) {
   memtrail_test_middle(n);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void memtrail_test_skipping(void) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_skipping(void) {
   memtrail::record(memtrail::Event{.kind = memtrail::EventKind::mark}, /*skip_frames=*/1);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void memtrail_test_skip_caller(void) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_skip_caller(void) {
   memtrail_test_skipping();
   asm volatile("" ::: "memory");
 }
@@ -41,40 +42,40 @@ extern "C" __attribute__((noinline)) void memtrail_test_skip_caller(void) {
 // An allocator whose record call sits two frames below its entry point. Its
 // pool is registered by the test, so the trace is valid on its own.
 static std::uint32_t g_test_pool = 0;
-extern "C" __attribute__((noinline)) void memtrail_test_pool_internals(const void* p) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_pool_internals(const void* p) {
   memtrail::record_alloc(g_test_pool, p, 32, 32);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void memtrail_test_pool_entry(const void* p) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_pool_entry(const void* p) {
   MEMTRAIL_ALLOCATOR_ENTRY();
   memtrail_test_pool_internals(p);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void memtrail_test_pool_user(void) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_pool_user(void) {
   memtrail_test_pool_entry(reinterpret_cast<const void*>(0x5000));
   asm volatile("" ::: "memory");
 }
 
 // Users of the real pools: through std::pmr (inline allocate -> virtual
 // do_allocate) and through the pools' own calls.
-extern "C" __attribute__((noinline)) void* memtrail_test_pmr_allocate(
+extern "C" __attribute__((noinline, noclone)) void* memtrail_test_pmr_allocate(
     std::pmr::memory_resource* r) {
   void* p = r->allocate(1000);
   asm volatile("" ::: "memory");
   return p;
 }
-extern "C" __attribute__((noinline)) void memtrail_test_pmr_deallocate(std::pmr::memory_resource* r,
-                                                                       void* p) {
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_pmr_deallocate(
+    std::pmr::memory_resource* r, void* p) {
   r->deallocate(p, 1000);
   asm volatile("" ::: "memory");
 }
-extern "C" __attribute__((noinline)) void* memtrail_test_caching_malloc(
+extern "C" __attribute__((noinline, noclone)) void* memtrail_test_caching_malloc(
     memtrail::alloc::CachingPool* pool) {
   void* p = pool->malloc(3000, 0);
   asm volatile("" ::: "memory");
   return p;
 }
-extern "C" __attribute__((noinline)) void memtrail_test_caching_free(
+extern "C" __attribute__((noinline, noclone)) void memtrail_test_caching_free(
     memtrail::alloc::CachingPool* pool, void* p) {
   pool->free(p);
   asm volatile("" ::: "memory");

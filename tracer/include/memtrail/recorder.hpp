@@ -110,14 +110,19 @@ void set_thread_name(std::string_view name);
 // first use.
 std::uint32_t heap_pool();
 
+// The record_* wrappers below are always inlined, even at -O0: the recorder
+// skips a fixed number of its own frames, and an out-of-line copy of a
+// wrapper in the caller's module would top every stack it records.
+
 // Generic entry: fills time, thread and (if enabled) stack; `skip_frames`
 // frames above the caller are not recorded.
-inline void record(Event event, int skip_frames = 0) {
+[[gnu::always_inline]] inline void record(Event event, int skip_frames = 0) {
   if (__builtin_expect(tracing(), 0)) detail::record_slow(event, skip_frames);
 }
 
-inline void record_alloc(std::uint32_t pool, const void* address, std::uint64_t size,
-                         std::uint64_t requested, AllocFn fn = AllocFn::pool) {
+[[gnu::always_inline]] inline void record_alloc(std::uint32_t pool, const void* address,
+                                                std::uint64_t size, std::uint64_t requested,
+                                                AllocFn fn = AllocFn::pool) {
   if (__builtin_expect(tracing(), 0)) {
     Event e;
     e.kind = EventKind::alloc;
@@ -129,8 +134,8 @@ inline void record_alloc(std::uint32_t pool, const void* address, std::uint64_t 
     detail::record_slow(e, 0);
   }
 }
-inline void record_reuse(std::uint32_t pool, const void* address, std::uint64_t size,
-                         std::uint64_t requested) {
+[[gnu::always_inline]] inline void record_reuse(std::uint32_t pool, const void* address,
+                                                std::uint64_t size, std::uint64_t requested) {
   if (__builtin_expect(tracing(), 0)) {
     Event e;
     e.kind = EventKind::reuse;
@@ -142,8 +147,8 @@ inline void record_reuse(std::uint32_t pool, const void* address, std::uint64_t 
     detail::record_slow(e, 0);
   }
 }
-inline void record_free(std::uint32_t pool, const void* address, std::uint64_t size = 0,
-                        AllocFn fn = AllocFn::pool) {
+[[gnu::always_inline]] inline void record_free(std::uint32_t pool, const void* address,
+                                               std::uint64_t size = 0, AllocFn fn = AllocFn::pool) {
   if (__builtin_expect(tracing(), 0)) {
     Event e;
     e.kind = EventKind::free;
@@ -154,8 +159,9 @@ inline void record_free(std::uint32_t pool, const void* address, std::uint64_t s
     detail::record_slow(e, 0);
   }
 }
-inline void record_segment(EventKind kind, std::uint32_t pool, std::uint64_t address,
-                           std::uint64_t size, SegmentDetail detail = SegmentDetail::whole) {
+[[gnu::always_inline]] inline void record_segment(EventKind kind, std::uint32_t pool,
+                                                  std::uint64_t address, std::uint64_t size,
+                                                  SegmentDetail detail = SegmentDetail::whole) {
   if (__builtin_expect(tracing(), 0)) {
     Event e;
     e.kind = kind;  // segment_reserve or segment_release
@@ -166,7 +172,7 @@ inline void record_segment(EventKind kind, std::uint32_t pool, std::uint64_t add
     detail::record_slow(e, 0);
   }
 }
-inline void record_scope_begin(std::uint32_t scope, std::uint32_t pool = 0) {
+[[gnu::always_inline]] inline void record_scope_begin(std::uint32_t scope, std::uint32_t pool = 0) {
   if (__builtin_expect(tracing(), 0)) {
     Event e;
     e.kind = EventKind::scope_begin;
@@ -175,7 +181,7 @@ inline void record_scope_begin(std::uint32_t scope, std::uint32_t pool = 0) {
     detail::record_slow(e, 0);
   }
 }
-inline void record_scope_end(std::uint32_t scope, std::uint32_t pool = 0) {
+[[gnu::always_inline]] inline void record_scope_end(std::uint32_t scope, std::uint32_t pool = 0) {
   if (__builtin_expect(tracing(), 0)) {
     Event e;
     e.kind = EventKind::scope_end;

@@ -1,6 +1,6 @@
 // An upstream that hands out addresses and touches no memory, for replays:
 // a 100 GiB program replays on a laptop. Addresses follow the scheme of the
-// reference model (reference/caching_allocator_model.py): the first segment
+// caching model (tests/allocator/oracle/caching_model.py): the first segment
 // at 0x7f0000000000, each new segment (or reservation) 2^32 above the
 // previous one, never reused. Ties between equal-size free blocks are broken
 // by address, so replays agree with PyTorch step by step only with this

@@ -78,10 +78,11 @@ void finish_run_directory(const std::string& directory, const std::string& shown
                                                : -1;
   std::ofstream(directory + "/" + kRunIndexFile, std::ios::trunc)
       << run_index_tsv(*run, static_cast<std::uint32_t>(root_pid), exit_status);
-  std::fprintf(
-      stderr, "%s\n",
-      run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid), wait_status)
-          .c_str());
+  std::string line =
+      run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid), wait_status);
+  // Quiet leaves out only the good news.
+  if (!quiet || line.rfind("memtrail: trace written to ", 0) != 0)
+    std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 }  // namespace memtrail::cli

@@ -60,14 +60,15 @@ run_mode() {
 
 for ((i = 0; i < runs; i++)); do
   for mode in "${modes[@]}"; do
-    rm -f "$work"/m.mtr "$work"/n.mtr "$work"/b.mtr "$work"/ht.*
+    # m and n are run directories (memtrail run -o DIR); an older baseline writes files.
+    rm -rf "$work"/m.mtr "$work"/n.mtr "$work"/b.mtr "$work"/ht.*
     /usr/bin/time -o "$work/time.txt" -f "%e %M %U %S" bash -c "$(declare -f run_mode); run_mode $mode" \
       > "$work/out.txt" 2> /dev/null
     read -r wall rss user sys < "$work/time.txt"
     echo "$wall" >> "$work/$mode.wall"
     echo "$rss" >> "$work/$mode.rss"
     awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }' >> "$work/$mode.cpu"
-    if [[ $mode == memtrail ]]; then stat -c %s "$work/m.mtr" >> "$work/$mode.bytes"; fi
+    if [[ $mode == memtrail ]]; then cat "$work"/m.mtr/*.mtr | wc -c >> "$work/$mode.bytes"; fi
     if [[ $mode == heaptrack ]]; then stat -c %s "$work"/ht.* 2> /dev/null | head -1 >> "$work/$mode.bytes" || true; fi
   done
 done

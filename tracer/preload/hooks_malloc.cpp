@@ -35,7 +35,7 @@ namespace {
 
 [[gnu::always_inline]] inline void before_free(void* p, AllocFn fn) {
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
-    trace_free(p, 0, fn);
+    if (!trace_free(p, 0, fn)) remember_late_free(p);
     linker_block_erase(p);
   } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
     early_free(p, 0, fn);

@@ -51,7 +51,7 @@ namespace {
 [[gnu::always_inline]] inline void traced_delete(void* p, std::size_t size, AllocFn fn) noexcept {
   if (p == nullptr) return;
   if (__builtin_expect(memtrail::tracing(), 0)) {
-    trace_free(p, size, fn);
+    if (!trace_free(p, size, fn)) remember_late_free(p);
     linker_block_erase(p);
   } else if (__builtin_expect(early_open(), 0)) {
     early_free(p, size, fn);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "exit_frame.hpp"
+#include "late_frees.hpp"
 #include "linker_blocks.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "preload_state.hpp"
@@ -112,6 +113,9 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
 // used only when the program's call to exit() is not found.
 [[gnu::noinline]] void scan_and_record(std::uintptr_t stack_top) {
   std::vector<detail::LiveBlock> live = detail::live_blocks();
+  // Blocks an exited thread freed are recorded freed now, and not scanned.
+  std::erase_if(live,
+                [](const detail::LiveBlock& b) { return settle_late_free_at_exit(b.address); });
   if (live.empty()) return;
   const ExitCaller exit_caller = find_exit_caller();
   std::vector<MemoryRange> exit_registers;

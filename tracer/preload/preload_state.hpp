@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "late_frees.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 
@@ -32,10 +33,12 @@ extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
   e.requested = requested;
   e.detail = static_cast<std::uint8_t>(fn);
   e.aux = alignment;
+  settle_late_free(block);  // a late free of this address first
   detail::record_slow(e, 1);
 }
 
-[[gnu::always_inline]] inline void trace_free(const void* block, std::size_t size, AllocFn fn) {
+// False on a thread past its exit notice: the free was not recorded.
+[[gnu::always_inline]] inline bool trace_free(const void* block, std::size_t size, AllocFn fn) {
   Event e;
   e.kind = EventKind::free;
   e.pool = g_heap_pool;
@@ -43,7 +46,7 @@ extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
   e.size = size;
   e.detail = static_cast<std::uint8_t>(fn);
   // No stack: the alloc's stack already identifies the block.
-  detail::record_no_stack(e);
+  return detail::record_no_stack(e);
 }
 
 // True when the program's malloc (the next definition after ours) is glibc's:

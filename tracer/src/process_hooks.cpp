@@ -27,6 +27,7 @@ void on_thread_exit(void* p) {
   // Nothing this thread does from here on is recorded, so the writer may
   // recycle its blocks once it has seen `exited`.
   t_internal = 1;
+  t_exited = true;
   t_buffer = nullptr;
   tb->exited.store(true, std::memory_order_release);
   tb->session->live_threads.fetch_sub(1, std::memory_order_relaxed);

@@ -35,6 +35,7 @@ namespace runtime {
 std::atomic<Session*> g_session{nullptr};
 std::atomic<Session*> g_stopping_session{nullptr};
 __thread int t_internal __attribute__((tls_model("initial-exec"))) = 0;
+__thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
 __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
 // A name set before the thread's first event; copied at registration.
 __thread char t_pending_name[kMaxNameBytes] __attribute__((tls_model("initial-exec")));
@@ -678,9 +679,11 @@ void record_slow(const Event& event, int skip_frames) {
   asm volatile("" ::: "memory");
 }
 
-void record_no_stack(const Event& event) {
+bool record_no_stack(const Event& event) {
+  if (runtime::t_exited) return false;
   runtime::record_impl(event, 0, false);
   asm volatile("" ::: "memory");
+  return true;
 }
 
 void record_without_stack(Event event) {

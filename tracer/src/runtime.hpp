@@ -354,6 +354,8 @@ extern std::atomic<Session*> g_stopping_session;
 // may malloc) inside a malloc interposer.
 extern __thread int t_internal __attribute__((tls_model("initial-exec")));
 extern __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec")));
+// Set by the thread-exit notice: nothing this thread does is recorded since.
+extern __thread bool t_exited __attribute__((tls_model("initial-exec")));
 // Set while this program thread drains (it holds work_mutex).
 extern __thread bool t_draining __attribute__((tls_model("initial-exec")));
 

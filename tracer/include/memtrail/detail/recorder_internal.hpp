@@ -52,7 +52,9 @@ void record_without_stack(Event event);
 // Like record_slow() (dropped under the reentrancy guard), but never walks
 // the stack: for frees, whose block is identified by its alloc's stack (as
 // heaptrack does it), halving the unwinding a malloc/free pair costs.
-void record_no_stack(const Event& event);
+// Returns false on a thread past its exit notice (the recorder's pthread key
+// destructor), where nothing is recorded although glibc still frees there.
+bool record_no_stack(const Event& event);
 
 // Records `event` with a stack taken earlier by backtrace_here() (time and
 // thread are filled in now; frames in the recorder's own modules are

@@ -4,6 +4,7 @@
 // over a virtual device, printing the policy's stats at each `stats` line
 // and the peaks at the end.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -150,6 +151,8 @@ int cmd_replay(int argc, char** argv) {
       return usage_error(e.what());
     }
   }
+  // No input named and a script piped in (`echo ... | memtrail replay`): stdin.
+  if (input.empty() && !isatty(STDIN_FILENO)) input = "-";
   if (input.empty()) return usage_error("missing SCRIPT or TRACE (see memtrail replay --help)");
   if (allocator == "caching")
     options.allocator = alloc::ReplayAllocator::caching;

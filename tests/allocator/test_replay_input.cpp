@@ -45,6 +45,16 @@ TEST(ReplayInput, SizesAboveInt64AreAnErrorNamingTheLineForEveryAllocator) {
   }
 }
 
+// The issue's own command: a script piped in with no input named is read
+// from stdin, and the absurd size is an error at once.
+TEST(ReplayInput, PipedScriptWithNoInputNamedIsReadFromStdin) {
+  auto r = run_command("echo 'A = malloc 18446744073709551000' | timeout 60 " +
+                       std::string(MEMTRAIL_CLI) + " replay --allocator bfc");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "stdin:1: size ")) << r.err;
+}
+
 // The largest size a script may ask for: every allocator reports an OOM at
 // its line, as the real one would on a device that cannot hold it, and no
 // stat wraps negative.

@@ -338,6 +338,13 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
   asm volatile("" ::: "memory");  // not a tail call
 }
 
+// The calling thread's buffer in session `s`, registered on first use;
+// null when it cannot be.
+[[gnu::always_inline]] inline ThreadBuffer* buffer_of_this_thread(Session* s) {
+  ThreadBuffer* tb = t_buffer;
+  return tb && tb->session == s ? tb : register_thread(s);
+}
+
 // Not inlined, and its callers are kept out of tail position (the empty asm
 // after each call), so the frames to skip are always exactly record_impl and
 // its one caller in this library.
@@ -346,11 +353,8 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
   InternalGuard guard;
-  ThreadBuffer* tb = t_buffer;
-  if (!tb || tb->session != s) {
-    tb = register_thread(s);
-    if (!tb) return;
-  }
+  ThreadBuffer* tb = buffer_of_this_thread(s);
+  if (!tb) return;
   RawHead raw;
   raw.time = s->clock.raw_now();
   raw.address = e.address;
@@ -443,11 +447,8 @@ void record_frames_impl(const Event& e, const std::uint64_t* ips, int n) {
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
   InternalGuard guard;
-  ThreadBuffer* tb = t_buffer;
-  if (!tb || tb->session != s) {
-    tb = register_thread(s);
-    if (!tb) return;
-  }
+  ThreadBuffer* tb = buffer_of_this_thread(s);
+  if (!tb) return;
   RawHead raw{};
   raw.time = s->clock.raw_now();
   raw.address = e.address;

@@ -126,6 +126,14 @@ constexpr int kMaxInternalRanges = 8;
 CodeRange g_internal[kMaxInternalRanges];
 std::atomic<int> g_internal_count{0};
 
+// Function starts of out-of-line copies of inline forwarders to allocator
+// entry points (std::pmr::memory_resource::allocate in a program built at
+// -O0; see detail::add_forwarder): a pool event's stack starts at their
+// caller. Appended under the lifecycle lock, read lock-free.
+constexpr int kMaxForwarders = 8;
+std::uintptr_t g_forwarder[kMaxForwarders];
+std::atomic<int> g_forwarder_count{0};
+
 // libmemtrail.so's own executable range (set by start() before tracing):
 // the recorder frames at the top of every captured stack, however many the
 // build type leaves out of line; `skip_frames` counts from below them.
@@ -272,6 +280,23 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   b->used.store(pos, std::memory_order_release);
 }
 
+// True when return address `ip` lies in a registered forwarder. The exact
+// test (the unwind tables' function start) runs only near a forwarder's
+// start: an out-of-line forwarder is a few instructions long.
+bool in_forwarder(std::uint64_t ip) {
+  constexpr std::uint64_t kReach = 1024;
+  int n = g_forwarder_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (ip - 1 - g_forwarder[i] >= kReach) continue;
+    KeepErrno keep_errno;
+    unw_proc_info_t pi;
+    if (unw_get_proc_info_by_ip(unw_local_addr_space, ip - 1, &pi, nullptr) == 0 &&
+        pi.start_ip == g_forwarder[i])
+      return true;
+  }
+  return false;
+}
+
 // The first frame of ips[0..n) (unw_backtrace's numbering) that an event
 // records: past the recorder's leading frames (by address, so an -O0 build's
 // extra out-of-line helpers count too) and `skip` more, at the allocator
@@ -288,6 +313,8 @@ int select_first(const std::uint64_t* ips, int n, int skip, const void* entry, b
         found = true;
         break;
       }
+    if (found)  // called through an out-of-line forwarder: start at its caller
+      while (first + 1 < n && in_forwarder(ips[first])) ++first;
   }
   while (first < n && is_internal_code(ips[first])) ++first;
   return first;
@@ -882,6 +909,19 @@ void detail::resume_after_failed_exec() {
   std::lock_guard lock(runtime::lifecycle_mutex());
   if (g_session.load(std::memory_order_acquire) || !g_options_before_exec) return;
   runtime::start_session(*g_options_before_exec, false, true);
+}
+
+void detail::add_forwarder(const void* function_start) {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  auto start = reinterpret_cast<std::uintptr_t>(function_start);
+  int n = runtime::g_forwarder_count.load(std::memory_order_relaxed);
+  if (std::find(runtime::g_forwarder, runtime::g_forwarder + n, start) !=
+          runtime::g_forwarder + n ||
+      n == runtime::kMaxForwarders)
+    return;
+  runtime::g_forwarder[n] = start;
+  runtime::g_forwarder_count.store(n + 1, std::memory_order_release);
 }
 
 void detail::add_internal_code(const void* address_in_module) {

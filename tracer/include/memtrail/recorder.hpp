@@ -76,6 +76,12 @@ class AllocatorEntry {
  private:
   bool owner_;
 };
+
+// Registers an inline function that only forwards to an allocator entry
+// point (std::pmr::memory_resource::allocate): where a program keeps an
+// out-of-line copy of it (-O0), a pool event's stack starts at the copy's
+// caller, as it does where the forwarder is inlined.
+void add_forwarder(const void* function_start);
 }  // namespace detail
 
 // Put first in an allocator's public entry points (a pool's malloc/free, a

@@ -117,8 +117,8 @@ void set_thread_name(std::string_view name);
 std::uint32_t heap_pool();
 
 // The record_* wrappers below are always inlined, even at -O0: the recorder
-// skips a fixed number of its own frames, and an out-of-line copy of a
-// wrapper in the caller's module would top every stack it records.
+// skips only libmemtrail.so's own frames (by address), and an out-of-line
+// copy of a wrapper in the caller's module would top every stack it records.
 
 // Generic entry: fills time, thread and (if enabled) stack; `skip_frames`
 // frames above the caller are not recorded.

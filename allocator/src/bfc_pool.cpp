@@ -20,6 +20,7 @@
 #include "memtrail/recorder.hpp"
 #include "memtrail/size.hpp"
 #include "node_cache.hpp"
+#include "pmr_forwarders.hpp"
 #include "spin_lock.hpp"
 
 namespace memtrail::alloc {
@@ -642,6 +643,7 @@ struct BfcPool::Impl {
 BfcPool::BfcPool(Upstream& upstream, BfcOptions options, std::string name)
     : Resource(std::move(name), upstream.space(), PoolKind::bfc, &upstream, upstream.device()),
       impl_(std::make_unique<Impl>(*this, upstream, options)) {
+  register_pmr_forwarders();  // do_allocate's entry sees past std::pmr at -O0
   if (!(options.memory_fraction > 0.0 && options.memory_fraction <= 1.0))
     throw ConfigError("memory_fraction: " + std::to_string(options.memory_fraction) +
                       " must be in (0, 1]");

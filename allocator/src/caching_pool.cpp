@@ -22,6 +22,7 @@
 #include "memtrail/alloc/errors.hpp"
 #include "memtrail/recorder.hpp"
 #include "node_cache.hpp"
+#include "pmr_forwarders.hpp"
 #include "spin_lock.hpp"
 
 namespace memtrail::alloc {
@@ -1525,6 +1526,7 @@ struct CachingPool::Impl {
 CachingPool::CachingPool(Upstream& upstream, CachingConfig config, std::string name)
     : Resource(std::move(name), upstream.space(), PoolKind::caching, &upstream, upstream.device()),
       impl_(std::make_unique<Impl>(*this, upstream, std::move(config))) {
+  register_pmr_forwarders();  // do_allocate's entry sees past std::pmr at -O0
   if (impl_->config.expandable_segments && !upstream.supports_address_reservation())
     throw ConfigError("expandable_segments: upstream '" + upstream.name() +
                       "' cannot reserve address space");

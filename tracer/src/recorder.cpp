@@ -127,10 +127,27 @@ constexpr int kMaxInternalRanges = 8;
 CodeRange g_internal[kMaxInternalRanges];
 std::atomic<int> g_internal_count{0};
 
+// Function starts of out-of-line copies of inline forwarders to allocator
+// entry points (std::pmr::memory_resource::allocate in a program built at
+// -O0; see detail::add_forwarder): a pool event's stack starts at their
+// caller. Appended under the lifecycle lock, read lock-free.
+constexpr int kMaxForwarders = 8;
+std::uintptr_t g_forwarder[kMaxForwarders];
+std::atomic<int> g_forwarder_count{0};
+
+// libmemtrail.so's own executable range (set by start() before tracing):
+// the recorder frames at the top of every captured stack, however many the
+// build type leaves out of line; `skip_frames` counts from below them.
+CodeRange g_recorder_code{0, 0};
+
+bool in_range(const CodeRange& r, std::uint64_t ip) {
+  return ip - 1 - r.low < r.high - r.low;
+}
+
 bool is_internal_code(std::uint64_t ip) {
   int n = g_internal_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
-    if (ip - 1 - g_internal[i].low < g_internal[i].high - g_internal[i].low) return true;
+    if (in_range(g_internal[i], ip)) return true;
   return false;
 }
 
@@ -264,11 +281,32 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   b->used.store(pos, std::memory_order_release);
 }
 
+// True when return address `ip` lies in a registered forwarder. The exact
+// test (the unwind tables' function start) runs only near a forwarder's
+// start: an out-of-line forwarder is a few instructions long.
+bool in_forwarder(std::uint64_t ip) {
+  constexpr std::uint64_t kReach = 1024;
+  int n = g_forwarder_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (ip - 1 - g_forwarder[i] >= kReach) continue;
+    KeepErrno keep_errno;
+    unw_proc_info_t pi;
+    if (unw_get_proc_info_by_ip(unw_local_addr_space, ip - 1, &pi, nullptr) == 0 &&
+        pi.start_ip == g_forwarder[i])
+      return true;
+  }
+  return false;
+}
+
 // The first frame of ips[0..n) (unw_backtrace's numbering) that an event
-// records: past `skip`, at the allocator entry's caller when `entry` is one
-// of the frames (`found`), then past the recorder's own modules.
+// records: past the recorder's leading frames (by address, so an -O0 build's
+// extra out-of-line helpers count too) and `skip` more, at the allocator
+// entry's caller when `entry` is one of the frames (`found`), then past the
+// recorder's own modules.
 int select_first(const std::uint64_t* ips, int n, int skip, const void* entry, bool& found) {
-  int first = skip;
+  int first = 0;
+  while (first < n && in_range(g_recorder_code, ips[first])) ++first;
+  first = std::min(first + skip, n);
   if (entry) {  // inside an allocator: start at its entry point's caller
     for (int i = skip; i < n; ++i)
       if (ips[i] == reinterpret_cast<std::uintptr_t>(entry)) {
@@ -276,6 +314,8 @@ int select_first(const std::uint64_t* ips, int n, int skip, const void* entry, b
         found = true;
         break;
       }
+    if (found)  // called through an out-of-line forwarder: start at its caller
+      while (first + 1 < n && in_forwarder(ips[first])) ++first;
   }
   while (first < n && is_internal_code(ips[first])) ++first;
   return first;
@@ -308,7 +348,9 @@ void remember(StackCacheEntry& e, std::uintptr_t key, const void* entry, int ski
 }
 
 // libunwind may probe memory with system calls that fail (and set errno).
-inline int backtrace_keeping_errno(std::uint64_t* ips, int limit) {
+// Always inlined, in every build type: unw_backtrace's frame 0 must be
+// record_impl, where the stack cache's walk (walk_stack) starts too.
+[[gnu::always_inline]] inline int backtrace_keeping_errno(std::uint64_t* ips, int limit) {
   KeepErrno keep_errno;
   return unw_backtrace(reinterpret_cast<void**>(ips), limit);
 }
@@ -346,8 +388,8 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
 }
 
 // Not inlined, and its callers are kept out of tail position (the empty asm
-// after each call), so the frames to skip are always exactly record_impl and
-// its one caller in this library.
+// after each call), so its frame address keys the stack cache and its
+// caller's frame is on the stack (skipped with the library's other frames).
 __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool capture) {
   if (t_internal) return;
   Session* s = g_session.load(std::memory_order_acquire);
@@ -373,11 +415,11 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
   std::uint64_t ips[kMaxStackDepth + kSlack];
   const std::uint64_t* frames = ips;
   if (capture && s->stack_frames > 0) {
-    // ips[0] is inside record_impl's caller chain in this library: skip
-    // record_impl, record_slow and what the caller asked for.
-    int skip = 2 + (skip_frames > 0 ? std::min(skip_frames, 16) : 0);
+    // Frames past the recorder's own (record_impl, record_slow) that the
+    // caller asked to leave out; select_first finds the recorder's by range.
+    int skip = skip_frames > 0 ? std::min(skip_frames, 16) : 0;
     const void* entry = detail::t_allocator_entry;
-    int limit = std::min(s->stack_frames + skip + (entry ? 16 : 0), kMaxStackDepth + kSlack);
+    int limit = std::min(s->stack_frames + skip + 2 + (entry ? 16 : 0), kMaxStackDepth + kSlack);
     int count = 0;
     std::uint64_t hash = 0;
     auto key = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
@@ -589,6 +631,19 @@ void add_internal_code_locked(const void* address) {
         return 1;
       },
       &find);
+}
+
+// libmemtrail.so's ranges join the internal ones; the one holding
+// record_impl also becomes g_recorder_code. Set once: a later start() finds
+// the same library.
+void add_recorder_code_locked() {
+  auto here = reinterpret_cast<std::uintptr_t>(&record_impl);
+  add_internal_code_locked(reinterpret_cast<const void*>(here));
+  if (g_recorder_code.high != 0) return;
+  int n = g_internal_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i)
+    if (here - g_internal[i].low < g_internal[i].high - g_internal[i].low)
+      g_recorder_code = g_internal[i];
 }
 
 }  // namespace
@@ -822,7 +877,7 @@ bool start(const RecorderOptions& options) {
   std::lock_guard lock(runtime::lifecycle_mutex());
   if (g_session.load(std::memory_order_acquire)) return true;
   runtime::install_process_hooks();
-  runtime::add_internal_code_locked(reinterpret_cast<const void*>(&runtime::record_impl));
+  runtime::add_recorder_code_locked();
   return runtime::start_session(options, false, runtime::exec_of_traced_image());
 }
 
@@ -858,6 +913,19 @@ void detail::resume_after_failed_exec() {
   std::lock_guard lock(runtime::lifecycle_mutex());
   if (g_session.load(std::memory_order_acquire) || !g_options_before_exec) return;
   runtime::start_session(*g_options_before_exec, false, true);
+}
+
+void detail::add_forwarder(const void* function_start) {
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  auto start = reinterpret_cast<std::uintptr_t>(function_start);
+  int n = runtime::g_forwarder_count.load(std::memory_order_relaxed);
+  if (std::find(runtime::g_forwarder, runtime::g_forwarder + n, start) !=
+          runtime::g_forwarder + n ||
+      n == runtime::kMaxForwarders)
+    return;
+  runtime::g_forwarder[n] = start;
+  runtime::g_forwarder_count.store(n + 1, std::memory_order_release);
 }
 
 void detail::add_internal_code(const void* address_in_module) {

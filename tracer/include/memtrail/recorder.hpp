@@ -76,6 +76,12 @@ class AllocatorEntry {
  private:
   bool owner_;
 };
+
+// Registers an inline function that only forwards to an allocator entry
+// point (std::pmr::memory_resource::allocate): where a program keeps an
+// out-of-line copy of it (-O0), a pool event's stack starts at the copy's
+// caller, as it does where the forwarder is inlined.
+void add_forwarder(const void* function_start);
 }  // namespace detail
 
 // Put first in an allocator's public entry points (a pool's malloc/free, a
@@ -111,8 +117,8 @@ void set_thread_name(std::string_view name);
 std::uint32_t heap_pool();
 
 // The record_* wrappers below are always inlined, even at -O0: the recorder
-// skips a fixed number of its own frames, and an out-of-line copy of a
-// wrapper in the caller's module would top every stack it records.
+// skips only libmemtrail.so's own frames (by address), and an out-of-line
+// copy of a wrapper in the caller's module would top every stack it records.
 
 // Generic entry: fills time, thread and (if enabled) stack; `skip_frames`
 // frames above the caller are not recorded.

@@ -19,6 +19,7 @@
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
 #include "run_dir.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -29,18 +30,9 @@ using memtrail::test::shell_quote;
 
 const std::string kMemtrail = MEMTRAIL_BIN;
 
-class TempDir {
- public:
-  TempDir() {
-    char path[] = "/tmp/memtrail-bootstrap-test-XXXXXX";
-    path_ = mkdtemp(path);
-  }
-  ~TempDir() { run_command("rm -rf " + shell_quote(path_)); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+// Every test's directory is $TMPDIR/memtrail-bootstrap-test-XXXXXX.
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("bootstrap") {}
 };
 
 // Allocations per size, and the sizes of the blocks live at exit.

@@ -18,6 +18,7 @@
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
 #include "run_dir.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -29,19 +30,9 @@ using memtrail::test::slurp;
 
 const std::string kMemtrail = MEMTRAIL_BIN;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/memtrail-fds-test-XXXXXX";
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { run_command("rm -rf " + shell_quote(path_)); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+// Every test's directory is $TMPDIR/memtrail-fds-test-XXXXXX.
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("fds") {}
 };
 
 // Events of a trace by kind and size, and whether it is whole.

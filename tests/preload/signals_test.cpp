@@ -19,6 +19,7 @@
 
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -29,17 +30,9 @@ using memtrail::test::shell_quote;
 const std::string kMemtrail = MEMTRAIL_BIN;
 const std::string kSignalEnds = SIGNAL_ENDS_BIN;
 
-class TempDir {
- public:
-  TempDir() {
-    char path[] = "/tmp/memtrail-signals-test-XXXXXX";
-    path_ = mkdtemp(path);
-  }
-  ~TempDir() { std::system(("rm -rf " + shell_quote(path_)).c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+// Every test's directory is $TMPDIR/memtrail-signals-test-XXXXXX.
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("signals") {}
 };
 
 // The traces `memtrail run -o PATH` wrote under PATH: PATH itself when it

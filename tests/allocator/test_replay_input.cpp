@@ -72,7 +72,9 @@ TEST(ReplayInput, LargestSizeIsAnOomWithoutWrappingAnyStat) {
     EXPECT_EQ(oom.at("line"), 1);
     const json stats = json::parse(lines[1]);
     for (const auto& [key, value] : stats.items()) {
-      if (key != "max_split_size") EXPECT_GE(value.get<std::int64_t>(), 0) << key;
+      if (key != "max_split_size") {
+        EXPECT_GE(value.get<std::int64_t>(), 0) << key;
+      }
     }
     json summary = json::parse(lines[2]).at("replay_summary");
     EXPECT_EQ(summary.at("ooms"), 1);

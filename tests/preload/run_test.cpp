@@ -597,8 +597,9 @@ TEST(ExitScan, EveryExitPathClassifiesAsValgrindDoes) {
       TraceSummary t = traced_run(args, i);
       EXPECT_EQ(t.leaked_sizes, path.direct) << path.mode << " run " << i;
       EXPECT_EQ(t.leaks[memtrail::LeakClass::indirect].blocks, 0u) << path.mode << " run " << i;
-      if (path.reachable != 0)
+      if (path.reachable != 0) {
         EXPECT_EQ(t.reachable_sizes.count(path.reachable), 1u) << path.mode << " run " << i;
+      }
     }
   }
 }

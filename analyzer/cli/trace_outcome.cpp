@@ -1,12 +1,10 @@
 // memtrail run's final line (trace_outcome.hpp).
 #include "trace_outcome.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -27,27 +25,6 @@ std::string directory_of(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// The file ends with the writer's end chunk: type 2, no payload, a valid
-// frame crc (trace-format.md, section 2). 21 bytes, read from the end, so a
-// trace of any size is checked at once.
-bool ends_with_end_marker(const std::string& path) {
-  constexpr int kEndChunkBytes = 17 + 4;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  unsigned char b[kEndChunkBytes];
-  off_t size = lseek(fd, 0, SEEK_END);
-  bool ok = size >= kEndChunkBytes &&
-            pread(fd, b, sizeof b, size - kEndChunkBytes) == static_cast<ssize_t>(sizeof b);
-  close(fd);
-  if (!ok) return false;
-  auto u32 = [&](int at) {
-    return std::uint32_t{b[at]} | std::uint32_t{b[at + 1]} << 8 | std::uint32_t{b[at + 2]} << 16 |
-           std::uint32_t{b[at + 3]} << 24;
-  };
-  return b[0] == 2 && u32(1) == 0 && u32(5) == 0 &&
-         u32(13) == static_cast<std::uint32_t>(crc32(0, b, 13)) && u32(17) == 0;
 }
 
 // Why a program that ended this way may have left an unfinished trace.
@@ -76,10 +53,11 @@ TraceFileState inspect_trace_file(const std::string& path, std::string* detail) 
   } else if (st.st_size == 0) {
     why = "the file is empty";
     state = TraceFileState::unusable;
-  } else if (why = TraceReader(path).header_error(); !why.empty()) {
+  } else if (TraceReader reader(path); !reader.header_error().empty()) {
+    why = reader.header_error();
     state = TraceFileState::unusable;
   } else {
-    state = ends_with_end_marker(path) ? TraceFileState::complete : TraceFileState::incomplete;
+    state = reader.ends_with_end_marker() ? TraceFileState::complete : TraceFileState::incomplete;
   }
   if (detail) *detail = why;
   return state;

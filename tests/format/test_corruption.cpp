@@ -97,6 +97,25 @@ TEST_F(Corruption, CutAtEveryOffsetReadsUpToTheLastWholeChunk) {
   EXPECT_EQ(r.events, 3 * kEventsPerChunk);
 }
 
+// The quick end check (`memtrail run`'s final line) agrees with a full read:
+// only the finished file ends with the end marker; any cut, or a flipped
+// byte in the end frame, does not.
+TEST_F(Corruption, EndMarkerCheckHoldsOnlyForTheFinishedFile) {
+  std::vector<std::size_t> ends = write_small_trace(path);
+  EXPECT_TRUE(TraceReader(path).ends_with_end_marker());
+  std::string full = slurp(path);
+  for (std::size_t cut = ends[0]; cut < full.size(); ++cut) {
+    spit(cut_path, std::string_view(full).substr(0, cut));
+    EXPECT_FALSE(TraceReader(cut_path).ends_with_end_marker()) << "cut " << cut;
+  }
+  for (std::size_t at = full.size() - 21; at < full.size(); ++at) {
+    std::string flipped = full;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x40);
+    spit(cut_path, flipped);
+    EXPECT_FALSE(TraceReader(cut_path).ends_with_end_marker()) << "flipped byte " << at;
+  }
+}
+
 TEST_F(Corruption, FlippedByteInAChunkIsAChecksumErrorNamingItsOffset) {
   std::vector<std::size_t> ends = write_small_trace(path);
   std::string full = slurp(path);

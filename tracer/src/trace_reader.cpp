@@ -912,6 +912,27 @@ const TraceHeader& TraceReader::header() const {
   return impl_->header;
 }
 
+bool TraceReader::ends_with_end_marker() const {
+  constexpr int kEndFrameBytes = kFrameHeaderBytes + kFrameTrailerBytes;  // no payload
+  if (!impl_->header_error.empty() || impl_->file_size < kEndFrameBytes) return false;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(impl_->path.c_str(), "rb"),
+                                                       &std::fclose);
+  unsigned char b[kEndFrameBytes];
+  if (!file || std::fseek(file.get(), -kEndFrameBytes, SEEK_END) != 0 ||
+      std::fread(b, 1, sizeof b, file.get()) != sizeof b)
+    return false;
+  ByteSource h(reinterpret_cast<const char*>(b), sizeof b);
+  std::uint64_t type = 0, stored = 0, raw = 0, count = 0, hcrc = 0, pcrc = 0;
+  h.fixed(type, 1);
+  h.fixed(stored, 4);
+  h.fixed(raw, 4);
+  h.fixed(count, 4);
+  h.fixed(hcrc, 4);
+  h.fixed(pcrc, 4);
+  return type == kChunkEnd && stored == 0 && raw == 0 && hcrc == crc32_of(b, 13) &&
+         pcrc == crc32_of(b, 0);
+}
+
 ReadResult TraceReader::read(TraceVisitor& visitor) {
   ReadResult r;
   Impl& m = *impl_;

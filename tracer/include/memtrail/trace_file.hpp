@@ -159,6 +159,10 @@ class TraceReader {
   // "x.mtr: not a memtrail trace (bad magic)" or "... unsupported version 7".
   const std::string& header_error() const;
   const TraceHeader& header() const;
+  // The file ends with a valid end-of-trace frame, read from its last bytes
+  // only (the trace was finished; whether its chunks are whole is read()'s
+  // question). False for an unreadable header.
+  bool ends_with_end_marker() const;
 
   // Streams the whole file into `visitor`. Bad chunks stop the read with
   // ok=false and an error naming the offset ("checksum mismatch in chunk at

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/duration.hpp"
 
 namespace memtrail::cli {
 
@@ -58,9 +59,7 @@ class Args {
   std::string error_;
 };
 
-// "1500" (ns), "250ns", "10us", "1.5ms", "2s". nullopt + one-line error on
-// anything else.
-std::optional<std::uint64_t> parse_duration_ns(std::string_view text, std::string* error);
+using memtrail::parse_duration_ns;  // memtrail/duration.hpp
 
 // Consumes one of the options every analyzer command takes:
 //   --from TIME  --to TIME  --from-mark NAME  --to-mark NAME  --pool NAME

@@ -1,0 +1,28 @@
+// memtrail-gui's command line:
+//   memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]
+// Parsed before QApplication exists (--screenshot picks the offscreen
+// platform), so plain C++ and testable without a display.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memtrail::gui {
+
+struct GuiArgs {
+  std::string trace;       // .mtr file or `memtrail run` directory; empty: none
+  std::string screenshot;  // PNG to write, then exit; empty: interactive
+  std::string view;        // tab to show (required with --screenshot)
+  int width = 1400, height = 900;
+  std::optional<std::uint64_t> range_from, range_to;  // --range T0:T1 (either may be empty)
+  bool help = false;
+};
+
+// nullopt and a one-line *error naming the problem on bad arguments.
+std::optional<GuiArgs> parse_gui_args(const std::vector<std::string>& args, std::string* error);
+
+extern const char* const kGuiUsage;
+
+}  // namespace memtrail::gui

@@ -1,0 +1,204 @@
+#include "leaks_model.hpp"
+
+#include <QFileInfo>
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "format.hpp"
+
+namespace memtrail::gui {
+
+namespace {
+
+// Function names (or their start) of allocation functions and allocator
+// plumbing: a leak is reported where the program called into them.
+constexpr std::array<std::string_view, 20> kMachinery = {"malloc",
+                                                         "calloc",
+                                                         "realloc",
+                                                         "reallocarray",
+                                                         "free",
+                                                         "posix_memalign",
+                                                         "aligned_alloc",
+                                                         "memalign",
+                                                         "valloc",
+                                                         "pvalloc",
+                                                         "operator new",
+                                                         "__strdup",
+                                                         "strdup",
+                                                         "__strndup",
+                                                         "strndup",
+                                                         "std::allocator",
+                                                         "std::__new_allocator",
+                                                         "__gnu_cxx::new_allocator",
+                                                         "std::allocator_traits",
+                                                         "memtrail::alloc::"};
+
+bool isMachinery(const std::string& function) {
+  for (std::string_view m : kMachinery) {
+    if (function.compare(0, m.size(), m) != 0) continue;
+    // "malloc" must not match "malloc_consolidate_helper" style user names.
+    const char next = function.size() > m.size() ? function[m.size()] : '\0';
+    if (m.back() == ':' || m == "operator new" || m.starts_with("std::") ||
+        m.starts_with("__gnu") || next == '\0' || next == '(' || next == '@' || next == '<')
+      return true;
+  }
+  return false;
+}
+
+std::uint64_t leakedBytes(const Site& s) {
+  return s.direct_bytes + s.indirect_bytes;
+}
+
+}  // namespace
+
+std::size_t labelFrame(const std::vector<Frame>& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (!isMachinery(frames[i].function)) return i;
+  return 0;
+}
+
+namespace {
+
+QString labelText(const Site& s) {
+  if (s.frames.empty()) return QObject::tr("(no stack recorded)");
+  return QString::fromStdString(s.frames[labelFrame(s.frames)].describe());
+}
+
+}  // namespace
+
+LeaksModel::LeaksModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+void LeaksModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
+  beginResetModel();
+  analysis_ = std::move(analysis);
+  rows_.clear();
+  if (analysis_) {
+    for (const LeakSite& l : analysis_->leaks.sites)
+      if (std::find(rows_.begin(), rows_.end(), l.site) == rows_.end() &&
+          l.site < analysis_->sites.size())
+        rows_.push_back(l.site);
+    const auto& sites = analysis_->sites;
+    std::stable_sort(rows_.begin(), rows_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const Site &x = sites[a], &y = sites[b];
+      if (leakedBytes(x) != leakedBytes(y)) return leakedBytes(x) > leakedBytes(y);
+      return x.reachable_bytes > y.reachable_bytes;
+    });
+  }
+  endResetModel();
+}
+
+std::uint64_t LeaksModel::number(const Site& s, int column) const {
+  switch (column) {
+    case direct_bytes:
+      return s.direct_bytes;
+    case direct_blocks:
+      return s.direct_blocks;
+    case indirect_bytes:
+      return s.indirect_bytes;
+    case indirect_blocks:
+      return s.indirect_blocks;
+    case reachable_bytes:
+      return s.reachable_bytes;
+    case reachable_blocks:
+      return s.reachable_blocks;
+    default:
+      return 0;
+  }
+}
+
+// Top-level rows have internal id 0; a frame row carries its site row + 1.
+QModelIndex LeaksModel::index(int row, int column, const QModelIndex& parent) const {
+  if (row < 0 || column < 0 || column >= column_count) return {};
+  if (!parent.isValid())
+    return row < static_cast<int>(rows_.size()) ? createIndex(row, column, quintptr{0})
+                                                : QModelIndex();
+  if (parent.internalId() != 0 || parent.row() >= static_cast<int>(rows_.size())) return {};
+  if (row >= static_cast<int>(site(parent.row()).frames.size())) return {};
+  return createIndex(row, column, static_cast<quintptr>(parent.row() + 1));
+}
+
+QModelIndex LeaksModel::parent(const QModelIndex& child) const {
+  if (!child.isValid() || child.internalId() == 0) return {};
+  return createIndex(static_cast<int>(child.internalId() - 1), 0, quintptr{0});
+}
+
+int LeaksModel::rowCount(const QModelIndex& parent) const {
+  if (!parent.isValid()) return static_cast<int>(rows_.size());
+  if (parent.internalId() != 0 || parent.column() != 0) return 0;
+  return static_cast<int>(site(parent.row()).frames.size());
+}
+
+int LeaksModel::columnCount(const QModelIndex&) const {
+  return column_count;
+}
+
+const Frame* LeaksModel::frame(const QModelIndex& index) const {
+  if (!index.isValid()) return nullptr;
+  if (index.internalId() == 0) {
+    const Site& s = site(index.row());
+    return s.frames.empty() ? nullptr : &s.frames[labelFrame(s.frames)];
+  }
+  const Site& s = site(static_cast<int>(index.internalId() - 1));
+  return &s.frames[static_cast<std::size_t>(index.row())];
+}
+
+QVariant LeaksModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid()) return {};
+  if (index.internalId() == 0) return rowData(index.row(), index.column(), role);
+  return frameData(static_cast<int>(index.internalId() - 1), index.row(), index.column(), role);
+}
+
+QVariant LeaksModel::rowData(int row, int column, int role) const {
+  const Site& s = site(row);
+  if (role == kSiteRole) return static_cast<qulonglong>(rows_[row]);
+  if (role == kFrameRole) return static_cast<qulonglong>(labelFrame(s.frames));
+  if (column == location) {
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+    return labelText(s);
+  }
+  const std::uint64_t n = number(s, column);
+  if (role == kNumberRole) return static_cast<qulonglong>(n);
+  if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  if (n == 0) return QString();
+  const bool bytes =
+      column == direct_bytes || column == indirect_bytes || column == reachable_bytes;
+  return bytes ? bytesText(n) : countText(n);
+}
+
+QVariant LeaksModel::frameData(int row, int frame, int column, int role) const {
+  const Site& s = site(row);
+  if (role == kSiteRole) return static_cast<qulonglong>(rows_[row]);
+  if (role == kFrameRole) return frame;
+  if (column != location || (role != Qt::DisplayRole && role != Qt::ToolTipRole)) return {};
+  const Frame& f = s.frames[static_cast<std::size_t>(frame)];
+  QString text = QString::fromStdString(f.describe());
+  if (f.inlined) text += tr("  (inlined)");
+  if (role == Qt::ToolTipRole && !f.module.empty())
+    text += QStringLiteral("\n%1").arg(QString::fromStdString(f.module));
+  return text;
+}
+
+QVariant LeaksModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* const names[] = {"Leak site",       "Direct",    "Direct blocks",   "Indirect",
+                                      "Indirect blocks", "Reachable", "Reachable blocks"};
+  return section >= 0 && section < column_count ? tr(names[section]) : QVariant();
+}
+
+void LeaksModel::sort(int column, Qt::SortOrder order) {
+  if (!analysis_ || column < 0 || column >= column_count) return;
+  beginResetModel();
+  const auto& sites = analysis_->sites;
+  auto less = [&](std::uint32_t a, std::uint32_t b) {
+    if (column != location) return number(sites[a], column) < number(sites[b], column);
+    return labelText(sites[a]) < labelText(sites[b]);
+  };
+  std::stable_sort(rows_.begin(), rows_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return order == Qt::DescendingOrder ? less(b, a) : less(a, b);
+  });
+  endResetModel();
+}
+
+}  // namespace memtrail::gui

@@ -1,0 +1,66 @@
+// The Leaks tab's model: one row per leak site of the range's Analysis
+// (Leaks::sites, leaf pools) with its direct, indirect and reachable bytes
+// and blocks, labelled by its first frame outside the allocation machinery;
+// the children of a row are the site's symbolized frames, innermost first.
+// Sorted by leaked (direct + indirect) bytes, then reachable bytes.
+#pragma once
+
+#include <QAbstractItemModel>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memtrail/analysis.hpp"
+
+namespace memtrail::gui {
+
+// Index of the frame that names a site: the first one that is not an
+// allocation function or allocator plumbing (malloc, operator new,
+// std::allocator, strdup, memtrail::alloc, ...); 0 if every frame is.
+std::size_t labelFrame(const std::vector<Frame>& frames);
+
+class LeaksModel : public QAbstractItemModel {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    location,
+    direct_bytes,
+    direct_blocks,
+    indirect_bytes,
+    indirect_blocks,
+    reachable_bytes,
+    reachable_blocks,
+    column_count
+  };
+  static constexpr int kNumberRole = Qt::UserRole;    // the raw number of a count column
+  static constexpr int kSiteRole = Qt::UserRole + 1;  // index into Analysis::sites
+  static constexpr int kFrameRole =
+      Qt::UserRole + 2;  // frame index (children; label frame on rows)
+
+  explicit LeaksModel(QObject* parent = nullptr);
+  // null: empty model.
+  void setAnalysis(std::shared_ptr<const Analysis> analysis);
+  const Analysis* analysis() const { return analysis_.get(); }
+  // The frame a row or child stands for (null for an invalid index).
+  const Frame* frame(const QModelIndex& index) const;
+
+  QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+  QModelIndex parent(const QModelIndex& child) const override;
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  void sort(int column, Qt::SortOrder order) override;
+
+ private:
+  const Site& site(int row) const { return analysis_->sites[rows_[row]]; }
+  std::uint64_t number(const Site& s, int column) const;
+  QVariant rowData(int row, int column, int role) const;
+  QVariant frameData(int row, int frame, int column, int role) const;
+
+  std::shared_ptr<const Analysis> analysis_;
+  std::vector<std::uint32_t> rows_;  // site indices
+};
+
+}  // namespace memtrail::gui

@@ -1,0 +1,75 @@
+#include "leaks_view.hpp"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "format.hpp"
+#include "leaks_model.hpp"
+#include "source_pane.hpp"
+
+namespace memtrail::gui {
+
+LeaksView::LeaksView(QWidget* parent) : SessionView(parent) {
+  auto* layout = new QVBoxLayout(this);
+  totals_ = new QLabel(tr("No trace loaded"), this);
+  totals_->setWordWrap(true);
+  layout->addWidget(totals_);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  model_ = new LeaksModel(this);
+  tree_ = new QTreeView(split);
+  tree_->setModel(model_);
+  tree_->setUniformRowHeights(true);
+  tree_->header()->setSortIndicator(-1, Qt::DescendingOrder);  // the model's own order first
+  tree_->setSortingEnabled(true);
+  tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  tree_->header()->setStretchLastSection(false);
+  source_ = new SourcePane(split);
+  split->addWidget(tree_);
+  split->addWidget(source_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+  connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          &LeaksView::showSelected);
+}
+
+void LeaksView::setSession(std::shared_ptr<const Session> session) {
+  ready_ = false;
+  model_->setAnalysis(nullptr);
+  totals_->setText(session ? tr("Loading...") : tr("No trace loaded"));
+  source_->showNothing(tr("select a leak site or frame to see its source"));
+}
+
+void LeaksView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Analysis> range) {
+  model_->setAnalysis(range);
+  for (int c = 1; c < LeaksModel::column_count; ++c) tree_->resizeColumnToContents(c);
+  if (range) {
+    const Leaks& l = range->leaks;
+    totals_->setText(
+        tr("%1 leak sites.  Direct: %2.  Indirect: %3.  Reachable: %4.%5")
+            .arg(model_->rowCount())
+            .arg(bytesAndBlocks(l.direct_bytes, l.direct_blocks),
+                 bytesAndBlocks(l.indirect_bytes, l.indirect_blocks),
+                 bytesAndBlocks(l.reachable_bytes, l.reachable_blocks),
+                 l.classified ? QString() : tr("  (no leak classes recorded: live = direct)")));
+    if (model_->rowCount() > 0)
+      tree_->setCurrentIndex(model_->index(0, 0));  // its source shows at once
+  }
+  ready_ = range != nullptr;
+  if (ready_) emit ready();
+}
+
+void LeaksView::showSelected() {
+  const Frame* f = model_->frame(tree_->currentIndex().siblingAtColumn(0));
+  if (!f) return source_->showNothing(tr("no frame recorded for this site"));
+  source_->showSource(QString::fromStdString(f->file), static_cast<int>(f->line));
+}
+
+QString LeaksView::totalsText() const {
+  return totals_->text();
+}
+
+}  // namespace memtrail::gui

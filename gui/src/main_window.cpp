@@ -1,0 +1,193 @@
+#include "main_window.hpp"
+
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QLabel>
+#include <QMimeData>
+#include <QPaintEvent>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QUrl>
+#include <algorithm>
+
+#include "background.hpp"
+#include "format.hpp"
+#include "load_status.hpp"
+#include "timing.hpp"
+
+namespace memtrail::gui {
+
+namespace {
+
+// Marks "VIEWID-painted" the first time a ready view paints while visible.
+// The mark is taken after the paint (a queued call runs once the backing
+// store, children included, has been drawn).
+class PaintWatch : public QObject {
+ public:
+  PaintWatch(QString id, SessionView* view) : QObject(view), id_(std::move(id)), view_(view) {
+    view->installEventFilter(this);
+  }
+  bool eventFilter(QObject*, QEvent* event) override {
+    if (event->type() == QEvent::Paint && view_->isReady() && view_->isVisible() && !done_) {
+      done_ = true;
+      QTimer::singleShot(0, this, [id = id_] { timing_mark(id.toStdString() + "-painted"); });
+    }
+    return false;
+  }
+
+ private:
+  QString id_;
+  SessionView* view_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(tr("memtrail"));
+  setAcceptDrops(true);
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  setCentralWidget(tabs_);
+  status_label_ = new QLabel(this);
+  statusBar()->addWidget(status_label_, 1);
+  load_status_ = new LoadStatus(this);
+  statusBar()->addPermanentWidget(load_status_);
+  connect(load_status_, &LoadStatus::cancelClicked, this, &MainWindow::cancelLoad);
+  loader_ = new BackgroundTasks(this);
+  ranger_ = new BackgroundTasks(this);
+  buildMenus();
+  updateStatus();
+}
+
+MainWindow::~MainWindow() {
+  // Cancel and join the workers before the views they report to go away.
+  delete loader_;
+  delete ranger_;
+}
+
+void MainWindow::addView(const QString& id, const QString& title, SessionView* view) {
+  views_.push_back({id, title, view});
+  tabs_->addTab(view, title);
+  if (timing_enabled()) new PaintWatch(id, view);
+  const ViewEntry entry = views_.back();
+  connect(view, &SessionView::ready, this, [this, entry] { viewReady(entry); });
+  connect(view, &SessionView::rangeSelected, this, &MainWindow::applyRange);
+  connect(view, &SessionView::momentSelected, this, &MainWindow::applyMoment);
+}
+
+SessionView* MainWindow::view(const QString& id) const {
+  for (const auto& v : views_)
+    if (v.id == id) return v.view;
+  return nullptr;
+}
+
+QStringList MainWindow::viewIds() const {
+  QStringList ids;
+  for (const auto& v : views_) ids << v.id;
+  return ids;
+}
+
+bool MainWindow::showView(const QString& id) {
+  SessionView* v = view(id);
+  if (v) tabs_->setCurrentWidget(v);
+  return v != nullptr;
+}
+
+QString MainWindow::currentViewId() const {
+  for (const auto& v : views_)
+    if (v.view == tabs_->currentWidget()) return v.id;
+  return {};
+}
+
+bool MainWindow::allViewsReady() const {
+  return session_ && !ranger_->busy() &&
+         std::all_of(views_.begin(), views_.end(), [](const auto& v) { return v.view->isReady(); });
+}
+
+void MainWindow::viewReady(const ViewEntry& entry) {
+  if (!session_ || !entry.view->isReady()) return;
+  timing_mark(entry.id.toStdString() + "-ready");
+  if (all_ready_sent_ || !allViewsReady()) return;
+  all_ready_sent_ = true;
+  timing_mark("all-ready");
+  emit allReady();
+}
+
+void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
+  if (!session_) return;
+  const Summary& whole = session_->whole().summary;
+  t0 = std::max(t0, whole.first_event_ns);
+  t1 = std::min(t1, whole.last_event_ns);
+  if (t1 < t0) t1 = t0;
+  if (t0 == whole.first_event_ns && t1 == whole.last_event_ns) return resetRange();
+  statusBar()->showMessage(tr("analyzing %1 – %2 ...").arg(durationText(t0), durationText(t1)));
+  auto session = session_;
+  ranger_->run<std::shared_ptr<const Analysis>>(
+      [session, t0, t1](const BackgroundTasks::Wanted& wanted) {
+        return session->analyze_range(t0, t1, [&](const LoadProgress&) { return wanted(); });
+      },
+      [this, t0, t1](std::shared_ptr<const Analysis> a) {
+        statusBar()->clearMessage();
+        if (!a || !a->error.empty()) {
+          statusBar()->showMessage(
+              tr("range: %1").arg(a ? QString::fromStdString(a->error) : tr("no result")));
+          return;
+        }
+        setViewsRange(t0, t1, std::move(a));
+      });
+}
+
+void MainWindow::resetRange() {
+  if (!session_) return;
+  ranger_->cancel();
+  const Summary& s = session_->whole().summary;
+  // The whole Analysis lives as long as the session: alias its ownership.
+  setViewsRange(s.first_event_ns, s.last_event_ns,
+                std::shared_ptr<const Analysis>(session_, &session_->whole()));
+}
+
+void MainWindow::setViewsRange(std::uint64_t t0, std::uint64_t t1,
+                               std::shared_ptr<const Analysis> a) {
+  range_from_ = t0;
+  range_to_ = t1;
+  all_ready_sent_ = false;
+  for (const auto& v : views_) v.view->setRange(t0, t1, a);
+  updateStatus();
+  emit rangeApplied(t0, t1);
+  for (const auto& v : views_) viewReady(v);
+}
+
+void MainWindow::applyMoment(std::uint64_t time_ns) {
+  for (const auto& v : views_) v.view->setMoment(time_ns);
+}
+
+void MainWindow::updateStatus() {
+  if (!session_) {
+    setWindowTitle(tr("memtrail"));
+    status_label_->setText(loading_ ? tr("loading %1").arg(file_)
+                                    : tr("no trace: File → Open, or drop a file"));
+    return;
+  }
+  const Summary& s = session_->whole().summary;
+  const bool whole = range_from_ == s.first_event_ns && range_to_ == s.last_event_ns;
+  setWindowTitle(tr("memtrail — %1").arg(file_));
+  status_label_->setText(tr("%1   range %2 – %3%4")
+                             .arg(file_, durationText(range_from_), durationText(range_to_),
+                                  whole ? tr(" (whole trace)") : QString()));
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const auto urls = event->mimeData()->urls();
+  if (!urls.isEmpty() && urls.front().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const auto urls = event->mimeData()->urls();
+  if (urls.isEmpty() || !urls.front().isLocalFile()) return;
+  event->acceptProposedAction();
+  openPath(urls.front().toLocalFile());
+}
+
+}  // namespace memtrail::gui

@@ -1,0 +1,18 @@
+#include "views.hpp"
+
+#include "leaks_view.hpp"
+#include "main_window.hpp"
+#include "summary_view.hpp"
+
+namespace memtrail::gui {
+
+void addAllViews(MainWindow& window) {
+  auto* summary = new SummaryView;
+  window.addView("summary", QObject::tr("Summary"), summary);
+  // The summary lists the processes of a run directory.
+  QObject::connect(&window, &MainWindow::runChanged, summary,
+                   [summary, &window] { summary->setRun(window.run()); });
+  window.addView("leaks", QObject::tr("Leaks"), new LeaksView);
+}
+
+}  // namespace memtrail::gui

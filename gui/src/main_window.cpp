@@ -20,13 +20,16 @@ namespace memtrail::gui {
 
 namespace {
 
-// Marks "VIEWID-painted" the first time a ready view paints while visible.
-// The mark is taken after the paint (a queued call runs once the backing
-// store, children included, has been drawn).
+// Marks "VIEWID-painted" the first time a ready view (or a widget inside
+// it: a paint can stop at a child) paints while visible. The mark is taken
+// after the paint: a queued call runs once the backing store is drawn.
 class PaintWatch : public QObject {
  public:
   PaintWatch(QString id, SessionView* view) : QObject(view), id_(std::move(id)), view_(view) {
     view->installEventFilter(this);
+    connect(view, &SessionView::ready, this, [this] {
+      for (QWidget* w : view_->findChildren<QWidget*>()) w->installEventFilter(this);
+    });
   }
   bool eventFilter(QObject*, QEvent* event) override {
     if (event->type() == QEvent::Paint && view_->isReady() && view_->isVisible() && !done_) {
@@ -102,7 +105,7 @@ QString MainWindow::currentViewId() const {
 }
 
 bool MainWindow::allViewsReady() const {
-  return session_ && !ranger_->busy() &&
+  return session_ && !range_pending_ &&
          std::all_of(views_.begin(), views_.end(), [](const auto& v) { return v.view->isReady(); });
 }
 
@@ -124,11 +127,13 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
   if (t0 == whole.first_event_ns && t1 == whole.last_event_ns) return resetRange();
   statusBar()->showMessage(tr("analyzing %1 – %2 ...").arg(durationText(t0), durationText(t1)));
   auto session = session_;
+  range_pending_ = true;
   ranger_->run<std::shared_ptr<const Analysis>>(
       [session, t0, t1](const BackgroundTasks::Wanted& wanted) {
         return session->analyze_range(t0, t1, [&](const LoadProgress&) { return wanted(); });
       },
       [this, t0, t1](std::shared_ptr<const Analysis> a) {
+        range_pending_ = false;
         statusBar()->clearMessage();
         if (!a || !a->error.empty()) {
           statusBar()->showMessage(
@@ -142,6 +147,7 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
 void MainWindow::resetRange() {
   if (!session_) return;
   ranger_->cancel();
+  range_pending_ = false;
   const Summary& s = session_->whole().summary;
   // The whole Analysis lives as long as the session: alias its ownership.
   setViewsRange(s.first_event_ns, s.last_event_ns,

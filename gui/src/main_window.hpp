@@ -50,6 +50,7 @@ class MainWindow : public QMainWindow {
   void openPath(const QString& path);
   void cancelLoad();
   bool isLoading() const;
+  const LoadStatus* loadStatus() const { return load_status_; }
   std::shared_ptr<const Session> session() const { return session_; }
   const std::optional<RunIndex>& run() const { return run_; }
 
@@ -117,6 +118,7 @@ class MainWindow : public QMainWindow {
   QString file_;
   std::uint64_t range_from_ = 0, range_to_ = 0;
   bool loading_ = false;
+  bool range_pending_ = false;  // analyze_range is running
   bool all_ready_sent_ = false;
   bool error_dialogs_ = true;
   bool remember_recent_ = true;

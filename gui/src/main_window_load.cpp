@@ -180,6 +180,7 @@ bool MainWindow::isLoading() const {
 
 void MainWindow::clearSession() {
   ranger_->cancel();
+  range_pending_ = false;
   if (!session_) return;
   session_.reset();
   range_from_ = range_to_ = 0;

@@ -1,0 +1,164 @@
+// LeaksModel against samples/leaks traced at test time: the leak sites the
+// sample's source documents (samples/leaks/README.md) and `memtrail report
+// --json` of the same trace; range filtering through Session::analyze_range.
+#include <QtTest>
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "gui_traces.hpp"
+#include "leaks_model.hpp"
+#include "memtrail/session.hpp"
+
+using namespace memtrail;
+using gui::LeaksModel;
+
+namespace {
+
+std::uint64_t cell(const LeaksModel& m, int row, int column) {
+  return m.data(m.index(row, column), LeaksModel::kNumberRole).toULongLong();
+}
+
+std::uint64_t columnSum(const LeaksModel& m, int column) {
+  std::uint64_t sum = 0;
+  for (int r = 0; r < m.rowCount(); ++r) sum += cell(m, r, column);
+  return sum;
+}
+
+QString label(const LeaksModel& m, int row) {
+  return m.data(m.index(row, 0), Qt::DisplayRole).toString();
+}
+
+}  // namespace
+
+class LeaksModelTest : public QObject {
+  Q_OBJECT
+
+  std::shared_ptr<const Session> session_;
+  nlohmann::json report_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(!test::leaksTrace().empty(), "memtrail run of samples/leaks failed");
+    OpenResult r = Session::open(test::leaksTrace());
+    QVERIFY2(r.session, r.message.c_str());
+    session_ = r.session;
+    report_ = test::reportJson(test::leaksTrace());
+    QVERIFY(!report_.is_null());
+  }
+
+  // One row per site of the report's leak list, with the same bytes per class.
+  void rowsAreTheReportsLeakSites() {
+    LeaksModel m;
+    m.setAnalysis(std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    std::map<std::uint64_t, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> expected;
+    for (const auto& s : report_["leaks"]["sites"]) {
+      auto& [direct, indirect, reachable] = expected[s["site"].get<std::uint64_t>()];
+      const std::string kind = s["kind"];
+      (kind == "direct"     ? direct
+       : kind == "indirect" ? indirect
+                            : reachable) += s["bytes"].get<std::uint64_t>();
+    }
+    QCOMPARE(m.rowCount(), static_cast<int>(expected.size()));
+    std::multiset<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> want, got;
+    for (const auto& [site, t] : expected) want.insert(t);
+    for (int r = 0; r < m.rowCount(); ++r)
+      got.insert({cell(m, r, LeaksModel::direct_bytes), cell(m, r, LeaksModel::indirect_bytes),
+                  cell(m, r, LeaksModel::reachable_bytes)});
+    QVERIFY(want == got);
+  }
+
+  // The sample's documented totals: direct 8,797 B in 13 blocks, indirect
+  // 288 B in 9 blocks (samples/leaks/README.md).
+  void totalsAreTheSamplesLeaks() {
+    LeaksModel m;
+    m.setAnalysis(std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    QCOMPARE(columnSum(m, LeaksModel::direct_bytes), 8797u);
+    QCOMPARE(columnSum(m, LeaksModel::direct_blocks), 13u);
+    QCOMPARE(columnSum(m, LeaksModel::indirect_bytes), 288u);
+    QCOMPARE(columnSum(m, LeaksModel::indirect_blocks), 9u);
+    // Sorted by leaked bytes: the realloc chain's 5,000-byte block first.
+    QCOMPARE(cell(m, 0, LeaksModel::direct_bytes), 5000u);
+    QVERIFY2(label(m, 0).contains("leak_realloc_chain"), qPrintable(label(m, 0)));
+    for (int r = 1; r < m.rowCount(); ++r)
+      QVERIFY(cell(m, r - 1, LeaksModel::direct_bytes) +
+                  cell(m, r - 1, LeaksModel::indirect_bytes) >=
+              cell(m, r, LeaksModel::direct_bytes) + cell(m, r, LeaksModel::indirect_bytes));
+  }
+
+  // leak_plain_mallocs: three sites (100, 200, 300 bytes); strdup's block is
+  // labelled by the caller, not by __strdup, and its children are its frames.
+  void labelsAndFrames() {
+    LeaksModel m;
+    m.setAnalysis(std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    std::vector<std::uint64_t> plain;
+    int strdup_row = -1;
+    for (int r = 0; r < m.rowCount(); ++r) {
+      if (label(m, r).contains("leak_plain_mallocs"))
+        plain.push_back(cell(m, r, LeaksModel::direct_bytes));
+      if (label(m, r).contains("leak_strdup")) strdup_row = r;
+    }
+    std::sort(plain.begin(), plain.end());
+    QCOMPARE(plain, (std::vector<std::uint64_t>{100, 200, 300}));
+    QVERIFY(strdup_row >= 0);
+    QCOMPARE(cell(m, strdup_row, LeaksModel::direct_bytes), 21u);
+    const QModelIndex row = m.index(strdup_row, 0);
+    QVERIFY(m.rowCount(row) >= 2);
+    QVERIFY(m.data(m.index(0, 0, row), Qt::DisplayRole).toString().contains("strdup"));
+    QVERIFY(m.data(m.index(1, 0, row), Qt::DisplayRole).toString().contains("leak_strdup"));
+    QCOMPARE(m.parent(m.index(1, 0, row)), row);
+    QCOMPARE(m.data(row, LeaksModel::kFrameRole).toInt(), 1);
+    QCOMPARE(m.rowCount(m.index(0, 0, row)), 0);  // frames have no children
+  }
+
+  void labelFrameSkipsAllocationFunctions() {
+    auto frame = [](const char* f) {
+      Frame x;
+      x.function = f;
+      return x;
+    };
+    QCOMPARE(
+        gui::labelFrame({frame("operator new(unsigned long)"),
+                         frame("std::__new_allocator<int>::allocate(unsigned long, void const*)"),
+                         frame("make_table()")}),
+        2u);
+    QCOMPARE(gui::labelFrame({frame("malloc_table_rows()"), frame("main")}), 0u);
+    QCOMPARE(gui::labelFrame({frame("malloc"), frame("")}), 1u);
+    QCOMPARE(gui::labelFrame({frame("calloc"), frame("malloc")}), 0u);  // nothing better
+  }
+
+  // A range that starts after every leaked block was allocated has fewer
+  // rows: the leaks live from their allocation to the end, so all of them
+  // are allocated by the time used bytes peak for the last time (the
+  // sample's final used equals its peak).
+  void rangeAfterTheLeaksHasFewerRows() {
+    const Summary& s = session_->whole().summary;
+    QCOMPARE(report_["summary"]["final_used_bytes"], report_["summary"]["peak_used_bytes"]);
+    auto late = session_->analyze_range(s.peak_time_ns + 1, s.last_event_ns);
+    QVERIFY(late && late->error.empty());
+    LeaksModel whole, ranged;
+    whole.setAnalysis(std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    ranged.setAnalysis(late);
+    QVERIFY2(ranged.rowCount() < whole.rowCount(),
+             qPrintable(QString("%1 vs %2").arg(ranged.rowCount()).arg(whole.rowCount())));
+    for (int r = 0; r < ranged.rowCount(); ++r)
+      QVERIFY(!label(ranged, r).contains("leak_plain_mallocs"));
+    // The whole range through analyze_range gives the whole rows back.
+    auto all = session_->analyze_range(s.first_event_ns, s.last_event_ns);
+    QVERIFY(all && all->error.empty());
+    ranged.setAnalysis(all);
+    QCOMPARE(ranged.rowCount(), whole.rowCount());
+  }
+
+  void emptyModel() {
+    LeaksModel m;
+    QCOMPARE(m.rowCount(), 0);
+    m.setAnalysis(nullptr);
+    QCOMPARE(m.rowCount(), 0);
+    QVERIFY(!m.index(0, 0).isValid());
+  }
+};
+
+QTEST_MAIN(LeaksModelTest)
+#include "leaks_model_test.moc"

@@ -1,6 +1,8 @@
 #include "breakdown_pie.hpp"
 
 #include <QChart>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QPieSeries>
 #include <QPieSlice>
 
@@ -32,35 +34,57 @@ void addToPie(PieFigures& total, const PoolBreakdown& pool) {
 
 namespace {
 
-void addSlice(QPieSeries* series, const QString& what, std::uint64_t bytes, QColor color) {
+struct SliceKind {
+  const char* what;
+  QColor color;
+};
+const SliceKind kUsed{"used", QColor(0x33, 0x77, 0xcc)};
+const SliceKind kCachedFree{"cached free", QColor(0x88, 0xcc, 0x88)};
+const SliceKind kFragmented{"fragmented", QColor(0xdd, 0x66, 0x44)};
+
+// Adds a slice and its line of the caption (a coloured square, the bytes).
+void addSlice(QPieSeries* series, QStringList& caption, const SliceKind& kind,
+              std::uint64_t bytes) {
   if (bytes == 0) return;
-  QPieSlice* slice = series->append(QStringLiteral("%1 %2").arg(what, bytesText(bytes)),
-                                    static_cast<qreal>(bytes));
-  slice->setColor(color);
-  slice->setLabelVisible(true);
+  series->append(QObject::tr(kind.what), static_cast<qreal>(bytes))->setColor(kind.color);
+  caption << QStringLiteral("<span style=\"color:%1\">&#9632;</span> %2 %3")
+                 .arg(kind.color.name(), QObject::tr(kind.what), bytesText(bytes));
 }
 
 }  // namespace
 
-QChartView* makeBreakdownPie(const PieFigures& f, QWidget* parent) {
+QWidget* makeBreakdownPie(const PieFigures& f, QWidget* parent) {
   auto* series = new QPieSeries;
-  addSlice(series, QObject::tr("used"), f.used, QColor(0x33, 0x77, 0xcc));
-  addSlice(series, QObject::tr("cached free"), f.cached_free, QColor(0x88, 0xcc, 0x88));
-  addSlice(series, QObject::tr("fragmented"), f.fragmented, QColor(0xdd, 0x66, 0x44));
-  series->setPieSize(0.55);
+  QStringList caption;
+  addSlice(series, caption, kUsed, f.used);
+  addSlice(series, caption, kCachedFree, f.cached_free);
+  addSlice(series, caption, kFragmented, f.fragmented);
+  series->setPieSize(0.9);
   auto* chart = new QChart;
   chart->addSeries(series);
   chart->setAnimationOptions(QChart::NoAnimation);  // screenshots and timing: draw at once
-  chart->legend()->hide();
-  const std::uint64_t reserved = f.used + f.cached_free + f.fragmented;
-  chart->setTitle(f.reserved_known
-                      ? QObject::tr("%1\nreserved %2").arg(f.title, bytesText(reserved))
-                      : QObject::tr("%1\nused %2 (reserved unknown: used only)")
-                            .arg(f.title, bytesText(f.used)));
-  auto* view = new QChartView(chart, parent);
+  chart->legend()->hide();                          // the caption says it: labels get cut off
+  chart->setMargins(QMargins(0, 0, 0, 0));
+  chart->setBackgroundVisible(false);
+  auto* view = new QChartView(chart);
   view->setRenderHint(QPainter::Antialiasing);
-  view->setMinimumSize(300, 240);
-  return view;
+  view->setMinimumSize(140, 140);
+
+  const std::uint64_t reserved = f.used + f.cached_free + f.fragmented;
+  QString head =
+      f.reserved_known
+          ? QObject::tr("<b>%1</b><br>reserved %2")
+                .arg(f.title.toHtmlEscaped(), bytesText(reserved))
+          : QObject::tr("<b>%1</b><br>reserved unknown: used only").arg(f.title.toHtmlEscaped());
+  auto* text = new QLabel(head + "<br>" + caption.join("<br>"));
+  text->setWordWrap(true);
+  text->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  auto* box = new QWidget(parent);
+  auto* layout = new QHBoxLayout(box);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view, 1);
+  layout->addWidget(text, 1);
+  return box;
 }
 
 }  // namespace memtrail::gui

@@ -23,6 +23,7 @@ PieFigures pieFigures(const PoolBreakdown& pool);
 // false: it stays unknown only if it is unknown for every pool added.
 void addToPie(PieFigures& total, const PoolBreakdown& pool);
 
-QChartView* makeBreakdownPie(const PieFigures& figures, QWidget* parent = nullptr);
+// The pie with its title above it (reserved bytes, or why only used shows).
+QWidget* makeBreakdownPie(const PieFigures& figures, QWidget* parent = nullptr);
 
 }  // namespace memtrail::gui

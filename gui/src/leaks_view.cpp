@@ -55,8 +55,10 @@ void LeaksView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Ana
                  bytesAndBlocks(l.indirect_bytes, l.indirect_blocks),
                  bytesAndBlocks(l.reachable_bytes, l.reachable_blocks),
                  l.classified ? QString() : tr("  (no leak classes recorded: live = direct)")));
-    if (model_->rowCount() > 0)
-      tree_->setCurrentIndex(model_->index(0, 0));  // its source shows at once
+    if (model_->rowCount() > 0) {  // the largest site's stack and source show at once
+      tree_->setCurrentIndex(model_->index(0, 0));
+      tree_->expand(model_->index(0, 0));
+    }
   }
   ready_ = range != nullptr;
   if (ready_) emit ready();
@@ -65,7 +67,9 @@ void LeaksView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Ana
 void LeaksView::showSelected() {
   const Frame* f = model_->frame(tree_->currentIndex().siblingAtColumn(0));
   if (!f) return source_->showNothing(tr("no frame recorded for this site"));
-  source_->showSource(QString::fromStdString(f->file), static_cast<int>(f->line));
+  source_->showSource(
+      resolveSource(QString::fromStdString(f->file), QString::fromStdString(f->module)),
+      static_cast<int>(f->line));
 }
 
 QString LeaksView::totalsText() const {

@@ -39,6 +39,13 @@ void watchTiming(memtrail::gui::MainWindow& window) {
   QObject::connect(&window, &MainWindow::allReady, poll, qOverload<>(&QTimer::start));
 }
 
+// --screenshot promises one line on error: Qt's own notes about the
+// platform ("XDG_RUNTIME_DIR not set", "propagateSizeHints") are dropped.
+void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& message) {
+  if (type == QtCriticalMsg || type == QtFatalMsg)
+    std::fprintf(stderr, "memtrail-gui: %s\n", message.toLocal8Bit().constData());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,6 +61,7 @@ int main(int argc, char** argv) {
   // Headless rendering needs no display unless a platform was asked for.
   if (!args->screenshot.empty() && std::getenv("QT_QPA_PLATFORM") == nullptr)
     setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (!args->screenshot.empty()) qInstallMessageHandler(quietQtMessages);
 
   QApplication app(argc, argv);
   QApplication::setOrganizationName("memtrail");

@@ -1,6 +1,8 @@
 #include "source_pane.hpp"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QTextBlock>
 
@@ -10,6 +12,17 @@ namespace {
 // Source files past this size are not shown whole (a generated file).
 constexpr qint64 kMaxSourceBytes = 4 << 20;
 }  // namespace
+
+QString resolveSource(const QString& file, const QString& module) {
+  if (file.isEmpty() || QFileInfo(file).isAbsolute() || QFileInfo::exists(file)) return file;
+  QDir dir = QFileInfo(module).dir();
+  for (int up = 0; up < 5 && !module.isEmpty(); ++up) {
+    const QString candidate = QDir::cleanPath(dir.filePath(file));
+    if (QFileInfo(candidate).isFile()) return candidate;
+    if (!dir.cdUp()) break;
+  }
+  return file;
+}
 
 SourcePane::SourcePane(QWidget* parent) : QPlainTextEdit(parent) {
   setReadOnly(true);

@@ -8,6 +8,13 @@
 
 namespace memtrail::gui {
 
+// Where `file` of a frame lies on this machine. DWARF often names a source
+// relative to the compile directory ("../src/a.cpp" from build/): a relative
+// path is tried from the working directory, then from the directory of the
+// frame's module and up to four of its parents. The path as given when none
+// exists.
+QString resolveSource(const QString& file, const QString& module);
+
 class SourcePane : public QPlainTextEdit {
   Q_OBJECT
 

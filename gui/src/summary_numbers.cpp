@@ -87,7 +87,7 @@ void SummaryView::showPies(const std::vector<PoolBreakdown>& pools) {
   for (auto& [key, entry] : devices)
     if (entry.second > 1) shown.push_back(entry.first);
   shown.insert(shown.end(), figures.begin(), figures.end());
-  const int columns = shown.size() > 4 ? 3 : 2;
+  const int columns = 2;
   for (std::size_t i = 0; i < shown.size(); ++i) {
     pies_->addWidget(makeBreakdownPie(shown[i], pie_area_), static_cast<int>(i) / columns,
                      static_cast<int>(i) % columns);

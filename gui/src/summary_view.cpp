@@ -33,6 +33,7 @@ SummaryView::SummaryView(QWidget* parent) : SessionView(parent) {
   right->addWidget(moment_label_);
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setFrameShape(QFrame::NoFrame);
   pie_area_ = new QWidget(scroll);
   pies_ = new QGridLayout(pie_area_);

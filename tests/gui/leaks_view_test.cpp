@@ -1,0 +1,59 @@
+// LeaksView on samples/leaks: the largest site is selected and its source
+// line shown from the repository (DWARF names it relative to the build
+// directory); a libc frame whose file is not on disk says so.
+#include <QTextBlock>
+#include <QTreeView>
+#include <QtTest>
+
+#include "gui_traces.hpp"
+#include "leaks_model.hpp"
+#include "leaks_view.hpp"
+#include "memtrail/session.hpp"
+#include "source_pane.hpp"
+
+using namespace memtrail;
+
+class LeaksViewTest : public QObject {
+  Q_OBJECT
+
+  std::shared_ptr<const Session> session_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(!test::leaksTrace().empty(), "memtrail run of samples/leaks failed");
+    OpenResult r = Session::open(test::leaksTrace());
+    QVERIFY2(r.session, r.message.c_str());
+    session_ = r.session;
+  }
+
+  void showsTheSourceLineOfTheSelectedSite() {
+    gui::LeaksView v;
+    QSignalSpy ready(&v, &gui::SessionView::ready);
+    v.setSession(session_);
+    QVERIFY(!v.isReady());
+    const Summary& s = session_->whole().summary;
+    v.setRange(s.first_event_ns, s.last_event_ns,
+               std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    QCOMPARE(ready.count(), 1);
+    QVERIFY(v.totalsText().contains("8.59 KiB in 13 blocks"));
+    // The realloc chain's last block: leaks.cpp's `p = std::realloc(p, 5000);`.
+    const Frame* f = v.model()->frame(v.tree()->currentIndex());
+    QVERIFY(f && f->function.find("leak_realloc_chain") != std::string::npos);
+    QVERIFY2(v.source()->hasSource(), qPrintable(v.source()->toPlainText().left(200)));
+    QCOMPARE(v.source()->highlightedLine(), static_cast<int>(f->line));
+    const QString line = v.source()->document()->findBlockByNumber(f->line - 1).text();
+    QVERIFY2(line.contains("std::realloc(p, 5000)"), qPrintable(line));
+  }
+
+  void saysWhenTheSourceIsMissing() {
+    gui::SourcePane pane;
+    pane.showSource("./libio/no-such-file.c", 12);
+    QVERIFY(!pane.hasSource());
+    QCOMPARE(pane.toPlainText(), QString("source not found: ./libio/no-such-file.c"));
+    QCOMPARE(gui::resolveSource("./libio/no-such-file.c", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+             QString("./libio/no-such-file.c"));
+  }
+};
+
+QTEST_MAIN(LeaksViewTest)
+#include "leaks_view_test.moc"

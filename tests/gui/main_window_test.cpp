@@ -95,7 +95,7 @@ class MainWindowTest : public QObject {
   }
 
   void cancelDuringLoadLeavesAnEmptyUsableWindow() {
-    const std::string big = test::synthesizedTrace("big.mtr", 8'000'000);
+    const std::string big = test::synthesizedTrace("big.mtr", 12'000'000);
     MainWindow w;
     gui::addAllViews(w);
     QSignalSpy cancelled(&w, &MainWindow::loadCancelled), loaded(&w, &MainWindow::loaded);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "checkpoints.hpp"
 #include "engine.hpp"
 #include "memtrail/session.hpp"
 #include "series_index.hpp"
@@ -33,6 +34,7 @@ struct SessionState {
   std::vector<SeriesInfo> series;
   std::uint64_t first_ns = 0, last_ns = 0;  // of the whole file
   std::vector<bool> upstream;               // by pool id
+  Checkpoints checkpoints;
 
   mutable std::mutex symbols_mu;
   mutable std::unique_ptr<Symbolizer> symbolizer;                        // created on first need

@@ -6,11 +6,14 @@ namespace memtrail::detail {
 
 namespace {
 constexpr std::uint32_t kMaxTapThreads = 1u << 18;
+constexpr std::uint32_t kMaxTapPools = 1u << 14;  // the Engine's kMaxPools
 }
 
-void SessionTaps::grow(std::uint32_t pool) {
+bool SessionTaps::grow(std::uint32_t pool) {
+  if (pool >= kMaxTapPools) return false;
   used_.resize(pool + 1, SeriesTrack(buckets_));
   reserved_.resize(pool + 1, SeriesTrack(buckets_));
+  return true;
 }
 
 void SessionTaps::sample(const Event& e) {

@@ -27,14 +27,14 @@ class SessionTaps {
 
   [[gnu::always_inline]] void pool_used(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
     if (pool >= used_.size()) [[unlikely]]
-      grow(pool);
+      if (!grow(pool)) return;
     used_[pool].record(t, v);
   }
   [[gnu::always_inline]] void process_used(std::uint64_t t, std::uint64_t v) {
     process_used_.record(t, v);
   }
   void pool_reserved(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
-    if (pool >= used_.size()) grow(pool);
+    if (pool >= used_.size() && !grow(pool)) return;
     reserved_[pool].record(t, v);
   }
   void sample(const Event& e);
@@ -57,7 +57,8 @@ class SessionTaps {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> heap_reserved_;
 
  private:
-  void grow(std::uint32_t pool);
+  // False past the Engine's pool limit (a hostile id): no series for it.
+  bool grow(std::uint32_t pool);
   std::size_t buckets_, max_scopes_, max_ooms_;
   // Per thread: ordinals (scopes_ index + base_) of the open entries,
   // innermost last. Past 2 * max_scopes_ the older half is dropped.

@@ -84,12 +84,13 @@ int run_open(const std::string& path, const char* budget) {
     breakdowns.push_back(now_ms() - q);
   }
   std::printf(
-      "open_ms %.0f  cpu_ms %.0f  events %llu  chunks %llu  series %zu  zoom_ms median %.3f max %.3f  segment_map_ms "
+      "open_ms %.0f  cpu_ms %.0f  events %llu  chunks %llu  series %zu  zoom_ms median %.3f max "
+      "%.3f  segment_map_ms "
       "median %.1f max %.1f  breakdown_ms median %.1f  peak_rss_after_open_mib %.1f  "
       "peak_rss_mib %.1f\n",
       open_ms, open_cpu, static_cast<unsigned long long>(s.whole().read.events),
-      static_cast<unsigned long long>(s.whole().read.chunks), s.series_list().size(),
-      median(zoom), *std::max_element(zoom.begin(), zoom.end()), median(maps),
+      static_cast<unsigned long long>(s.whole().read.chunks), s.series_list().size(), median(zoom),
+      *std::max_element(zoom.begin(), zoom.end()), median(maps),
       *std::max_element(maps.begin(), maps.end()), median(breakdowns), rss_after_open / 1024.0,
       peak_rss_kib() / 1024.0);
   return 0;
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("analyze_ms %.0f  cpu_ms %.0f  events %llu  peak_rss_mib %.1f\n", now_ms() - t,
-              cpu_ms() - c,
-              static_cast<unsigned long long>(a.read.events), peak_rss_kib() / 1024.0);
+              cpu_ms() - c, static_cast<unsigned long long>(a.read.events),
+              peak_rss_kib() / 1024.0);
   return 0;
 }

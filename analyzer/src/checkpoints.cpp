@@ -55,9 +55,9 @@ void Checkpoints::thin() {
 
 const Checkpoint* Checkpoints::for_time(std::uint64_t t) const {
   // max_time_before only grows along the file: the last one at or before t.
-  auto it = std::upper_bound(list_.begin(), list_.end(), t, [](std::uint64_t x, const Checkpoint& c) {
-    return x < c.max_time_before;
-  });
+  auto it =
+      std::upper_bound(list_.begin(), list_.end(), t,
+                       [](std::uint64_t x, const Checkpoint& c) { return x < c.max_time_before; });
   return it == list_.begin() ? nullptr : &*std::prev(it);
 }
 

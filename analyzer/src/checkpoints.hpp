@@ -24,7 +24,7 @@ struct PoolCheckpoint {
 };
 
 struct Checkpoint {
-  std::uint64_t chunk_offset = 0;  // replay from this chunk
+  std::uint64_t chunk_offset = 0;     // replay from this chunk
   std::uint64_t max_time_before = 0;  // latest event time before the chunk
   bool any_event_before = false;
   std::vector<PoolCheckpoint> pools;

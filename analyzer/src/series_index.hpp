@@ -80,7 +80,7 @@ class SeriesTrack {
   std::uint64_t first_ = 0;                   // absolute index of rows_[0][0] (level 0)
   std::uint64_t next_bucket_ns_ = 0;          // start of the bucket after the last; 0 while empty
   std::vector<std::vector<MinMax>> rows_{1};  // rows_[k]: level k, width 2^(shift_+k)
-  MinMax* cur_ = nullptr;                      // &rows_[0].back() once there is one
+  MinMax* cur_ = nullptr;                     // &rows_[0].back() once there is one
 };
 
 }  // namespace memtrail::detail

@@ -37,7 +37,10 @@ struct SessionState {
   Checkpoints checkpoints;
 
   mutable std::mutex symbols_mu;
-  mutable std::unique_ptr<Symbolizer> symbolizer;                        // created on first need
+  mutable std::unique_ptr<Symbolizer> symbolizer;  // created on first need
+  // Stacks of whole()'s sites answer from the site (no second copy of
+  // their frames); other stacks are resolved once and kept.
+  std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
   mutable std::unordered_map<std::uint32_t, std::vector<Frame>> frames;  // by stack id
 
   bool analyzed(std::uint32_t pool) const { return whole.pool(pool) != nullptr; }

@@ -161,7 +161,8 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
         return report(LoadStage::symbolizing, done, sites);
       }))
     return fail(SessionError::cancelled, cancelled);
-  for (const Site& s : a.sites) impl->frames.emplace(s.stack, s.frames);
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i)
+    impl->site_of_stack.emplace(a.sites[i].stack, i);
   if (!report(LoadStage::done, sites, sites)) return fail(SessionError::cancelled, cancelled);
 
   OpenResult out;

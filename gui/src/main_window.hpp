@@ -48,6 +48,9 @@ class MainWindow : public QMainWindow {
 
   // Starts loading a .mtr file or the first process of a run directory.
   void openPath(const QString& path);
+  // Loads another process of the open run (run()->processes[index]); what
+  // File → Process of the Run does. False for a bad index or no run.
+  bool openProcess(std::size_t index);
   void cancelLoad();
   bool isLoading() const;
   const LoadStatus* loadStatus() const { return load_status_; }

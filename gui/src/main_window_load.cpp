@@ -65,7 +65,8 @@ void MainWindow::rebuildRecentMenu() {
 void MainWindow::rebuildProcessMenu() {
   process_menu_->clear();
   if (run_)
-    for (const RunProcess& p : run_->processes) {
+    for (std::size_t i = 0; i < run_->processes.size(); ++i) {
+      const RunProcess& p = run_->processes[i];
       QString label =
           QStringLiteral("%1  %2  %3")
               .arg(p.pid)
@@ -77,6 +78,13 @@ void MainWindow::rebuildProcessMenu() {
       a->setEnabled(p.header_error.empty());
     }
   process_menu_->setEnabled(run_ && run_->processes.size() > 1);
+}
+
+bool MainWindow::openProcess(std::size_t index) {
+  if (!run_ || index >= run_->processes.size() || !run_->processes[index].header_error.empty())
+    return false;
+  startLoad(QString::fromStdString(run_->processes[index].file));
+  return true;
 }
 
 void MainWindow::openPath(const QString& path) {

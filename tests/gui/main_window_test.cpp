@@ -152,6 +152,30 @@ class MainWindowTest : public QObject {
              qPrintable(summary->value("processes")));
   }
 
+  // sh starting the leaks sample: two processes; sh (started first) opens,
+  // File → Process of the Run loads the other.
+  void runOfTwoProcessesOpensTheFirstAndSwitches() {
+    const std::string run = test::recordRun(
+        "sh -c " + test::shell_quote(std::string(MEMTRAIL_LEAKS_BIN) + "; true"), "two");
+    QVERIFY(!run.empty());
+    MainWindow w;
+    gui::addAllViews(w);
+    QVERIFY(load(w, QString::fromStdString(run)));
+    QCOMPARE(w.run()->processes.size(), std::size_t{2});
+    QCOMPARE(w.session()->path(), w.run()->processes[0].file);
+    QCOMPARE(w.run()->processes[0].program, std::string("sh"));
+    auto* summary = static_cast<gui::SummaryView*>(w.view("summary"));
+    QVERIFY2(summary->value("processes").startsWith("2 in the run"),
+             qPrintable(summary->value("processes")));
+    QSignalSpy loaded(&w, &MainWindow::loaded);
+    QVERIFY(w.openProcess(1));
+    QVERIFY(loaded.wait(30000));
+    QCOMPARE(w.session()->path(), w.run()->processes[1].file);
+    QCOMPARE(w.run()->processes.size(), std::size_t{2});  // still the run
+    QVERIFY(summary->value("leaked-direct") == gui::bytesAndBlocks(8797, 13));
+    QVERIFY(!w.openProcess(2));
+  }
+
   void droppingAFileOpensIt() {
     MainWindow w;
     gui::addAllViews(w);

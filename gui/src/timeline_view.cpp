@@ -69,7 +69,7 @@ void TimelineView::setVisibleRange(std::uint64_t t0, std::uint64_t t1) {
 }
 
 void TimelineView::zoomAt(double factor, std::uint64_t time) {
-  if (!(factor > 0)) return;
+  if (!isReady() || !(factor > 0)) return;
   const double span = static_cast<double>(v1_ - v0_);
   time = std::clamp(time, v0_, v1_);
   const double fraction = (static_cast<double>(time - v0_)) / span;
@@ -80,6 +80,7 @@ void TimelineView::zoomAt(double factor, std::uint64_t time) {
 }
 
 void TimelineView::panBy(std::int64_t ns) {
+  if (!isReady()) return;
   const std::uint64_t span = v1_ - v0_;
   std::uint64_t t0 = v0_;
   if (ns < 0)
@@ -223,6 +224,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
 void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   const Drag drag = std::exchange(drag_, Drag::none);
   overlay_.rubber_band.reset();
+  moved_ = moved_ || std::abs(e->pos().x() - press_pos_.x()) >= kClickSlop;
   if (drag == Drag::band && moved_) {
     const int x0 = std::min(press_pos_.x(), e->pos().x());
     const int x1 = std::max(press_pos_.x(), e->pos().x());

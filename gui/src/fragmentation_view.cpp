@@ -12,6 +12,7 @@
 #include "segment_fragmentation_chart.hpp"
 #include "segment_worker.hpp"
 #include "timeline_axis.hpp"
+#include "timeline_model.hpp"
 
 namespace memtrail::gui {
 namespace {
@@ -142,9 +143,9 @@ void FragmentationView::setSession(std::shared_ptr<const Session> session) {
   for (bool with_segments : {true, false})
     for (const PoolStats& p : a.pools)
       if (p.has_segments == with_segments)
-        pools_->addItem(QString::fromStdString(p.info.name) +
-                            (with_segments ? QString() : tr(" (no segments)")),
-                        p.info.id);
+        pools_->addItem(
+            pool_label(a, p.info.id) + (with_segments ? QString() : tr(" (no segments)")),
+            p.info.id);
   explainer_->setMoment(moment());
   if (pools_->count() == 0) {
     headline_->setText(tr("The trace has no pools."));
@@ -216,7 +217,7 @@ void FragmentationView::showMap(SegmentMap map) {
   map_ = std::move(map);
   details_->clear();
   const PoolStats* pool = poolStats();
-  const QString name = pool ? QString::fromStdString(pool->info.name) : QString();
+  const QString name = session_ ? pool_label(session_->whole(), pool_) : QString();
   std::vector<SegmentRow> rows;
   for (const SegmentInfo& s : map_.segments)
     rows.push_back({s.address, s.size, true, segment_spans(s)});

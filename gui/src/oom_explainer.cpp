@@ -10,6 +10,7 @@
 
 #include "segment_worker.hpp"
 #include "timeline_axis.hpp"
+#include "timeline_model.hpp"
 
 namespace memtrail::gui {
 namespace {
@@ -117,11 +118,9 @@ void OomExplainer::setSession(std::shared_ptr<const Session> session) {
   if (session_) {
     const Analysis& a = session_->whole();
     for (const OomEvent& oom : session_->ooms()) {
-      const PoolStats* pool = a.pool(oom.pool);
-      choices_->addItem(tr("oom at %1: %2 requested from %3")
-                            .arg(format_time(oom.time_ns), format_bytes(oom.requested),
-                                 pool ? QString::fromStdString(pool->info.name)
-                                      : QStringLiteral("pool %1").arg(oom.pool)));
+      choices_->addItem(
+          tr("oom at %1: %2 requested from %3")
+              .arg(format_time(oom.time_ns), format_bytes(oom.requested), pool_label(a, oom.pool)));
     }
   }
   request();

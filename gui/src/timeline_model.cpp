@@ -17,6 +17,15 @@ QString series_name(const std::vector<SeriesInfo>& all, SeriesId id) {
 
 }  // namespace
 
+QString pool_label(const Analysis& a, std::uint32_t pool) {
+  const PoolStats* p = a.pool(pool);
+  if (!p) return QStringLiteral("pool %1").arg(pool);
+  const auto same = std::count_if(a.pools.begin(), a.pools.end(),
+                                  [&](const PoolStats& q) { return q.info.name == p->info.name; });
+  const QString name = QString::fromStdString(p->info.name);
+  return same > 1 ? QStringLiteral("%1 #%2").arg(name).arg(pool) : name;
+}
+
 QColor pool_color(std::size_t i) {
   // Tableau 10: distinct hues that stay readable as fills and as lines.
   static const QColor kPalette[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),

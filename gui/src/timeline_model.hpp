@@ -67,6 +67,11 @@ class TimelineModel {
   std::uint64_t begin_ = 0, end_ = 0;
 };
 
+// A pool's name for legends and lists, "name #id" when another pool of the
+// trace has the same name (each run of samples/fragmentation makes its own
+// "caching pool").
+QString pool_label(const Analysis& a, std::uint32_t pool);
+
 // Colour of the i-th pool (a qualitative palette readable on white).
 QColor pool_color(std::size_t i);
 

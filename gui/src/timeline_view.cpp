@@ -16,10 +16,6 @@ namespace {
 constexpr int kClickSlop = 3;      // pixels a press may move and still be a click
 constexpr int kTooltipFrames = 6;  // frames of a block's stack in its tooltip
 
-const PoolStats* pool_of(const Analysis& a, std::uint32_t id) {
-  return a.pool(id);
-}
-
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : SessionView(parent) {
@@ -118,11 +114,8 @@ int TimelineView::barAt(const QPoint& pos) const {
 QString TimelineView::barToolTip(std::size_t i) const {
   const BlockLifetime& b = frame_.bars.at(i).block;
   const Analysis& a = model_.session()->whole();
-  const PoolStats* pool = pool_of(a, b.pool);
   QString text = QStringLiteral("<b>%1</b> in %2<br>allocated at %3")
-                     .arg(format_bytes(b.size),
-                          pool ? QString::fromStdString(pool->info.name).toHtmlEscaped()
-                               : QStringLiteral("pool %1").arg(b.pool),
+                     .arg(format_bytes(b.size), pool_label(a, b.pool).toHtmlEscaped(),
                           format_time(b.alloc_ns));
   if (b.free_ns == kTimeMax)
     text += QStringLiteral(", never freed");

@@ -58,7 +58,9 @@ void TimelineModel::setSession(std::shared_ptr<const Session> session) {
   for (std::size_t i = 0; i < a.pools.size(); ++i) {
     const PoolStats& p = a.pools[i];
     SeriesId reserved{SeriesKind::pool_reserved, p.info.id};
-    if (!p.has_segments || !has_series(all, reserved)) continue;
+    // An upstream's segments are the leaf pool's reserve seen one level down
+    // (expandable segments map them in both): drawn once, at the leaf.
+    if (p.upstream || !p.has_segments || !has_series(all, reserved)) continue;
     layers_.push_back({{reserved, {}},
                        QString::fromStdString(p.info.name) + " reserved",
                        false,

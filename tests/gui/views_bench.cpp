@@ -6,6 +6,9 @@
 //   gui_views_bench FILE           opens FILE, then times zoom steps of the
 //                                  timeline (zoomAt + paint) and segment maps
 //                                  at clicked moments (setMoment to painted)
+//   gui_views_bench shots FILE DIR  renders DIR/timeline.png and
+//                                  DIR/fragmentation.png (docs/gui) from a
+//                                  trace of samples/fragmentation
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QtTest>
@@ -15,6 +18,7 @@
 
 #include "fragmentation_view.hpp"
 #include "memtrail/trace_file.hpp"
+#include "oom_explainer.hpp"
 #include "timeline_view.hpp"
 
 using namespace memtrail;
@@ -129,6 +133,49 @@ int measure(const char* path) {
   return 0;
 }
 
+// The moment the first caching pool's 18 MiB blocks are all freed and its
+// small ones still pin every segment: what the fragmentation sample is about.
+std::uint64_t pinned_moment(const Session& s, std::uint32_t* pool) {
+  for (const PoolStats& p : s.whole().pools)
+    if (p.info.kind == PoolKind::caching && p.has_segments) {
+      *pool = p.info.id;
+      break;
+    }
+  std::uint64_t t = 0;
+  for (const BlockLifetime& b : s.largest_blocks(0, kTimeMax, 100000))
+    if (b.pool == *pool && b.size >= (18ull << 20)) t = std::max(t, b.free_ns);
+  return t;
+}
+
+int shots(const char* path, const QString& dir) {
+  OpenResult r = Session::open(path);
+  if (!r.session) {
+    std::fprintf(stderr, "gui_views_bench: %s\n", r.message.c_str());
+    return 2;
+  }
+  std::uint32_t pool = 0;
+  const std::uint64_t moment = pinned_moment(*r.session, &pool);
+  gui::TimelineView timeline;
+  timeline.resize(1400, 800);
+  timeline.setSession(r.session);
+  timeline.setMoment(moment);
+  if (!timeline.grab().save(dir + "/timeline.png")) return 1;
+
+  gui::FragmentationView frag;
+  frag.resize(1400, 860);
+  frag.setSession(r.session);
+  frag.selectPool(pool);
+  frag.setMoment(moment);
+  frag.show();
+  if (!QTest::qWaitFor([&] { return frag.isReady() && frag.explainer()->isReady(); }, 60000))
+    return 1;
+  gui::SegmentRows* rows = frag.rows();
+  if (!rows->rows().empty())
+    QTest::mouseClick(rows, Qt::LeftButton, {}, rows->spanRect(0, 0).center());
+  QTest::qWait(100);
+  return frag.grab().save(dir + "/fragmentation.png") ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,12 +183,12 @@ int main(int argc, char** argv) {
     synthesize(argv[2], std::stoull(argv[3]));
     return 0;
   }
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: gui_views_bench FILE | gui_views_bench synth FILE N\n");
+  if (argc != 2 && !(argc == 4 && std::string(argv[1]) == "shots")) {
+    std::fprintf(stderr, "usage: gui_views_bench FILE | synth FILE N | shots FILE DIR\n");
     return 2;
   }
   qputenv("QT_QPA_PLATFORM",
           qgetenv("QT_QPA_PLATFORM").isEmpty() ? "offscreen" : qgetenv("QT_QPA_PLATFORM"));
   QApplication app(argc, argv);
-  return measure(argv[1]);
+  return argc == 4 ? shots(argv[2], QString::fromLocal8Bit(argv[3])) : measure(argv[1]);
 }

@@ -72,24 +72,26 @@ FragmentationView::FragmentationView(QWidget* parent)
   scroll->setWidget(rows_);
   scroll->setWidgetResizable(true);
   scroll->setBackgroundRole(QPalette::Base);
-  auto* left = new QSplitter(Qt::Vertical);
-  left->addWidget(scroll);
-  left->addWidget(chart_);
-  left->setStretchFactor(0, 3);
-  left->setStretchFactor(1, 1);
+  // The rows take the height; the chart beneath keeps a fixed strip.
+  auto* left = new QWidget;
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(scroll, 1);
+  chart_->setFixedHeight(170);
+  left_layout->addWidget(chart_);
 
   details_->setPlaceholderText(tr("Click a block for its size and stack."));
   auto* right = new QSplitter(Qt::Vertical);
   right->addWidget(details_);
   right->addWidget(explainer_);
-  right->setStretchFactor(0, 1);
-  right->setStretchFactor(1, 2);
+  right->setSizes({160, 540});
 
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(left);
   split->addWidget(right);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({760, 620});
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
@@ -206,7 +208,7 @@ void FragmentationView::requestMap() {
   ready_ = false;
   const std::uint64_t t = moment();
   const std::uint32_t pool = pool_;
-  headline_->setText(tr("Reading the segments at %1…").arg(format_time(t)));
+  headline_->setText(tr("Reading the segments at %1…").arg(format_moment(t)));
   worker_->submit([session = session_, pool, t, this] {
     auto map = std::make_shared<SegmentMap>(session->segment_map(pool, t));
     return [this, map] { showMap(std::move(*map)); };
@@ -214,6 +216,7 @@ void FragmentationView::requestMap() {
 }
 
 void FragmentationView::showMap(SegmentMap map) {
+  if (!session_) return;  // cleared while it was computed
   map_ = std::move(map);
   details_->clear();
   const PoolStats* pool = poolStats();
@@ -231,7 +234,7 @@ void FragmentationView::showMap(SegmentMap map) {
     headline_->setText(
         tr("<b>%1</b> at %2: %3 segments, reserved %4, used %5, free %6 (%7 of it in partly used "
            "segments), largest free block %8, external fragmentation %9 %")
-            .arg(name.toHtmlEscaped(), format_time(map_.time_ns))
+            .arg(name.toHtmlEscaped(), format_moment(map_.time_ns))
             .arg(map_.segments.size())
             .arg(format_bytes(f.reserved_bytes), format_bytes(f.used_bytes),
                  format_bytes(f.free_bytes), format_bytes(f.free_in_partial_segments),
@@ -239,7 +242,7 @@ void FragmentationView::showMap(SegmentMap map) {
             .arg(f.external * 100, 0, 'f', 1));
   } else {
     headline_->setText(tr("<b>%1</b> at %2: %3 live blocks, %4 used")
-                           .arg(name.toHtmlEscaped(), format_time(map_.time_ns))
+                           .arg(name.toHtmlEscaped(), format_moment(map_.time_ns))
                            .arg(map_.outside_segments.size())
                            .arg(format_bytes(map_.pool_state.final_used_bytes)));
   }
@@ -257,7 +260,7 @@ void FragmentationView::showMap(SegmentMap map) {
 void FragmentationView::showSpan(int row, int span) {
   const SegmentRow& r = rows_->rows().at(static_cast<std::size_t>(row));
   const SegmentSpan& s = r.spans.at(static_cast<std::size_t>(span));
-  QString html = QStringLiteral("<b>%1</b> %2 at 0x%3")
+  QString html = QStringLiteral("<b>%1</b>, %2<br>address 0x%3")
                      .arg(format_bytes(s.size), QString::fromLatin1(span_state_name(s.state)))
                      .arg(s.address, 0, 16);
   if (r.segment)
@@ -266,7 +269,7 @@ void FragmentationView::showSpan(int row, int span) {
                 .arg(r.address, 0, 16)
                 .arg(format_bytes(r.size));
   if (s.state == SpanState::allocated) {
-    html += tr("<br>allocated at %1 by thread %2").arg(format_time(s.alloc_ns)).arg(s.thread);
+    html += tr("<br>allocated at %1 by thread %2").arg(format_moment(s.alloc_ns)).arg(s.thread);
     const std::vector<Frame> frames = s.stack ? session_->frames(s.stack) : std::vector<Frame>{};
     html += frames.empty() ? tr("<br><i>no stack recorded</i>") : QStringLiteral("<br>");
     for (const Frame& fr : frames)

@@ -21,10 +21,10 @@ QString bytes_or_dash(std::uint64_t v) {
   return v ? format_bytes(v) : QStringLiteral("—");
 }
 
-QTreeWidgetItem* pool_item(const OomExplanation& e, std::size_t i) {
+QTreeWidgetItem* pool_item(const Analysis& a, const OomExplanation& e, std::size_t i) {
   const auto& part = e.pools[i];
   auto* item = new QTreeWidgetItem;
-  item->setText(kWhat, QString::fromStdString(part.name));
+  item->setText(kWhat, pool_label(a, part.pool));
   item->setData(kWhat, OomExplainer::kPoolIndexRole, static_cast<int>(i));
   if (e.requested) {
     item->setText(kRequest,
@@ -46,7 +46,7 @@ QTreeWidgetItem* segment_item(const OomExplanation::PinnedSegment& s, std::size_
   auto* item = new QTreeWidgetItem;
   std::uint64_t used = 0;
   for (const auto& b : s.segment.blocks) used += b.size;
-  item->setText(kWhat, QStringLiteral("segment 0x%1: pinned by %2 live block%3")
+  item->setText(kWhat, QStringLiteral("0x%1: %2 live block%3")
                            .arg(s.segment.address, 0, 16)
                            .arg(s.segment.blocks.size())
                            .arg(s.segment.blocks.size() == 1 ? "" : "s"));
@@ -60,9 +60,8 @@ QTreeWidgetItem* segment_item(const OomExplanation::PinnedSegment& s, std::size_
 
 QTreeWidgetItem* block_item(const BlockInfo& b, std::size_t i) {
   auto* item = new QTreeWidgetItem;
-  item->setText(kWhat, QStringLiteral("block 0x%1, allocated at %2")
-                           .arg(b.address, 0, 16)
-                           .arg(format_time(b.alloc_ns)));
+  item->setText(kWhat,
+                QStringLiteral("0x%1 at %2").arg(b.address, 0, 16).arg(format_moment(b.alloc_ns)));
   item->setData(kWhat, OomExplainer::kBlockIndexRole, static_cast<int>(i));
   item->setText(kUsed, format_bytes(b.size));
   return item;
@@ -87,8 +86,11 @@ OomExplainer::OomExplainer(QWidget* parent)
   tree_->setColumnCount(kColumns);
   tree_->setHeaderLabels({tr("Pool / segment / block"), tr("Request"), tr("Largest free"),
                           tr("Reserved"), tr("Used"), tr("Free")});
-  tree_->header()->setSectionResizeMode(kWhat, QHeaderView::Stretch);
+  // The first column names what a row is: wide enough to read, the figures
+  // sized to their contents, a scroll bar when the pane is narrow.
   tree_->header()->setStretchLastSection(false);
+  tree_->header()->setSectionResizeMode(kWhat, QHeaderView::Interactive);
+  tree_->setColumnWidth(kWhat, 250);
   for (int c = kRequest; c < kColumns; ++c)
     tree_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   stack_->setReadOnly(true);
@@ -118,9 +120,9 @@ void OomExplainer::setSession(std::shared_ptr<const Session> session) {
   if (session_) {
     const Analysis& a = session_->whole();
     for (const OomEvent& oom : session_->ooms()) {
-      choices_->addItem(
-          tr("oom at %1: %2 requested from %3")
-              .arg(format_time(oom.time_ns), format_bytes(oom.requested), pool_label(a, oom.pool)));
+      choices_->addItem(tr("oom at %1: %2 requested from %3")
+                            .arg(format_moment(oom.time_ns), format_bytes(oom.requested),
+                                 pool_label(a, oom.pool)));
     }
   }
   request();
@@ -166,6 +168,7 @@ void OomExplainer::request() {
 }
 
 void OomExplainer::display(OomExplanation e) {
+  if (!session_) return;  // cleared while it was computed
   explanation_ = std::move(e);
   tree_->clear();
   if (!explanation_.error.empty()) {
@@ -175,16 +178,16 @@ void OomExplainer::display(OomExplanation e) {
     for (const auto& part : explanation_.pools) fits += part.request_fits;
     headline_->setText(
         tr("%1 requested at %2: it fits in %3 of %4 pools' largest free block.")
-            .arg(format_bytes(explanation_.requested), format_time(explanation_.time_ns))
+            .arg(format_bytes(explanation_.requested), format_moment(explanation_.time_ns))
             .arg(fits)
             .arg(explanation_.pools.size()));
   } else {
     headline_->setText(tr("At %1: the largest free block of each pool, and the live blocks that "
                           "keep partly used segments from being released.")
-                           .arg(format_time(explanation_.time_ns)));
+                           .arg(format_moment(explanation_.time_ns)));
   }
   for (std::size_t i = 0; i < explanation_.pools.size(); ++i) {
-    QTreeWidgetItem* pool = pool_item(explanation_, i);
+    QTreeWidgetItem* pool = pool_item(session_->whole(), explanation_, i);
     const auto& pinned = explanation_.pools[i].pinned;
     for (std::size_t s = 0; s < pinned.size(); ++s) {
       QTreeWidgetItem* seg = segment_item(pinned[s], s);
@@ -211,7 +214,7 @@ void OomExplainer::showStack(QTreeWidgetItem* item) {
   QString text = tr("%1 at 0x%2 in %3, allocated at %4 by thread %5\n")
                      .arg(format_bytes(b.size))
                      .arg(b.address, 0, 16)
-                     .arg(QString::fromStdString(part.name), format_time(b.alloc_ns))
+                     .arg(pool_label(session_->whole(), part.pool), format_moment(b.alloc_ns))
                      .arg(b.thread);
   const std::vector<Frame> frames = b.stack ? session_->frames(b.stack) : std::vector<Frame>{};
   if (frames.empty()) text += tr("  (no stack recorded)");

@@ -71,7 +71,7 @@ QSize SegmentRows::sizeHint() const {
 }
 
 int SegmentRows::labelWidth() const {
-  return fontMetrics().horizontalAdvance(QStringLiteral("0x7fffffffffff  1023.5 MiB")) + 8;
+  return fontMetrics().horizontalAdvance(QStringLiteral("0x7fffffffffff  1023.5 MiB")) + 24;
 }
 
 QRect SegmentRows::barArea(std::size_t row) const {

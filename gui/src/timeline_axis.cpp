@@ -86,6 +86,12 @@ QString format_time(std::uint64_t ns) {
   return trimmed_number(value, unit.ns == 1 ? 0 : decimals_for(value)) + " " + unit.name;
 }
 
+QString format_moment(std::uint64_t ns) {
+  const TimeUnit& unit = time_unit_for(static_cast<double>(ns));
+  const int decimals = unit.ns == 1 ? 0 : unit.ns == 1e9 ? 6 : 3;
+  return trimmed_number(static_cast<double>(ns) / unit.ns, decimals) + " " + unit.name;
+}
+
 QString format_bytes(std::uint64_t bytes) {
   int unit = 0;
   double value = static_cast<double>(bytes);

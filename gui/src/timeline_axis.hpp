@@ -25,6 +25,9 @@ std::vector<Tick> time_ticks(std::uint64_t t0, std::uint64_t t1, int max_ticks);
 // "1.25 s", "300 ms", "12 µs", "800 ns": a duration or trace time for labels
 // and tooltips (three significant digits).
 QString format_time(std::uint64_t ns);
+// A moment of the trace, finer than format_time: "14.021 ms", "1.250031 s"
+// (three decimals in its unit, six in seconds; trailing zeros cut).
+QString format_moment(std::uint64_t ns);
 // "512 B", "1.5 KiB", "20 MiB" (three significant digits, trailing zeros cut).
 QString format_bytes(std::uint64_t bytes);
 

@@ -53,7 +53,7 @@ void TimelineModel::setSession(std::shared_ptr<const Session> session) {
     SeriesId used{SeriesKind::pool_used, p.info.id};
     if (p.upstream || !has_series(all, used)) continue;
     layers_.push_back(
-        {{used, {}}, QString::fromStdString(p.info.name) + " used", true, pool_color(i), {}, {}});
+        {{used, {}}, pool_label(a, p.info.id) + " used", true, pool_color(i), {}, {}});
   }
   for (std::size_t i = 0; i < a.pools.size(); ++i) {
     const PoolStats& p = a.pools[i];
@@ -62,7 +62,7 @@ void TimelineModel::setSession(std::shared_ptr<const Session> session) {
     // (expandable segments map them in both): drawn once, at the leaf.
     if (p.upstream || !p.has_segments || !has_series(all, reserved)) continue;
     layers_.push_back({{reserved, {}},
-                       QString::fromStdString(p.info.name) + " reserved",
+                       pool_label(a, p.info.id) + " reserved",
                        false,
                        pool_color(i).darker(150),
                        {},
@@ -103,9 +103,15 @@ TimelineFrame TimelineModel::compute(std::uint64_t t0, std::uint64_t t1, int wid
   }
   for (std::uint64_t top : stack_top) f.y_max = std::max(f.y_max, top);
 
-  for (const auto& b : session_->largest_blocks(t0, t1, kMaxBars)) f.bars.push_back({b, -1});
+  // An upstream's blocks are the segments of the pool above it (drawn as
+  // that pool's reserved line): bars show the blocks programs asked for.
+  const Analysis& a = session_->whole();
+  for (const auto& b : session_->largest_blocks(t0, t1, kAskedBars)) {
+    const PoolStats* pool = a.pool(b.pool);
+    if (!(pool && pool->upstream) && f.bars.size() < kMaxBars) f.bars.push_back({b, -1});
+  }
   placeBars(f, max_lanes);
-  for (const auto& m : session_->whole().marks)
+  for (const auto& m : a.marks)
     if (m.time_ns >= t0 && m.time_ns <= t1) f.marks.push_back(m);
   f.scopes = session_->scope_intervals(t0, t1, kMaxScopes);
   return f;

@@ -34,8 +34,10 @@ struct TimelineFrame {
   std::uint64_t t0 = 0, t1 = 0;
   int width = 0;  // plot width in pixels = envelope points
   std::vector<TimelineSeries> series;
-  std::uint64_t y_max = 0;          // top of the byte axis (stacked tops and lines)
-  std::vector<TimelineBar> bars;    // Session::largest_blocks(t0, t1, max_bars), that order
+  std::uint64_t y_max = 0;  // top of the byte axis (stacked tops and lines)
+  // Leaf pools' blocks among Session::largest_blocks(t0, t1, kAskedBars),
+  // in its order, at most kMaxBars.
+  std::vector<TimelineBar> bars;
   int lanes = 0;                    // lanes in use
   std::uint64_t lane_max_size = 0;  // largest block (bar thickness scale)
   std::vector<Mark> marks;          // whole().marks inside [t0, t1]
@@ -45,6 +47,7 @@ struct TimelineFrame {
 class TimelineModel {
  public:
   static constexpr std::size_t kMaxBars = 100;
+  static constexpr std::size_t kAskedBars = 2 * kMaxBars;
   static constexpr std::size_t kMaxScopes = 2000;
 
   void setSession(std::shared_ptr<const Session> session);

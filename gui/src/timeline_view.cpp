@@ -116,12 +116,12 @@ QString TimelineView::barToolTip(std::size_t i) const {
   const Analysis& a = model_.session()->whole();
   QString text = QStringLiteral("<b>%1</b> in %2<br>allocated at %3")
                      .arg(format_bytes(b.size), pool_label(a, b.pool).toHtmlEscaped(),
-                          format_time(b.alloc_ns));
+                          format_moment(b.alloc_ns));
   if (b.free_ns == kTimeMax)
     text += QStringLiteral(", never freed");
   else
     text += QStringLiteral(", freed at %1 (lived %2)")
-                .arg(format_time(b.free_ns), format_time(b.free_ns - b.alloc_ns));
+                .arg(format_moment(b.free_ns), format_time(b.free_ns - b.alloc_ns));
   std::vector<Frame> frames;
   if (b.site < a.sites.size()) {
     frames = a.sites[b.site].frames;
@@ -139,7 +139,7 @@ QString TimelineView::barToolTip(std::size_t i) const {
 
 QString TimelineView::plotToolTip(const QPoint& pos) const {
   const int i = pos.x() - layout_.plot.left();
-  QString text = QStringLiteral("<b>%1</b>").arg(format_time(timeAtX(pos.x())));
+  QString text = QStringLiteral("<b>%1</b>").arg(format_moment(timeAtX(pos.x())));
   for (const auto& s : frame_.series) {
     const Envelope& e = s.envelope;
     if (i < 0 || static_cast<std::size_t>(i) >= e.max.size() || !e.has_data[i]) continue;

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "fragmentation_view.hpp"
+#include "oom_explainer.hpp"
 #include "segment_fragmentation_chart.hpp"
 #include "view_traces.hpp"
 
@@ -139,7 +140,7 @@ class FragmentationViewTest : public QObject {
     QTest::mouseClick(rows, Qt::LeftButton, {}, rows->spanRect(0, live).center());
     QCOMPARE(clicked.count(), 1);
     QCOMPARE(rows->selected(), std::make_pair(0, static_cast<int>(live)));
-    QVERIFY2(v.spanDetails().contains("1.2 MiB allocated"), qPrintable(v.spanDetails()));
+    QVERIFY2(v.spanDetails().startsWith("1.2 MiB, allocated"), qPrintable(v.spanDetails()));
     QVERIFY2(v.spanDetails().contains("fragmentation.cpp"), qPrintable(v.spanDetails()));
     QTest::mouseClick(rows, Qt::LeftButton, {}, rows->spanRect(0, split).center());
     QCOMPARE(rows->selected(), std::make_pair(0, static_cast<int>(split)));
@@ -158,6 +159,18 @@ class FragmentationViewTest : public QObject {
     check_rows_match_map(v, s_->segment_map(caching_, pinned_at_));
     QTest::qWait(50);  // a late answer for an older moment must not replace it
     check_rows_match_map(v, s_->segment_map(caching_, pinned_at_));
+  }
+
+  void clearingTheSessionDropsAnswersInFlight() {
+    FragmentationView v;
+    v.resize(1300, 800);
+    v.setSession(s_);  // a segment map and an explanation are being computed
+    v.setSession(nullptr);
+    QTest::qWait(300);  // their answers arrive for a view that has no session
+    QVERIFY(!v.isReady());
+    QVERIFY(v.rows()->rows().empty());
+    QVERIFY(!v.explainer()->isReady());
+    QVERIFY(!v.grab().isNull());
   }
 
   void aPoolWithoutSegmentsIsOneRowOfBlocks() {

@@ -65,6 +65,9 @@ class TimelineAxisTest : public QObject {
     QCOMPARE(format_time(800), QString("800 ns"));
     QCOMPARE(format_time(12'345), QString("12.3 µs"));
     QCOMPARE(format_time(1'250'000'000), QString("1.25 s"));
+    QCOMPARE(format_moment(14'021'000), QString("14.021 ms"));
+    QCOMPARE(format_moment(14'000'000), QString("14 ms"));
+    QCOMPARE(format_moment(1'250'031'000), QString("1.250031 s"));
   }
 };
 

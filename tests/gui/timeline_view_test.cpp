@@ -42,7 +42,12 @@ void check_frame_matches_session(const TimelineView& v, const Session& s) {
     for (std::size_t i = 0; i < top.size(); ++i)
       if (series.envelope.has_data[i]) top[i] += series.envelope.max[i];
   }
-  const auto blocks = s.largest_blocks(t0, t1, TimelineModel::kMaxBars);
+  // The bars: the leaf pools' blocks among the largest the Session names
+  // (an upstream's blocks are segments of the pool above it).
+  std::vector<BlockLifetime> blocks;
+  for (const BlockLifetime& b : s.largest_blocks(t0, t1, TimelineModel::kAskedBars))
+    if (!s.whole().pool(b.pool)->upstream && blocks.size() < TimelineModel::kMaxBars)
+      blocks.push_back(b);
   QCOMPARE(f.bars.size(), blocks.size());
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     QCOMPARE(f.bars[i].block.address, blocks[i].address);

@@ -155,15 +155,26 @@ int shots(const char* path, const QString& dir) {
   }
   std::uint32_t pool = 0;
   const std::uint64_t moment = pinned_moment(*r.session, &pool);
+  // The sample's pools work for a few ms of a longer run: show that part.
+  std::uint64_t t0 = kTimeMax, t1 = 0;
+  for (const BlockLifetime& b : r.session->largest_blocks(0, kTimeMax, 100000)) {
+    t0 = std::min(t0, b.alloc_ns);
+    t1 = std::max(t1, b.free_ns == kTimeMax ? b.alloc_ns : b.free_ns);
+  }
+  const std::uint64_t margin = (t1 - t0) / 20;
+  t0 -= std::min(t0, margin);
+  t1 += margin;
   gui::TimelineView timeline;
   timeline.resize(1400, 800);
   timeline.setSession(r.session);
+  timeline.setVisibleRange(t0, t1);
   timeline.setMoment(moment);
   if (!timeline.grab().save(dir + "/timeline.png")) return 1;
 
   gui::FragmentationView frag;
   frag.resize(1400, 860);
   frag.setSession(r.session);
+  frag.setRange(t0, t1, nullptr);
   frag.selectPool(pool);
   frag.setMoment(moment);
   frag.show();

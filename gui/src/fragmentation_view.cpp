@@ -148,7 +148,6 @@ void FragmentationView::setSession(std::shared_ptr<const Session> session) {
         pools_->addItem(
             pool_label(a, p.info.id) + (with_segments ? QString() : tr(" (no segments)")),
             p.info.id);
-  explainer_->setMoment(moment());
   if (pools_->count() == 0) {
     headline_->setText(tr("The trace has no pools."));
     ready_ = true;
@@ -174,7 +173,6 @@ void FragmentationView::setMoment(std::uint64_t time_ns) {
   if (moment_ == time_ns) return;
   moment_ = time_ns;
   chart_->setMoment(time_ns);
-  explainer_->setMoment(time_ns);
   if (session_) requestMap();
 }
 
@@ -254,6 +252,9 @@ void FragmentationView::showMap(SegmentMap map) {
                              : QString());
   note_->setVisible(no_segments);
   ready_ = true;
+  // The explanation replays the file too: asked once the rows are in, so
+  // the two do not share the cores while the user waits for the rows.
+  explainer_->setMoment(moment());
   emit ready();
 }
 

@@ -125,11 +125,19 @@ void OomExplainer::setSession(std::shared_ptr<const Session> session) {
                                  pool_label(a, oom.pool)));
     }
   }
-  request();
+  // Nothing to explain until a moment is set or an oom event chosen.
+  has_moment_ = false;
+  ready_ = false;
+  explanation_ = {};
+  tree_->clear();
+  stack_->clear();
+  headline_->setText(session_ ? tr("Choose an oom event, or a moment.") : tr("No trace loaded."));
 }
 
 void OomExplainer::setMoment(std::uint64_t time_ns) {
+  if (has_moment_ && moment_ == time_ns) return;
   moment_ = time_ns;
+  has_moment_ = true;
   if (choices_->currentIndex() <= 0) request();
 }
 
@@ -155,6 +163,10 @@ void OomExplainer::request() {
   }
   std::uint64_t t = moment_, requested = 0;
   const int i = choices_->currentIndex();
+  if (i <= 0 && !has_moment_) {
+    headline_->setText(tr("Choose an oom event, or a moment."));
+    return;
+  }
   if (i > 0 && static_cast<std::size_t>(i) <= session_->ooms().size()) {
     const OomEvent& oom = session_->ooms()[static_cast<std::size_t>(i) - 1];
     t = oom.time_ns;

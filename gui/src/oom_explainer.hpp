@@ -59,6 +59,7 @@ class OomExplainer : public QWidget {
 
   std::shared_ptr<const Session> session_;
   std::uint64_t moment_ = 0;
+  bool has_moment_ = false;
   OomExplanation explanation_;
   bool ready_ = false;
   QComboBox* choices_;

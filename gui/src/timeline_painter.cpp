@@ -57,23 +57,28 @@ void paint_time_axis(QPainter& p, const TimelineFrame& f, const TimelineLayout& 
   }
 }
 
-// One pixel column per bucket: a step outline along `top(i)`, closed along
-// `bottom(i)`.
+// One pixel column per bucket, filled from bottom(i) up to top(i); runs of
+// equal columns as one rectangle. (A polygon of the same outline costs the
+// raster engine ~100 ms on a jagged 1500-column series: every scanline
+// crosses hundreds of edges.)
 template <typename Top, typename Bottom>
-QPolygonF band(const TimelineFrame& f, const QRect& plot, std::size_t n, Top top, Bottom bottom) {
-  QPolygonF poly;
-  poly.reserve(static_cast<int>(4 * n));
-  for (std::size_t i = 0; i < n; ++i) {
-    const double y = y_of(f, plot, top(i));
-    poly << QPointF(plot.left() + static_cast<double>(i), y)
-         << QPointF(plot.left() + static_cast<double>(i + 1), y);
+void fill_band(QPainter& p, const TimelineFrame& f, const QRect& plot, std::size_t n, Top top,
+               Bottom bottom, const QColor& color) {
+  std::size_t i = 0;
+  while (i < n) {
+    const std::uint64_t hi = top(i), lo = bottom(i);
+    std::size_t j = i + 1;
+    while (j < n && top(j) == hi && bottom(j) == lo) ++j;
+    if (hi > lo) {
+      const int y_hi = static_cast<int>(std::lround(y_of(f, plot, hi)));
+      const int y_lo = static_cast<int>(std::lround(y_of(f, plot, lo)));
+      if (y_lo > y_hi)
+        p.fillRect(
+            QRect(plot.left() + static_cast<int>(i), y_hi, static_cast<int>(j - i), y_lo - y_hi),
+            color);
+    }
+    i = j;
   }
-  for (std::size_t i = n; i-- > 0;) {
-    const double y = y_of(f, plot, bottom(i));
-    poly << QPointF(plot.left() + static_cast<double>(i + 1), y)
-         << QPointF(plot.left() + static_cast<double>(i), y);
-  }
-  return poly;
 }
 
 // A stacked area: solid up to the bucket's minimum, lighter up to its
@@ -84,13 +89,12 @@ void paint_area(QPainter& p, const TimelineFrame& f, const QRect& plot, const Ti
   auto lo = [&](std::size_t i) { return s.base[i] + (e.has_data[i] ? e.min[i] : 0); };
   auto hi = [&](std::size_t i) { return s.base[i] + (e.has_data[i] ? e.max[i] : 0); };
   auto base = [&](std::size_t i) { return s.base[i]; };
-  p.setPen(Qt::NoPen);
-  QColor light = s.color;
-  light.setAlpha(110);
-  p.setBrush(light);
-  p.drawPolygon(band(f, plot, n, hi, lo));
-  p.setBrush(s.color);
-  p.drawPolygon(band(f, plot, n, lo, base));
+  // Opaque (the colour over white): blending every pixel costs more.
+  const QColor light =
+      QColor::fromRgbF(0.57f + 0.43f * s.color.redF(), 0.57f + 0.43f * s.color.greenF(),
+                       0.57f + 0.43f * s.color.blueF());
+  fill_band(p, f, plot, n, hi, lo, light);
+  fill_band(p, f, plot, n, lo, base, s.color);
 }
 
 void paint_line(QPainter& p, const TimelineFrame& f, const QRect& plot, const TimelineSeries& s) {

@@ -78,6 +78,7 @@ struct Stats {
     std::sort(ms.begin(), ms.end());
     std::printf("%-40s n=%zu median %.1f ms, max %.1f ms\n", what, ms.size(), ms[ms.size() / 2],
                 ms.back());
+    std::fflush(stdout);
   }
 };
 
@@ -111,6 +112,28 @@ int measure(const char* path) {
   }
   zoom_in.print("timeline zoom step in (zoomAt + paint)");
   zoom_out.print("timeline zoom step out (zoomAt + paint)");
+  // Where a step's time goes: the Session's answers, then painting.
+  const auto [v0, v1] = timeline.visibleRange();
+  const auto width = static_cast<std::size_t>(timeline.plotLayout().plot.width());
+  Stats series, blocks, scopes, paint;
+  for (int i = 0; i < 5; ++i) {
+    clock.restart();
+    for (const auto& l : timeline.frame().series) (void)r.session->series(l.info.id, v0, v1, width);
+    series.ms.push_back(clock.nsecsElapsed() / 1e6);
+    clock.restart();
+    (void)r.session->largest_blocks(v0, v1, gui::TimelineModel::kAskedBars);
+    blocks.ms.push_back(clock.nsecsElapsed() / 1e6);
+    clock.restart();
+    (void)r.session->scope_intervals(v0, v1, gui::TimelineModel::kMaxScopes);
+    scopes.ms.push_back(clock.nsecsElapsed() / 1e6);
+    clock.restart();
+    (void)timeline.grab();
+    paint.ms.push_back(clock.nsecsElapsed() / 1e6);
+  }
+  series.print("  of which Session::series (all drawn)");
+  blocks.print("  of which Session::largest_blocks");
+  scopes.print("  of which Session::scope_intervals");
+  paint.print("  of which painting");
 
   gui::FragmentationView frag;
   frag.resize(1600, 900);

@@ -270,6 +270,45 @@ class TimelineViewTest : public QObject {
     QVERIFY(!v.grab().isNull());
   }
 
+  // The pixels: in a column of a stacked area, the series colour from the
+  // areas beneath up to the bucket's minimum, a lighter tint up to its
+  // maximum, background above.
+  void areasArePaintedFromTheirEnvelopes() {
+    TimelineView v;
+    v.resize(1200, 700);
+    v.setSession(frag_);
+    v.zoomAt(8.0, frag_->whole().pool(frag_->whole().pools[2].info.id)->peak_used_time_ns);
+    const QImage image = v.grab().toImage();
+    const TimelineFrame& f = v.frame();
+    const QRect plot = v.plotLayout().plot;
+    auto y_of = [&](std::uint64_t value) {
+      return plot.bottom() + 1 - static_cast<double>(value) / f.y_max * plot.height();
+    };
+    int solid = 0, tint = 0;
+    for (const TimelineSeries& s : f.series) {
+      if (!s.stacked) continue;
+      const Envelope& e = s.envelope;
+      for (std::size_t i = 1; i + 1 < e.max.size(); ++i) {  // the frame covers the edges
+        if (!e.has_data[i]) continue;
+        const int x = plot.left() + static_cast<int>(i);
+        const double base = y_of(s.base[i]), lo = y_of(s.base[i] + e.min[i]),
+                     hi = y_of(s.base[i] + e.max[i]);
+        if (base - lo >= 8) {
+          QCOMPARE(image.pixelColor(x, static_cast<int>((base + lo) / 2)), s.color);
+          ++solid;
+        }
+        if (lo - hi >= 8) {
+          const QColor c = image.pixelColor(x, static_cast<int>((lo + hi) / 2));
+          QVERIFY(c != s.color && c != QColor(Qt::white));
+          QVERIFY(std::abs(c.hue() - s.color.hue()) <= 2);  // a tint of the same colour
+          ++tint;
+        }
+      }
+    }
+    QVERIFY(solid > 0);
+    QVERIFY(tint > 0);
+  }
+
   void noSessionClears() {
     TimelineView v;
     v.resize(600, 400);

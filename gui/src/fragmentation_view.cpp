@@ -167,6 +167,7 @@ void FragmentationView::setRange(std::uint64_t t0, std::uint64_t t1,
   t0_ = std::min(t0, t1);
   t1_ = std::max({t0, t1, t0_ + 1});
   chart_->setPool(session_, pool_, t0_, t1_);
+  if (ready_) emit ready();  // the rows show a moment, not a range: still in place
 }
 
 void FragmentationView::setMoment(std::uint64_t time_ns) {

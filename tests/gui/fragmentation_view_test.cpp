@@ -213,6 +213,16 @@ class FragmentationViewTest : public QObject {
                    sum.last_event_ns, static_cast<std::size_t>(chart->plotRect().width()));
     QVERIFY(chart->envelope().max == asked.max);
     QVERIFY(chart->envelope().has_data == asked.has_data);
+    // A range narrows the chart to it; the rows (a moment) stay ready.
+    QSignalSpy ready(&v, &SessionView::ready);
+    const std::uint64_t r0 = pinned_at_ / 2, r1 = pinned_at_ + 1000;
+    v.setRange(r0, r1, nullptr);
+    QCOMPARE(ready.count(), 1);
+    const Envelope narrowed = s_->series({SeriesKind::pool_external_fragmentation, caching_}, r0,
+                                         r1, static_cast<std::size_t>(chart->plotRect().width()));
+    QCOMPARE(chart->envelope().t0, narrowed.t0);
+    QCOMPARE(chart->envelope().t1, narrowed.t1);
+    QVERIFY(chart->envelope().max == narrowed.max);
     QSignalSpy moment(&v, &SessionView::momentSelected);
     const QPoint at(chart->plotRect().left() + chart->plotRect().width() * 3 / 4,
                     chart->plotRect().center().y());

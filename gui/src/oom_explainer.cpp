@@ -185,6 +185,10 @@ void OomExplainer::display(OomExplanation e) {
   tree_->clear();
   if (!explanation_.error.empty()) {
     headline_->setText(QString::fromStdString(explanation_.error));
+  } else if (explanation_.pools.empty()) {
+    headline_->setText(
+        tr("No pool of this trace has segments: there is no free block to weigh a "
+           "request against."));
   } else if (explanation_.requested) {
     std::size_t fits = 0;
     for (const auto& part : explanation_.pools) fits += part.request_fits;

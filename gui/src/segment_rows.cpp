@@ -109,6 +109,11 @@ std::pair<int, int> SegmentRows::spanAt(const QPoint& pos) const {
 void SegmentRows::paintEvent(QPaintEvent* e) {
   QPainter p(this);
   p.fillRect(e->rect(), Qt::white);
+  if (rows_.empty()) {
+    p.setPen(QColor(0x66, 0x66, 0x66));
+    p.drawText(rect(), Qt::AlignCenter, tr("No segment and no live block at this moment."));
+    return;
+  }
   const int first = std::max(0, (e->rect().top() - kMargin) / (kRowHeight + kRowGap));
   const int last = std::min(static_cast<int>(rows_.size()) - 1,
                             (e->rect().bottom() - kMargin) / (kRowHeight + kRowGap));

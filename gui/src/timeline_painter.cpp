@@ -165,6 +165,12 @@ void paint_bars(QPainter& p, const TimelineFrame& f, const TimelineLayout& l, co
   p.drawText(QRect(0, l.bars.top() + 14, l.label_width - 6, 16), Qt::AlignRight | Qt::AlignTop,
              QStringLiteral("blocks"));
   const QFontMetrics fm = p.fontMetrics();
+  if (f.bars.empty()) {  // the session keeps lifetimes of large blocks only
+    p.drawText(l.bars, Qt::AlignCenter,
+               QStringLiteral("No block of %1 or more lives in this range.")
+                   .arg(format_bytes(a.options.large_block_bytes)));
+    return;
+  }
   for (std::size_t i = 0; i < f.bars.size(); ++i) {
     const QRect r = bar_rect(f, l, i);
     if (r.isEmpty()) continue;

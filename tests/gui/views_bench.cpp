@@ -190,16 +190,16 @@ int shots(const char* path, const QString& dir) {
   gui::TimelineView timeline;
   timeline.resize(1400, 800);
   timeline.setSession(r.session);
-  timeline.setVisibleRange(t0, t1);
-  timeline.setMoment(moment);
+  if (t1 > t0) timeline.setVisibleRange(t0, t1);
+  if (moment) timeline.setMoment(moment);
   if (!timeline.grab().save(dir + "/timeline.png")) return 1;
 
   gui::FragmentationView frag;
   frag.resize(1400, 860);
   frag.setSession(r.session);
-  frag.setRange(t0, t1, nullptr);
+  if (t1 > t0) frag.setRange(t0, t1, nullptr);
   frag.selectPool(pool);
-  frag.setMoment(moment);
+  if (moment) frag.setMoment(moment);
   frag.show();
   if (!QTest::qWaitFor([&] { return frag.isReady() && frag.explainer()->isReady(); }, 60000))
     return 1;

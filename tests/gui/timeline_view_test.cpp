@@ -4,6 +4,7 @@
 // for the visible range and the plot width; zoom, pan, rubber band and
 // click give exact ranges and moments.
 #include <QSignalSpy>
+#include <QToolTip>
 #include <QtTest>
 
 #include "timeline_axis.hpp"
@@ -229,6 +230,32 @@ class TimelineViewTest : public QObject {
     }
     QVERIFY(placed > 0);
     QCOMPARE(largest, 0u);
+    // Bars sharing a lane never overlap; lanes are opened largest block
+    // first, so the largest block of each lane shrinks from top to bottom.
+    for (std::size_t i = 0; i < f.bars.size(); ++i)
+      for (std::size_t k = i + 1; k < f.bars.size(); ++k) {
+        if (f.bars[i].lane < 0 || f.bars[i].lane != f.bars[k].lane) continue;
+        const QRect a = v.barRect(i), b = v.barRect(k);
+        QVERIFY(a.right() < b.left() || b.right() < a.left());
+      }
+    std::vector<std::uint64_t> lane_max(static_cast<std::size_t>(f.lanes), 0);
+    for (const auto& bar : f.bars)
+      if (bar.lane >= 0)
+        lane_max[static_cast<std::size_t>(bar.lane)] =
+            std::max(lane_max[static_cast<std::size_t>(bar.lane)], bar.block.size);
+    QVERIFY(std::is_sorted(lane_max.rbegin(), lane_max.rend()));
+    // Hovering a bar shows its tooltip.
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    for (std::size_t i = 0; i < f.bars.size(); ++i) {
+      if (f.bars[i].lane != 0) continue;
+      const QPoint at = v.barRect(i).center();
+      QHelpEvent help(QEvent::ToolTip, at, v.mapToGlobal(at));
+      QApplication::sendEvent(&v, &help);
+      QVERIFY(QTest::qWaitFor([] { return QToolTip::isVisible(); }, 2000));
+      QCOMPARE(QToolTip::text(), v.barToolTip(static_cast<std::size_t>(v.barAt(at))));
+      break;
+    }
     // A block of the caching pool allocated by the sample's workload.
     for (std::size_t i = 0; i < f.bars.size(); ++i) {
       const PoolStats* pool = frag_->whole().pool(f.bars[i].block.pool);

@@ -1,5 +1,10 @@
 // Analyzer session costs on one trace, for docs/BENCHMARKS.md:
 //   bench_session analyze FILE   analyze() alone (the floor), wall time
+//   bench_session synth FILE EVENTS STACKS
+//                                a churn trace (as bench_analyzer synth: 2
+//                                threads, sizes 8 B..64 KiB, half freed at
+//                                once, half through a 256-slot ring) over
+//                                STACKS distinct call stacks
 //   bench_session open FILE      Session::open, then zoom steps (series of
 //                                800 points at 12 zooms), segment maps and
 //                                breakdowns at 20 moments; wall times
@@ -96,9 +101,69 @@ int run_open(const std::string& path, const char* budget) {
   return 0;
 }
 
+void synthesize(const std::string& path, std::uint64_t events, std::uint32_t stacks) {
+  memtrail::TraceHeader h;
+  h.command_line = "bench_session synth";
+  memtrail::TraceWriter w(path, h);
+  w.add_thread({1, 1, "t1"});
+  w.add_thread({2, 2, "t2"});
+  w.add_pool({1, 0, "malloc", memtrail::PoolKind::heap, memtrail::MemorySpace::host, -1});
+  // 64 trunks of depth 6, then one distinct leaf frame per stack.
+  std::uint32_t next = 1, trunk[64];
+  for (std::uint32_t i = 0; i < 64; ++i) {
+    std::uint32_t parent = 0;
+    for (std::uint32_t d = 0; d < 6; ++d) {
+      w.add_stack_node({next, parent, 0x400000u + 0x40u * (d * 64 + i)});
+      parent = next++;
+    }
+    trunk[i] = parent;
+  }
+  std::vector<std::uint32_t> leaf(stacks);
+  for (std::uint32_t i = 0; i < stacks; ++i) {
+    w.add_stack_node({next, trunk[i % 64], 0x800000u + 0x10u * i});
+    leaf[i] = next++;
+  }
+  std::uint64_t rng = 42, ring[2][256] = {}, t = 0, addr = 0x10000000, slot[2] = {0, 0}, n = 0;
+  while (n < events)
+    for (std::uint32_t th = 1; th <= 2 && n < events; ++th) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      memtrail::Event a;
+      a.time_ns = t += 50;
+      a.thread = th;
+      a.pool = 1;
+      a.stack = leaf[(rng >> 20) % stacks];
+      a.kind = memtrail::EventKind::alloc;
+      a.address = addr += 0x40;
+      a.size = a.requested = std::uint64_t{1} << (3 + (rng >> 33) % 14);
+      w.add_event(a);
+      ++n;
+      memtrail::Event f = a;
+      f.time_ns = t += 50;
+      f.kind = memtrail::EventKind::free;
+      f.stack = 0;
+      f.size = f.requested = 0;
+      std::uint64_t& s = ring[th - 1][slot[th - 1]];
+      if ((n & 2) != 0) {
+        f.address = s;
+        s = a.address;
+        slot[th - 1] = (slot[th - 1] + 1) % 256;
+      }
+      if (f.address != 0 && n < events) {
+        w.add_event(f);
+        ++n;
+      }
+    }
+  w.finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "synth") {
+    synthesize(argv[2], std::strtoull(argv[3], nullptr, 10),
+               static_cast<std::uint32_t>(std::max(1ull, std::strtoull(argv[4], nullptr, 10))));
+    return 0;
+  }
   if (argc != 3 && argc != 4) {
     std::fprintf(stderr, "usage: bench_session analyze|open FILE [CHECKPOINT_BUDGET_BYTES]\n");
     return 2;

@@ -1,0 +1,81 @@
+// What memtrail-gui's timeline draws for a visible range and a plot width,
+// asked of the Session and nothing else: the series' min/max envelopes (one
+// bucket per pixel column), the lifetime bars of the largest blocks placed in
+// lanes, the marks and the scope entries. Kept apart from the widget so tests
+// can read exactly what will be painted.
+#pragma once
+
+#include <QColor>
+#include <QString>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memtrail/session.hpp"
+
+namespace memtrail::gui {
+
+struct TimelineSeries {
+  SeriesInfo info;
+  QString label;         // legend text
+  bool stacked = false;  // leaf pools' used bytes: stacked areas; the rest: lines
+  QColor color;
+  Envelope envelope;  // Session::series(id, t0, t1, plot width)
+  // Stacked areas only: per bucket, the sum of the max of the areas below.
+  std::vector<std::uint64_t> base;
+};
+
+struct TimelineBar {
+  BlockLifetime block;
+  int lane = -1;  // -1: no room left in the bar area (not drawn)
+};
+
+struct TimelineFrame {
+  std::uint64_t t0 = 0, t1 = 0;
+  int width = 0;  // plot width in pixels = envelope points
+  std::vector<TimelineSeries> series;
+  std::uint64_t y_max = 0;  // top of the byte axis (stacked tops and lines)
+  // Leaf pools' blocks among Session::largest_blocks(t0, t1, kAskedBars),
+  // in its order, at most kMaxBars.
+  std::vector<TimelineBar> bars;
+  int lanes = 0;                    // lanes in use
+  std::uint64_t lane_max_size = 0;  // largest block (bar thickness scale)
+  std::vector<Mark> marks;          // whole().marks inside [t0, t1]
+  std::vector<ScopeInterval> scopes;
+};
+
+class TimelineModel {
+ public:
+  static constexpr std::size_t kMaxBars = 100;
+  static constexpr std::size_t kAskedBars = 2 * kMaxBars;
+  static constexpr std::size_t kMaxScopes = 2000;
+
+  void setSession(std::shared_ptr<const Session> session);
+  const std::shared_ptr<const Session>& session() const { return session_; }
+  // First and last event of the trace (the widest visible range).
+  std::uint64_t begin() const { return begin_; }
+  std::uint64_t end() const { return end_; }
+  // The series drawn, in legend order (no envelopes).
+  const std::vector<TimelineSeries>& layers() const { return layers_; }
+
+  // Everything to draw for [t0, t1] at `width` pixels; bars are placed in at
+  // most `max_lanes` lanes.
+  TimelineFrame compute(std::uint64_t t0, std::uint64_t t1, int width, int max_lanes) const;
+
+ private:
+  void placeBars(TimelineFrame& frame, int max_lanes) const;
+
+  std::shared_ptr<const Session> session_;
+  std::vector<TimelineSeries> layers_;
+  std::uint64_t begin_ = 0, end_ = 0;
+};
+
+// A pool's name for legends and lists, "name #id" when another pool of the
+// trace has the same name (each run of samples/fragmentation makes its own
+// "caching pool").
+QString pool_label(const Analysis& a, std::uint32_t pool);
+
+// Colour of the i-th pool (a qualitative palette readable on white).
+QColor pool_color(std::size_t i);
+
+}  // namespace memtrail::gui

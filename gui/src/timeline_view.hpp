@@ -1,0 +1,80 @@
+// memtrail-gui's Timeline: used bytes per leaf pool as stacked areas,
+// reserved per pool, RSS and heap reserved as lines (min/max envelopes from
+// Session::series, one bucket per pixel), lifetime bars of the largest
+// blocks of the visible range, marks and scope entries.
+// Wheel: zoom around the cursor. Drag: pan. Shift+drag or right drag:
+// select a range (rangeSelected). Click: pick a moment (momentSelected).
+// Double click: the whole trace.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "memtrail/gui/session_view.hpp"
+#include "timeline_model.hpp"
+#include "timeline_painter.hpp"
+
+namespace memtrail::gui {
+
+class TimelineView : public SessionView {
+  Q_OBJECT
+
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+
+  void setSession(std::shared_ptr<const Session> session) override;
+  // Shows [t0, t1] with a margin of 5% each side, the range itself highlighted
+  // (no highlight for the whole trace).
+  void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
+  void setMoment(std::uint64_t time_ns) override;
+  bool isReady() const override { return model_.session() != nullptr; }
+
+  std::pair<std::uint64_t, std::uint64_t> visibleRange() const { return {v0_, v1_}; }
+  // Clamped to the trace; at least kMinSpanNs wide.
+  void setVisibleRange(std::uint64_t t0, std::uint64_t t1);
+  // factor > 1 zooms in, < 1 out; `time` keeps its place on screen.
+  void zoomAt(double factor, std::uint64_t time);
+  // Moves the visible range by `ns` (positive: later), stopping at the ends.
+  void panBy(std::int64_t ns);
+
+  // Pixel <-> trace time on the plot (widget coordinates).
+  std::uint64_t timeAtX(double x) const;
+  double xAtTime(std::uint64_t t) const;
+
+  // What is painted now: for tests and the benchmarks.
+  const TimelineFrame& frame() const { return frame_; }
+  const TimelineLayout& plotLayout() const { return layout_; }
+  QRect barRect(std::size_t i) const { return bar_rect(frame_, layout_, i); }
+  int barAt(const QPoint& pos) const;  // -1: none
+  QString barToolTip(std::size_t i) const;
+
+  static constexpr std::uint64_t kMinSpanNs = 1000;
+  static constexpr double kWheelFactor = 1.25;  // per wheel notch
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void mouseDoubleClickEvent(QMouseEvent*) override;
+  bool event(QEvent*) override;
+
+ private:
+  void recompute();
+  QString plotToolTip(const QPoint& pos) const;
+
+  TimelineModel model_;
+  TimelineFrame frame_;
+  TimelineLayout layout_;
+  TimelineOverlay overlay_;
+  std::uint64_t v0_ = 0, v1_ = 1;
+  // Mouse gesture in progress.
+  enum class Drag { none, pan, band } drag_ = Drag::none;
+  QPoint press_pos_;
+  std::uint64_t press_v0_ = 0;
+  bool moved_ = false;
+};
+
+}  // namespace memtrail::gui

@@ -1,8 +1,10 @@
 #include "views.hpp"
 
+#include "fragmentation_view.hpp"
 #include "leaks_view.hpp"
 #include "main_window.hpp"
 #include "summary_view.hpp"
+#include "timeline_view.hpp"
 
 namespace memtrail::gui {
 
@@ -12,7 +14,9 @@ void addAllViews(MainWindow& window) {
   // The summary lists the processes of a run directory.
   QObject::connect(&window, &MainWindow::runChanged, summary,
                    [summary, &window] { summary->setRun(window.run()); });
+  window.addView("timeline", QObject::tr("Timeline"), new TimelineView);
   window.addView("leaks", QObject::tr("Leaks"), new LeaksView);
+  window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
 }
 
 }  // namespace memtrail::gui

@@ -11,14 +11,13 @@
 #include "engine.hpp"
 #include "memtrail/analysis.hpp"
 #include "pipelined_read.hpp"
-#include "symbol_cache.hpp"
+#include "symbolize_sites.hpp"
 
 namespace memtrail {
 
-namespace {
+namespace detail {
 
-// Maps reader status onto Analysis::error / warning. Returns false when the
-// results must not be used.
+// Maps reader status onto Analysis::error / warning.
 void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult& r,
                        bool allow_partial) {
   a.read = r;
@@ -48,57 +47,7 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
                 std::to_string(r.chunks) + " whole chunks";
 }
 
-const ModuleInfo* module_of(const Analysis& a, std::uint64_t ip) {
-  const ModuleInfo* best = nullptr;
-  for (const auto& m : a.modules)
-    if (ip >= m.start && ip < m.end && (!best || m.id > best->id)) best = &m;
-  return best;
-}
-
-void symbolize_sites(Analysis& a, const AnalysisOptions& options) {
-  Symbolizer sym;
-  sym.set_enabled(options.symbolize);
-  for (const auto& m : a.modules) sym.add_module(m);
-  bool use_cache = options.symbolize && options.symbol_cache;
-  std::unique_ptr<detail::SymbolCache> cache;
-  if (use_cache) cache = std::make_unique<detail::SymbolCache>(a.path + ".symbols");
-  std::vector<Frame> resolved;
-  for (auto& site : a.sites) {
-    site.frames.clear();
-    for (std::uint64_t ip : a.stack_ips(site.stack)) {
-      // Recorded ips are return addresses (unw_backtrace above the allocator
-      // entry), so every one is looked up at ip-1.
-      const ModuleInfo* m = cache ? module_of(a, ip) : nullptr;
-      if (m && !m->build_id.empty()) {
-        std::uint64_t offset = ip - m->load_address;
-        if (const std::vector<Frame>* hit = cache->find(m->build_id, offset)) {
-          for (Frame f : *hit) {
-            f.module = m->path;
-            f.address = ip;
-            f.offset = offset;
-            site.frames.push_back(std::move(f));
-          }
-          continue;
-        }
-        // Kept once the module was read, named or not: a nameless address
-        // (local code of a stripped library) would otherwise open it through
-        // libdw again on every run (with the debuginfod client: ~20M
-        // instructions). A module that could not be read is not kept, so its
-        // warning comes back each run.
-        const auto& frames = sym.resolve(ip, true);
-        if (!frames.empty() && sym.read_module_of(ip)) cache->add(m->build_id, offset, frames);
-        site.frames.insert(site.frames.end(), frames.begin(), frames.end());
-        continue;
-      }
-      const auto& frames = sym.resolve(ip, true);
-      site.frames.insert(site.frames.end(), frames.begin(), frames.end());
-    }
-  }
-  a.symbol_warnings = sym.warnings();
-  if (cache) cache->save();
-}
-
-}  // namespace
+}  // namespace detail
 
 const PoolStats* Analysis::pool(std::uint32_t id) const {
   for (const auto& p : pools)
@@ -195,12 +144,12 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   ReadResult r = !reader.header_error().empty() ? reader.read(engine)
                  : *decoders > 0                ? reader.read_parallel(engine, *decoders)
                                                 : detail::read_pipelined(reader, engine);
-  apply_read_status(a, reader, r, options.allow_partial);
+  detail::apply_read_status(a, reader, r, options.allow_partial);
   if (!reader.header_error().empty()) return a;
   engine.finish(a);
   if (engine.cancelled()) a.error = path + ": cancelled";
   a.header = reader.header();
-  symbolize_sites(a, options);
+  detail::symbolize_sites(a, options);
   return a;
 }
 

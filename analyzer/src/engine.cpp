@@ -243,6 +243,10 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
                                             std::uint64_t t, bool) {
   p.used += static_cast<std::uint64_t>(delta);
   if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
+  if (taps_) {  // the session's series cover the whole trace, whatever the range
+    taps_->pool_used(p.out.info.id, t, p.used);
+    if (!p.is_upstream) taps_->process_used(t, total_used_);
+  }
   if (range_ != RangeState::inside) return;
   if (p.used > p.out.peak_used_bytes) {
     p.out.peak_used_bytes = p.used;
@@ -361,9 +365,11 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       break;
     }
     case EventKind::oom:
+      if (taps_) taps_->oom(e, string_of(e.aux));
       if (in_range) ++pool_state(e.pool).out.ooms;
       break;
     case EventKind::sample:
+      if (taps_) taps_->sample(e);
       if (in_range) {
         ++summary_.samples;
         summary_.peak_rss_bytes = std::max(summary_.peak_rss_bytes, sample_rss(e));
@@ -534,6 +540,7 @@ void Engine::on_segment(const Event& e, bool in_range) {
       }
     }
   }
+  if (taps_) taps_->pool_reserved(p.out.info.id, e.time_ns, p.reserved);
   if (range_ == RangeState::inside) {
     if (p.reserved > p.out.peak_reserved_bytes) {
       p.out.peak_reserved_bytes = p.reserved;
@@ -550,6 +557,7 @@ void Engine::on_scope_begin(const Event& e) {
     scopes_[id].out.info.id = id;
     scopes_[id].out.info.name = "scope#" + std::to_string(id);
   }
+  if (taps_) taps_->scope_begin(e, id);
   ThreadState& t = thread_state(e.thread);
   scope_instances_.push_back(ScopeInstance{id, t.scope_top, 0});
   t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
@@ -558,6 +566,7 @@ void Engine::on_scope_begin(const Event& e) {
 void Engine::on_scope_end(const Event& e, bool in_range) {
   ThreadState& t = thread_state(e.thread);
   std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
+  if (taps_) taps_->scope_end(e, id);
   std::uint32_t inst = t.scope_top;
   while (inst != 0 && scope_instances_[inst].scope != id) inst = scope_instances_[inst].parent;
   if (inst == 0) return;  // an end without a begin on this thread
@@ -737,7 +746,7 @@ void Engine::finish(Analysis& a) {
   a.header = header_;
 }
 
-SegmentMap Engine::segment_map(std::uint32_t pool_id) {
+SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
   SegmentMap m;
   if (pool_id >= pools_.size()) {
     m.error = "pool " + std::to_string(pool_id) + " not found in the trace";
@@ -759,12 +768,17 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id) {
   std::sort(blocks.begin(), blocks.end(),
             [](const BlockInfo& x, const BlockInfo& y) { return x.address < y.address; });
   std::size_t bi = 0;
-  for (auto& [addr, seg] : p.segments) {
-    SegmentInfo si{addr, seg.size, {}};
+  for (auto it = p.segments.begin(); it != p.segments.end();) {
+    std::uint64_t addr = it->first, end = addr + it->second.size;
+    bool mapped = merge_mapped && it->second.detail == SegmentDetail::map;
+    for (++it; mapped && it != p.segments.end() && it->first == end &&
+               it->second.detail == SegmentDetail::map;
+         ++it)
+      end += it->second.size;
+    SegmentInfo si{addr, end - addr, {}};
     while (bi < blocks.size() && blocks[bi].address < addr)
       m.outside_segments.push_back(blocks[bi++]);
-    while (bi < blocks.size() && blocks[bi].address < addr + seg.size)
-      si.blocks.push_back(blocks[bi++]);
+    while (bi < blocks.size() && blocks[bi].address < end) si.blocks.push_back(blocks[bi++]);
     m.segments.push_back(std::move(si));
   }
   while (bi < blocks.size()) m.outside_segments.push_back(blocks[bi++]);

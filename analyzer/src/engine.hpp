@@ -14,6 +14,7 @@
 #include "flat_map.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
+#include "session_taps.hpp"
 
 namespace memtrail::detail {
 
@@ -93,6 +94,8 @@ class Engine : public TraceVisitor {
 
   // Stop reading after the first event later than this (segment_map_at).
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }
+  // A session's recorder of series, scopes and ooms (null: none).
+  void set_taps(SessionTaps* taps) { taps_ = taps; }
 
   void on_header(const TraceHeader& h) override { header_ = h; }
   void on_string(std::uint32_t id, std::string_view text) override;
@@ -110,8 +113,10 @@ class Engine : public TraceVisitor {
   // Completes the pass (leaks, range-end snapshot) and moves the results out.
   void finish(Analysis& out);
 
-  // Live state of one pool now (segment_map_at).
-  SegmentMap segment_map(std::uint32_t pool);
+  // Live state of one pool now (segment_map_at). `merge_mapped`: adjacent
+  // `map` segments (one expandable reservation) come as one SegmentInfo, as
+  // compute_fragmentation() counts them.
+  SegmentMap segment_map(std::uint32_t pool, bool merge_mapped = false);
 
  private:
   PoolState& pool_state(std::uint32_t id) { return id < pool_count_ ? pools_[id] : grow_pools(id); }
@@ -205,10 +210,15 @@ class Engine : public TraceVisitor {
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;
+  SessionTaps* taps_ = nullptr;
   bool stopped_ = false;
   bool cancelled_ = false;
   bool range_ended_ = false;
 };
+
+// Maps reader status onto Analysis::error / warning (analyze.cpp).
+void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult& r,
+                       bool allow_partial);
 
 // Free space between the live blocks inside the segments. Adjacent `map`
 // segments (pages of one expandable reservation) count as one range; whole

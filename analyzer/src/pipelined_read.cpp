@@ -163,7 +163,8 @@ void replay_record(TraceVisitor& v, const Record& r) {
 
 }  // namespace
 
-ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
+ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor,
+                          const std::function<bool(std::uint64_t)>& bytes_read) {
   Queue queue;
   std::atomic<bool> stop{false};
   ReadResult result;
@@ -188,8 +189,18 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
       t.join();
     }
   } joiner{producer_thread, feed, queue};
+  auto halt = [&] {
+    stop = true;
+    feed.stop();
+    queue.abandon();
+  };
   for (;;) {
-    while (feed.fill()) {
+    bool go_on = true;
+    while (go_on && feed.fill())
+      if (bytes_read) go_on = bytes_read(feed.bytes_read());
+    if (!go_on) {
+      halt();
+      break;
     }
     Batch b;
     if (!queue.pop(b, [&] { return feed.fillable(); })) continue;
@@ -204,9 +215,7 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor) {
     if (b.last) break;
     queue.recycle(std::move(b));
     if (!visitor.keep_going()) {
-      stop = true;
-      feed.stop();
-      queue.abandon();
+      halt();
       break;
     }
   }

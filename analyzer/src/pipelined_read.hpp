@@ -5,10 +5,17 @@
 // (a few batches in flight).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+
 #include "memtrail/trace_file.hpp"
 
 namespace memtrail::detail {
 
-ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor);
+// `bytes_read`, when set, is called on the calling thread after each chunk
+// it read ahead, with the bytes of the file read so far; false stops the
+// read as the visitor's keep_going() would (the result then reports ok).
+ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor,
+                          const std::function<bool(std::uint64_t)>& bytes_read = {});
 
 }  // namespace memtrail::detail

@@ -1179,6 +1179,9 @@ void ChunkFeed::on_slot_freed(std::function<void()> hook) {
 void ChunkFeed::stop() {
   slots_->stop();
 }
+std::uint64_t ChunkFeed::bytes_read() const {
+  return slots_->offset;  // the filler's own: read on the filler's thread
+}
 
 // Chunks are decodable alone (docs/trace-format.md): `decoders` worker
 // threads decompress and decode the next chunks into DecodedChunks while the

@@ -215,6 +215,9 @@ class ChunkFeed {
   void on_slot_freed(std::function<void()> hook);
   // The consumer stopped reading: the decoder stops waiting for chunks.
   void stop();
+  // Bytes of the file read so far (header and frames fill() took), for
+  // progress in bytes. Ask from the thread that calls fill().
+  std::uint64_t bytes_read() const;
 
  private:
   friend class TraceReader;

@@ -1,0 +1,68 @@
+// What the Engine hands a session during its pass besides the Analysis:
+// every change of a pool's used/reserved bytes and of the process-wide used
+// bytes (the series index), the samples, the scope entries with their
+// nesting, and the oom events. Set with Engine::set_taps(); analyze() has
+// none, so its pass pays one predictable branch per state change.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memtrail/event.hpp"
+#include "memtrail/session.hpp"
+#include "series_index.hpp"
+
+namespace memtrail::detail {
+
+class SessionTaps {
+ public:
+  SessionTaps(std::size_t series_buckets, std::size_t max_scopes, std::size_t max_ooms)
+      : process_used_(series_buckets),
+        buckets_(series_buckets),
+        max_scopes_(max_scopes),
+        max_ooms_(max_ooms) {
+    for (auto& s : samples_) s = SeriesTrack(series_buckets);
+  }
+
+  [[gnu::always_inline]] void pool_used(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
+    if (pool >= used_.size()) [[unlikely]]
+      grow(pool);
+    used_[pool].record(t, v);
+  }
+  [[gnu::always_inline]] void process_used(std::uint64_t t, std::uint64_t v) {
+    process_used_.record(t, v);
+  }
+  void pool_reserved(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
+    if (pool >= used_.size()) grow(pool);
+    reserved_[pool].record(t, v);
+  }
+  void sample(const Event& e);
+  void oom(const Event& e, std::string message);
+  void scope_begin(const Event& e, std::uint32_t scope);
+  void scope_end(const Event& e, std::uint32_t scope);
+
+  // Builds the series levels; open scope entries stay open (kTimeMax).
+  void finish();
+
+  std::vector<SeriesTrack> used_, reserved_;  // by pool id; empty() = never changed
+  SeriesTrack process_used_;
+  SeriesTrack samples_[4];             // rss, heap used, heap reserved, device free
+  std::vector<ScopeInterval> scopes_;  // by begin time (file order)
+  std::vector<OomEvent> ooms_;
+  std::uint64_t dropped_scopes_ = 0;
+  bool any_device_free_ = false;
+  // (time, heap reserved) of every sample, for breakdown(t) exactly; past
+  // 2^16 of them every other one is dropped.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> heap_reserved_;
+
+ private:
+  void grow(std::uint32_t pool);
+  std::size_t buckets_, max_scopes_, max_ooms_;
+  // Per thread: ordinals (scopes_ index + base_) of the open entries,
+  // innermost last. Past 2 * max_scopes_ the older half is dropped.
+  std::vector<std::vector<std::uint64_t>> open_;
+  std::uint64_t base_ = 0;
+};
+
+}  // namespace memtrail::detail

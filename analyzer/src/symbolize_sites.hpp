@@ -1,0 +1,21 @@
+// Resolves the frames of every site of an Analysis (analyze() and the
+// session's load): the symbol cache first (TRACE.symbols), then DWARF.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "memtrail/analysis.hpp"
+
+namespace memtrail::detail {
+
+// Fills Site::frames and Analysis::symbol_warnings. `progress`, when set, is
+// called every few sites with the number done; false stops (returns false,
+// the remaining sites keep no frames).
+bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
+                     const std::function<bool(std::size_t done)>& progress = {});
+
+// The module of `ip` (the latest loaded when mappings overlap), or null.
+const ModuleInfo* module_of(const Analysis& a, std::uint64_t ip);
+
+}  // namespace memtrail::detail

@@ -172,7 +172,8 @@ def main():
                   f" | {cell(m, 'peak MiB', fmt='{:.0f}')} | {cell(m, 'cpu s')} |")
     for name, *_ in cases:
         m = results[(name, "m")]
-        keys = sorted({k for row in m for k in row}, key=lambda k: statistics.median(
+        own = {k for row in m for k in row} - {"exit", "peak MiB", "cpu s"}
+        keys = sorted(own, key=lambda k: statistics.median(
             row[k] for row in m if k in row))
         if keys:
             print(f"memtrail-gui events, {name}, medians: " +

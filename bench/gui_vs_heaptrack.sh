@@ -39,8 +39,9 @@ chmod 700 "$work/runtime"
 
 # heaptrack -r records the raw trace only; the interpreter runs here with a
 # time and memory cap: heaptrack 1.4's heaptrack_interpret loops, growing
-# past 8 GiB, on gui_churn's trace of 4e5 allocations over 115000 paths
-# (docs/BENCHMARKS.md); that case then has no heaptrack_gui row.
+# past the 2 GiB cap (to 18 GiB without it), on gui_churn's trace of 4e5
+# allocations over 115000 paths (docs/BENCHMARKS.md); that case then has
+# no heaptrack_gui row.
 heaptrack_record() {
   out=$1
   shift
@@ -48,8 +49,10 @@ heaptrack_record() {
   interpret=$(sed -n 's/.*| *\([^ ]*heaptrack_interpret\) *|.*/\1/p' "$work/record.log")
   [ -x "$interpret" ] || { echo "gui_vs_heaptrack: heaptrack -r named no interpreter" >&2; exit 1; }
   # The interpreter's exit status, not zstd's: a cut-off output is no trace.
-  (ulimit -v 8388608 && { zstd -dc <"$out.raw.zst" | timeout 300 "$interpret"
-    echo $? >"$out.status"; } | zstd -q -c >"$out.zst.part") 2>>"$work/record.log"
+  (ulimit -v 2097152 && {
+    zstd -dc <"$out.raw.zst" | timeout 300 "$interpret" && status=0 || status=$?
+    echo "$status" >"$out.status"
+  } | zstd -q -c >"$out.zst.part") 2>>"$work/record.log"
   if [ "$(cat "$out.status")" = 0 ]; then
     mv "$out.zst.part" "$out.zst"
   else

@@ -74,8 +74,10 @@ record() {
       >"$work/record.log" 2>&1 || { cat "$work/record.log" >&2; exit 1; }
   fi
   mtr=$(ls "$traces/$name.run/"*.mtr)
-  events=$("$build/bin/memtrail" report --json --no-symbols "$mtr" |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["events"])')
+  "$build/bin/memtrail" report --json --no-symbols "$mtr" >"$work/report.json" ||
+    { echo "gui_vs_heaptrack: memtrail report failed on $mtr" >&2; exit 1; }
+  events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["events"])' \
+    "$work/report.json")
   zst=$traces/$name.zst
   [ -s "$zst" ] || zst=-
   cases="$cases $name,$events,$zst,$mtr"

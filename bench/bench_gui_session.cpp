@@ -1,8 +1,8 @@
 // Timing of the analyzer Session on a real trace: what memtrail-gui asks of
 // it, with the GUI's targets (issue 16) beside each figure.
 //
-//   bench_session TRACE [REPS [open]]   (REPS: timed repetitions, default 5;
-//                                        open: time open() only, for perf)
+//   bench_gui_session TRACE [REPS [open]]  (REPS: timed repetitions, default
+//                                          5; open: open() only, for perf)
 //
 // open        Session::open, REPS times (the last one is kept); the RSS
 //             the first session holds and the peak RSS while it opened
@@ -14,6 +14,8 @@
 // range       analyze_range() of the middle 10 % of the trace, REPS times
 // Prints medians and maxima in milliseconds. Not a Google Benchmark: each
 // figure is one call the GUI makes, and open() is too slow to repeat often.
+// Unlike bench_session (the Session's own costs, no symbols), this opens as
+// the GUI does: symbolized, with the symbol cache.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -124,7 +126,7 @@ void bench_moments(const memtrail::Session& s, std::uint64_t t0, std::uint64_t t
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 4 || (argc >= 3 && std::atoi(argv[2]) < 1) ||
       (argc == 4 && std::string(argv[3]) != "open")) {
-    std::fprintf(stderr, "usage: bench_session TRACE [REPS [open]]\n");
+    std::fprintf(stderr, "usage: bench_gui_session TRACE [REPS [open]]\n");
     return 2;
   }
   const std::string path = argv[1];
@@ -138,7 +140,7 @@ int main(int argc, char** argv) {
     opens.push_back(ms_of([&] { r = memtrail::Session::open(path); }));
     open_cpu.push_back(cpu_ms() - cpu0);
     if (!r.session) {
-      std::fprintf(stderr, "bench_session: %s: %s\n", memtrail::error_name(r.error),
+      std::fprintf(stderr, "bench_gui_session: %s: %s\n", memtrail::error_name(r.error),
                    r.message.c_str());
       return 1;
     }

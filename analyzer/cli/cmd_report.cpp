@@ -1,11 +1,13 @@
 // memtrail report FILE: the analysis as text, or as `memtrail.report/1` JSON.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_text.hpp"
+#include "report_at.hpp"
 #include "run_input.hpp"
 #include "run_report.hpp"
 
@@ -22,7 +24,10 @@ const char* const kUsage =
     "\n"
     "  --json              machine-readable report (schema memtrail.report/1;\n"
     "                      memtrail.run-report/1 for several processes)\n"
-    "  --top N             sites per list (default 10; 0 = all)\n" MEMTRAIL_SELECTION_HELP;
+    "  --top N             sites per list (default 10; 0 = all)\n"
+    "  --at TIME           reserved/used per pool (cached free, fragmented) and\n"
+    "                      each segment map's summary at that moment "
+    "instead\n" MEMTRAIL_SELECTION_HELP;
 
 }  // namespace
 
@@ -33,7 +38,15 @@ int cmd_report(int argc, char** argv) {
   std::uint64_t top = 10;
   std::vector<std::string> files;
   ProcessSelection selection;
+  std::optional<std::uint64_t> at;
   auto own = [&](Args& a) {
+    std::string v;
+    if (a.value("--at", v)) {
+      std::string why;
+      at = parse_duration_ns(v, &why);
+      if (!at) a.fail("--at " + why);
+      return true;
+    }
     return take_selection_option(a, selection) ||
            (a.flag("--json") ? (json = true) : a.number("--top", top));
   };
@@ -43,6 +56,11 @@ int cmd_report(int argc, char** argv) {
 
   auto traces = resolve_traces("report", files[0], selection);
   if (!traces) return 2;
+  if (at && traces->size() > 1) {
+    std::fprintf(stderr, "memtrail report: --at reads one trace; pick a process of the run\n");
+    return 2;
+  }
+  if (at) return report_at(traces->front().file, options, *at, json);
   if (traces->size() > 1) return report_run(files[0], *traces, options, json, top);
   Analysis a = analyze(traces->front().file, options);
   if (int rc = report_input_status("report", a)) return rc;

@@ -244,8 +244,8 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
   p.used += static_cast<std::uint64_t>(delta);
   if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
   if (taps_) {  // the session's series cover the whole trace, whatever the range
-    taps_->pool_used(p.out.info.id, t, p.used);
-    if (!p.is_upstream) taps_->process_used(t, total_used_);
+    taps_->pool_used(pool_id, t, p.used);
+    if (!p.is_upstream) taps_->process_used(pool_id, t, total_used_);
   }
   if (range_ != RangeState::inside) return;
   if (p.used > p.out.peak_used_bytes) {

@@ -18,6 +18,8 @@
 
 namespace memtrail::detail {
 
+struct PoolCheckpoint;  // checkpoints.hpp
+
 struct LiveBlock {
   std::uint64_t size = 0;
   std::uint64_t time_ns = 0;
@@ -96,6 +98,12 @@ class Engine : public TraceVisitor {
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }
   // A session's recorder of series, scopes and ooms (null: none).
   void set_taps(SessionTaps* taps) { taps_ = taps; }
+  // The live state of every analyzed pool (engine_checkpoint.cpp); false,
+  // with `out` cleared, once it passes max_bytes.
+  bool checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes);
+  // Starts from a checkpoint instead of an empty state, after on_pool() of
+  // the pools; then read the file from the checkpoint's chunk.
+  void restore(const std::vector<PoolCheckpoint>& pools);
 
   void on_header(const TraceHeader& h) override { header_ = h; }
   void on_string(std::uint32_t id, std::string_view text) override;

@@ -17,8 +17,11 @@ struct StringRecord {
   std::uint32_t id;
   std::string text;
 };
-using Record =
-    std::variant<TraceHeader, StringRecord, ModuleInfo, ThreadInfo, PoolInfo, StackNode, ScopeInfo>;
+struct ChunkStart {
+  std::uint64_t offset;
+};
+using Record = std::variant<TraceHeader, StringRecord, ModuleInfo, ThreadInfo, PoolInfo, StackNode,
+                            ScopeInfo, ChunkStart>;
 
 // `events` keeps kBatchEvents slots for the batch's whole life (recycled
 // with it); `count` of them are filled. The producer stores into a slot
@@ -110,6 +113,7 @@ class Producer : public TraceVisitor {
   void on_pool(const PoolInfo& p) override { add(p); }
   void on_stack_node(const StackNode& n) override { add(n); }
   void on_scope(const ScopeInfo& s) override { add(s); }
+  void on_chunk(std::uint64_t offset) override { add(ChunkStart{offset}); }
   // The reader stores events straight into the batch's free slots.
   std::span<Event> event_buffer() override {
     return {batch_.events.data() + batch_.count, kBatchEvents - batch_.count};
@@ -155,6 +159,8 @@ void replay_record(TraceVisitor& v, const Record& r) {
           v.on_pool(x);
         else if constexpr (std::is_same_v<T, StackNode>)
           v.on_stack_node(x);
+        else if constexpr (std::is_same_v<T, ChunkStart>)
+          v.on_chunk(x.offset);
         else
           v.on_scope(x);
       },

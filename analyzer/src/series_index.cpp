@@ -47,6 +47,7 @@ void SeriesTrack::record_new_bucket(std::uint64_t t, std::uint64_t v) {
     b.max = std::max(b.max, v);
     b.last = v;
   }
+  cur_ = &row.back();
   std::uint64_t next = first_ + row.size();
   // 0 (every event takes this slow path) if the next start overflows.
   next_bucket_ns_ = next < (std::uint64_t{1} << (64 - shift_)) ? next << shift_ : 0;
@@ -60,6 +61,7 @@ void SeriesTrack::halve() {
 
 void SeriesTrack::finish() {
   rows_.resize(1);
+  next_bucket_ns_ = 0;  // a record() after finish() takes the slow path
   std::uint64_t first = first_;
   while (rows_.back().size() > 1 && shift_ + rows_.size() < 63) {
     std::vector<MinMax> up = pair_up(rows_.back(), first);

@@ -24,12 +24,28 @@ class SeriesTrack {
  public:
   explicit SeriesTrack(std::size_t max_buckets = 1 << 16)
       : max_buckets_(max_buckets < 2 ? 2 : max_buckets) {}
+  // cur_ points into rows_: a copy points into its own.
+  SeriesTrack(const SeriesTrack& o)
+      : max_buckets_(o.max_buckets_),
+        shift_(o.shift_),
+        first_(o.first_),
+        next_bucket_ns_(o.next_bucket_ns_),
+        rows_(o.rows_) {
+    cur_ = rows_[0].empty() ? nullptr : &rows_[0].back();
+  }
+  SeriesTrack& operator=(const SeriesTrack& o) {
+    SeriesTrack copy(o);
+    *this = std::move(copy);
+    return *this;
+  }
+  SeriesTrack(SeriesTrack&&) noexcept = default;  // the buffer (and cur_) moves along
+  SeriesTrack& operator=(SeriesTrack&&) noexcept = default;
 
   // The series took `v` at time t (times mostly non-decreasing; a late one
   // folds into the current bucket).
   [[gnu::always_inline]] void record(std::uint64_t t, std::uint64_t v) {
     if (t < next_bucket_ns_) [[likely]] {
-      MinMax& b = rows_[0].back();
+      MinMax& b = *cur_;  // the last bucket of level 0
       if (v < b.min) b.min = v;
       if (v > b.max) b.max = v;
       b.last = v;
@@ -64,6 +80,7 @@ class SeriesTrack {
   std::uint64_t first_ = 0;                   // absolute index of rows_[0][0] (level 0)
   std::uint64_t next_bucket_ns_ = 0;          // start of the bucket after the last; 0 while empty
   std::vector<std::vector<MinMax>> rows_{1};  // rows_[k]: level k, width 2^(shift_+k)
+  MinMax* cur_ = nullptr;                     // &rows_[0].back() once there is one
 };
 
 }  // namespace memtrail::detail

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "checkpoints.hpp"
 #include "engine.hpp"
 #include "memtrail/session.hpp"
 #include "series_index.hpp"
@@ -33,9 +34,13 @@ struct SessionState {
   std::vector<SeriesInfo> series;
   std::uint64_t first_ns = 0, last_ns = 0;  // of the whole file
   std::vector<bool> upstream;               // by pool id
+  Checkpoints checkpoints;
 
   mutable std::mutex symbols_mu;
-  mutable std::unique_ptr<Symbolizer> symbolizer;                        // created on first need
+  mutable std::unique_ptr<Symbolizer> symbolizer;  // created on first need
+  // Stacks of whole()'s sites answer from the site (no second copy of
+  // their frames); other stacks are resolved once and kept.
+  std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
   mutable std::unordered_map<std::uint32_t, std::vector<Frame>> frames;  // by stack id
 
   bool analyzed(std::uint32_t pool) const { return whole.pool(pool) != nullptr; }

@@ -27,7 +27,17 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay_to(std::uint64_t t,
   TraceReader reader(path);
   auto engine = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
   engine->stop_after(t);
-  ReadResult r = reader.read(*engine);
+  ReadResult r;
+  if (const Checkpoint* c = checkpoints.for_time(t)) {
+    for (const PoolStats& p : whole.pools) engine->on_pool(p.info);
+    engine->restore(c->pools);
+    r = reader.read_from(*engine, c->chunk_offset);
+    if (r.ok) return engine;
+    // Not resumable after all (a table id past the dense range?): from the start.
+    engine = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
+    engine->stop_after(t);
+  }
+  r = reader.read(*engine);
   if (!reader.header_error().empty() || !r.ok) {
     error = !reader.header_error().empty() ? reader.header_error() : r.error;
     return nullptr;

@@ -19,7 +19,10 @@ namespace {
 // Forwards the trace to the Engine and notes the time span of the file.
 class PassVisitor : public TraceVisitor {
  public:
-  explicit PassVisitor(detail::Engine& e) : engine_(e) {}
+  PassVisitor(detail::Engine& e, detail::Checkpoints& c) : engine_(e), checkpoints_(c) {}
+  void on_chunk(std::uint64_t offset) override {
+    checkpoints_.at_chunk(engine_, offset, any_, last_ns_);
+  }
   void on_header(const TraceHeader& h) override { engine_.on_header(h); }
   void on_string(std::uint32_t id, std::string_view t) override { engine_.on_string(id, t); }
   void on_module(const ModuleInfo& m) override { engine_.on_module(m); }
@@ -43,6 +46,7 @@ class PassVisitor : public TraceVisitor {
 
  private:
   detail::Engine& engine_;
+  detail::Checkpoints& checkpoints_;
 };
 
 OpenResult fail(SessionError e, std::string message) {
@@ -118,7 +122,8 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
   {
     detail::Engine engine(options.analysis, {});
     engine.set_taps(impl->taps.get());
-    PassVisitor pass(engine);
+    impl->checkpoints = detail::Checkpoints(size, options.checkpoint_budget_bytes);
+    PassVisitor pass(engine, impl->checkpoints);
     if (!report(LoadStage::reading, 0, size)) return fail(SessionError::cancelled, cancelled);
     r = detail::read_pipelined(reader, pass, [&](std::uint64_t bytes) {
       stopped = !report(LoadStage::reading, std::min(bytes, size), size);
@@ -156,7 +161,8 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
         return report(LoadStage::symbolizing, done, sites);
       }))
     return fail(SessionError::cancelled, cancelled);
-  for (const Site& s : a.sites) impl->frames.emplace(s.stack, s.frames);
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i)
+    impl->site_of_stack.emplace(a.sites[i].stack, i);
   if (!report(LoadStage::done, sites, sites)) return fail(SessionError::cancelled, cancelled);
 
   OpenResult out;

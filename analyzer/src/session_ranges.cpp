@@ -65,6 +65,8 @@ std::shared_ptr<const Analysis> Session::analyze_range(std::uint64_t t0, std::ui
 
 std::vector<Frame> Session::frames(std::uint32_t stack) const {
   const Impl& s = *impl_;
+  auto site = s.site_of_stack.find(stack);  // immutable after open(): no lock
+  if (site != s.site_of_stack.end()) return s.whole.sites[site->second].frames;
   std::lock_guard lock(s.symbols_mu);
   auto it = s.frames.find(stack);
   if (it != s.frames.end()) return it->second;

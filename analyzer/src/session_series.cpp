@@ -18,7 +18,7 @@ const detail::SeriesTrack* detail::SessionState::track(const SeriesId& id) const
     case SeriesKind::pool_external_fragmentation:
       return of_pool(fragmentation);
     case SeriesKind::process_used:
-      return &taps->process_used_;
+      return &taps->process_series();
     case SeriesKind::rss:
       return &taps->samples_[0];
     case SeriesKind::heap_used:

@@ -6,11 +6,24 @@ namespace memtrail::detail {
 
 namespace {
 constexpr std::uint32_t kMaxTapThreads = 1u << 18;
-}
+constexpr std::uint32_t kMaxTapPools = 1u << 14;  // the Engine's kMaxPools
+}  // namespace
 
-void SessionTaps::grow(std::uint32_t pool) {
+bool SessionTaps::grow(std::uint32_t pool) {
+  if (pool >= kMaxTapPools) return false;
   used_.resize(pool + 1, SeriesTrack(buckets_));
   reserved_.resize(pool + 1, SeriesTrack(buckets_));
+  return true;
+}
+
+bool SessionTaps::second_leaf(std::uint32_t pool) {
+  if (only_leaf_ == kNoPool) {
+    only_leaf_ = pool;
+    return false;
+  }
+  several_leaves_ = true;
+  if (only_leaf_ < used_.size()) process_used_ = used_[only_leaf_];
+  return true;
 }
 
 void SessionTaps::sample(const Event& e) {

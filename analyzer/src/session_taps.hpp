@@ -27,14 +27,26 @@ class SessionTaps {
 
   [[gnu::always_inline]] void pool_used(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
     if (pool >= used_.size()) [[unlikely]]
-      grow(pool);
+      if (!grow(pool)) return;
     used_[pool].record(t, v);
   }
-  [[gnu::always_inline]] void process_used(std::uint64_t t, std::uint64_t v) {
+  // The process-wide used bytes changed through leaf pool `pool`. While one
+  // pool is the only one, its own series is the process's: nothing is
+  // recorded twice (the common one-heap trace pays one series per event).
+  [[gnu::always_inline]] void process_used(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
+    if (!several_leaves_) [[likely]] {
+      if (pool == only_leaf_) [[likely]]
+        return;
+      if (!second_leaf(pool)) return;
+    }
     process_used_.record(t, v);
   }
+  // The process-wide series (the only leaf pool's while there is one).
+  const SeriesTrack& process_series() const {
+    return several_leaves_ || only_leaf_ >= used_.size() ? process_used_ : used_[only_leaf_];
+  }
   void pool_reserved(std::uint32_t pool, std::uint64_t t, std::uint64_t v) {
-    if (pool >= used_.size()) grow(pool);
+    if (pool >= used_.size() && !grow(pool)) return;
     reserved_[pool].record(t, v);
   }
   void sample(const Event& e);
@@ -57,7 +69,15 @@ class SessionTaps {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> heap_reserved_;
 
  private:
-  void grow(std::uint32_t pool);
+  // False past the Engine's pool limit (a hostile id): no series for it.
+  bool grow(std::uint32_t pool);
+  // A leaf pool other than only_leaf_: the first one becomes only_leaf_ (false:
+  // nothing to record); a second one starts process_used_ from the first's
+  // series, which was the process's until now.
+  bool second_leaf(std::uint32_t pool);
+  static constexpr std::uint32_t kNoPool = ~std::uint32_t{0};
+  std::uint32_t only_leaf_ = kNoPool;
+  bool several_leaves_ = false;
   std::size_t buckets_, max_scopes_, max_ooms_;
   // Per thread: ordinals (scopes_ index + base_) of the open entries,
   // innermost last. Past 2 * max_scopes_ the older half is dropped.

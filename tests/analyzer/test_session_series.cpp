@@ -109,5 +109,24 @@ TEST(SessionSeries, ReservedProcessAndSamples) {
   EXPECT_TRUE(s->series({SeriesKind::pool_used, 9}, 100, 900, 10).min.empty());
 }
 
+TEST(SessionSeries, OneHeapIsTheProcess) {
+  TraceBuilder b(test::temp_trace("s-one.mtr"));
+  b.pool(1, "malloc", PoolKind::heap);
+  for (std::uint32_t i = 1; i <= 3; ++i) b.stack(i, 0, 0x1000 * i);
+  test::write_heap_events(b);  // used 100, 300, 200, 250, 200, 0, 300
+  auto s = open_session(b.finish());
+  ASSERT_TRUE(s);
+  Envelope p = s->series({SeriesKind::process_used, 0}, 10, 70, 3);
+  Envelope h = s->series({SeriesKind::pool_used, 1}, 10, 70, 3);
+  EXPECT_EQ(p.min, h.min);
+  EXPECT_EQ(p.max, h.max);
+  EXPECT_EQ(p.max_of_all, 300u);
+  EXPECT_EQ(p.last, 300u);
+  // 21 ns points folded from 4 ns buckets: [10,31) 100..300 | [31,52)
+  // 200..250, and 300 from the bucket [28,32) it starts in | [52,73) 0..300
+  EXPECT_EQ(p.min, (std::vector<std::uint64_t>{100, 200, 0}));
+  EXPECT_EQ(p.max, (std::vector<std::uint64_t>{300, 300, 300}));
+}
+
 }  // namespace
 }  // namespace memtrail

@@ -56,6 +56,8 @@ class IdSet {
  public:
   static constexpr std::uint32_t kDenseIds = 1u << 24;  // 2 MiB of bits at most
   bool contains(std::uint32_t id) const {
+    if (all_) [[unlikely]]
+      return true;
     if (id < kDenseIds) {
       std::size_t w = id >> 6;
       return w < bits_.size() && ((bits_[w] >> (id & 63)) & 1);
@@ -63,6 +65,7 @@ class IdSet {
     return sparse_.count(id) != 0;
   }
   void insert(std::uint32_t id) {
+    if (all_) return;
     if (id >= kDenseIds) {
       sparse_.insert(id);
       return;
@@ -78,10 +81,19 @@ class IdSet {
     bits_.clear();
     sparse_.clear();
     prefix_ = 0;
+    all_ = false;
+  }
+  // Every id counts as defined (read_from(): the tables are in chunks
+  // before the one the read starts at).
+  void accept_all() {
+    clear();
+    all_ = true;
+    prefix_ = ~std::uint32_t{0};
   }
 
  private:
   std::uint32_t prefix_ = 0;
+  bool all_ = false;
   std::vector<std::uint64_t> bits_;
   std::unordered_set<std::uint32_t> sparse_;
 };
@@ -122,6 +134,9 @@ struct DefinedIds {
     pools.clear();
     stack_nodes.clear();
     scopes.clear();
+  }
+  void accept_all() {
+    for (IdSet* s : {&strings, &modules, &threads, &pools, &stack_nodes, &scopes}) s->accept_all();
   }
 };
 
@@ -689,7 +704,8 @@ struct TraceReader::Impl {
   bool start(TraceVisitor& v, ReadResult& r);
   FrameKind next_frame(std::uint64_t& offset, Frame& f, ReadResult& stop);
   void end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const;
-  void read_chunks(DirectSink& sink, ReadResult& r);
+  void read_chunks(DirectSink& sink, ReadResult& r, std::uint64_t offset);
+  bool from_middle = false;  // read_from(): the end marker's count covers more
   void read_chunks_ahead(DirectSink& sink, ReadResult& r, AheadSlots& ahead);
   // Decodes the chunk whose decompressed payload is in decoder.payload.
   // False: the read ends here (`r` says why).
@@ -876,7 +892,7 @@ FrameKind TraceReader::Impl::next_frame(std::uint64_t& offset, Frame& f, ReadRes
 // The end-of-trace marker `end`, after every chunk before it was delivered.
 void TraceReader::Impl::end_of_trace(ReadResult& r, const Frame& end, std::uint64_t offset) const {
   r.complete = true;
-  if (end.count != 0xffffffffu && end.count != r.events) {
+  if (end.count != 0xffffffffu && end.count != r.events && !from_middle) {
     r.error = path + ": end marker counts " + std::to_string(end.count) + " events but " +
               std::to_string(r.events) + " were read" + at(end.offset);
     return;
@@ -938,8 +954,26 @@ ReadResult TraceReader::read(TraceVisitor& visitor) {
   Impl& m = *impl_;
   if (!m.start(visitor, r)) return r;
   DirectSink sink{m.ids, visitor, r};
-  m.read_chunks(sink, r);
+  m.read_chunks(sink, r, m.data_offset);
   sink.flush();  // the events decoded before the end, the stop or the error
+  return r;
+}
+
+ReadResult TraceReader::read_from(TraceVisitor& visitor, std::uint64_t chunk_offset) {
+  ReadResult r;
+  Impl& m = *impl_;
+  if (!m.start(visitor, r)) return r;
+  if (chunk_offset < m.data_offset || chunk_offset > m.file_size ||
+      std::fseek(m.file.get(), static_cast<long>(chunk_offset), SEEK_SET) != 0) {
+    r.error = m.path + ": no chunk at byte " + std::to_string(chunk_offset);
+    return r;
+  }
+  m.ids.accept_all();
+  m.from_middle = true;
+  DirectSink sink{m.ids, visitor, r};
+  m.read_chunks(sink, r, chunk_offset);
+  sink.flush();
+  m.from_middle = false;
   return r;
 }
 
@@ -1091,8 +1125,7 @@ ReadResult TraceReader::read_fed(TraceVisitor& visitor, ChunkFeed& feed) {
   return r;
 }
 
-void TraceReader::Impl::read_chunks(DirectSink& sink, ReadResult& r) {
-  std::uint64_t offset = data_offset;
+void TraceReader::Impl::read_chunks(DirectSink& sink, ReadResult& r, std::uint64_t offset) {
   for (;;) {
     ReadResult stop;
     switch (next_frame(offset, frame, stop)) {
@@ -1114,6 +1147,8 @@ void TraceReader::Impl::read_chunks(DirectSink& sink, ReadResult& r) {
       r.error = path + ": " + e.what + at(frame.offset);
       return;
     }
+    sink.flush();  // the events of earlier chunks come before the chunk's start
+    sink.v.on_chunk(frame.offset);
     if (!decode_chunk(frame, sink, r)) return;
   }
 }
@@ -1156,6 +1191,8 @@ void TraceReader::Impl::read_chunks_ahead(DirectSink& sink, ReadResult& r, Ahead
       r.error = path + ": " + c->error + at(c->frame.offset);
       return;
     }
+    sink.flush();  // the events of earlier chunks come before the chunk's start
+    sink.v.on_chunk(c->frame.offset);
     // The payload moves in and out: both buffers keep their capacity.
     decoder.payload.swap(c->payload);
     bool more = decode_chunk(c->frame, sink, r);

@@ -118,6 +118,10 @@ class TraceVisitor {
   virtual void on_event(const Event&) {}
   // Return false to stop reading early (the read then reports ok).
   virtual bool keep_going() { return true; }
+  // A data chunk starting at this byte of the file begins: the records and
+  // events after it are its own (read, read_ahead, read_fed, read_from; not
+  // read_parallel). A later read_from(offset) resumes exactly here.
+  virtual void on_chunk(std::uint64_t /*offset*/) {}
 
   // Optional batch delivery, for visitors that hand events to another
   // thread. A visitor whose event_buffer() is non-empty gets decoded events
@@ -187,6 +191,11 @@ class TraceReader {
   // a consumer of the events can do it between batches, and the decoding
   // thread keeps a core to itself. Same delivery, results and errors.
   ReadResult read_fed(TraceVisitor& visitor, ChunkFeed& feed);
+  // read() from the chunk at `chunk_offset` (an on_chunk() offset of an
+  // earlier read of this file) to the end, on this thread. The tables of
+  // the chunks before it are not delivered again: every table id counts as
+  // defined, so the caller must have them from that earlier read.
+  ReadResult read_from(TraceVisitor& visitor, std::uint64_t chunk_offset);
 
  private:
   friend class ChunkFeed;

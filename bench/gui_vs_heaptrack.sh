@@ -3,11 +3,11 @@
 # (bench/gui_churn: the anchor's churn, shared/reference/heaptrack-gui):
 # 10^6 and 10^7 allocations (~2*10^6 and ~2*10^7 events, ~20 stacks), and
 # 4*10^4 allocations over 10^4 call paths and 4*10^5 over 115000 (~1.1*10^5
-# distinct stacks: the anchor's many-stacks trace). Each is
-# traced once with `heaptrack -o` and once with `memtrail run -o`; then both
-# GUIs open each trace in one Xvfb (1600x1000), alternating, RUNS times after
-# a warm-up run; bench/gui_vs_heaptrack.py does the timing and prints one
-# table of medians. Without BUILD_DIR/bin/memtrail-gui only heaptrack_gui is
+# distinct stacks: the anchor's many-stacks trace). Each is traced once
+# with `heaptrack -r -o` (then heaptrack_interpret) and once with
+# `memtrail run -o`; then both GUIs open each trace in one Xvfb (1600x1000),
+# alternating, RUNS times after a warm-up run; bench/gui_vs_heaptrack.py
+# does the timing and prints one table of medians. Without BUILD_DIR/bin/memtrail-gui only heaptrack_gui is
 # timed.
 #
 #   bench/gui_vs_heaptrack.sh BUILD_DIR [RUNS]
@@ -19,9 +19,9 @@ set -eu
 build=${1:?usage: gui_vs_heaptrack.sh BUILD_DIR [RUNS]}
 runs=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
-for tool in heaptrack heaptrack_gui xvfb-run Xvfb python3; do
+for tool in heaptrack heaptrack_gui xvfb-run Xvfb python3 zstd; do
   command -v "$tool" >/dev/null ||
-    { echo "gui_vs_heaptrack: $tool not found (apt install heaptrack heaptrack-gui xvfb python3)" >&2; exit 2; }
+    { echo "gui_vs_heaptrack: $tool not found (apt install heaptrack heaptrack-gui xvfb python3 zstd)" >&2; exit 2; }
 done
 for bin in memtrail gui_churn; do
   [ -x "$build/bin/$bin" ] || { echo "gui_vs_heaptrack: no $build/bin/$bin (build the project first)" >&2; exit 2; }
@@ -88,8 +88,8 @@ record churn-1e7 10000000
 record stacks-1e4 40000 10000
 record stacks-1e5 400000 115000
 
-# Both GUIs keep settings (recent files, window sizes): start each run from
-# none, and give Qt the runtime dir it asks for.
+# Both GUIs keep settings (recent files, window sizes): give them a settings
+# dir new to this invocation, and Qt the runtime dir it asks for.
 XDG_CONFIG_HOME=$work/config XDG_RUNTIME_DIR=$work/runtime \
   xvfb-run -a -s "-screen 0 1600x1000x24 -fbdir $work/fb" \
   python3 "$here/gui_vs_heaptrack.py" "$work/fb/Xvfb_screen0" "$work" "$runs" "$gui" $cases

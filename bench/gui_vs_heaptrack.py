@@ -62,7 +62,7 @@ def reap(proc, block):
 
 
 def time_heaptrack_gui(fbfile, zst, log):
-    blank = read_frame(fbfile)[0]
+    blank, blank_band = read_frame(fbfile)
     start = time.monotonic()
     proc = subprocess.Popen(["heaptrack_gui", zst], stdout=log, stderr=log)
     shots = []  # (seconds since launch, whole, band)
@@ -83,6 +83,8 @@ def time_heaptrack_gui(fbfile, zst, log):
     proc.terminate()
     _, peak, cpu = reap(proc, block=True)
     final = shots[-1]
+    if final[2] == blank_band:  # nothing drawn where the numbers should be
+        raise RuntimeError(f"heaptrack_gui showed no summary numbers for {zst}")
     summary = next(t for t, _, b in shots if b == final[2])
     loaded = next(t for t, w, _ in shots if w == final[1])
     return {"summary": summary, "all tabs": loaded, "peak MiB": peak, "cpu s": cpu}

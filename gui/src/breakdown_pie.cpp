@@ -10,10 +10,10 @@
 
 namespace memtrail::gui {
 
-PieFigures pieFigures(const PoolBreakdown& pool) {
+PieFigures pieFigures(const PoolBreakdown& pool, const QString& name) {
   PieFigures f;
   f.title = QStringLiteral("%1 (%2%3)")
-                .arg(QString::fromStdString(pool.name),
+                .arg(name,
                      QString::fromUtf8(to_string(pool.space).data(),
                                        static_cast<int>(to_string(pool.space).size())),
                      pool.device >= 0 ? QStringLiteral(" %1").arg(pool.device) : QString());
@@ -24,8 +24,12 @@ PieFigures pieFigures(const PoolBreakdown& pool) {
   return f;
 }
 
+bool idleAtMoment(const PoolBreakdown& pool) {
+  return pool.reserved == 0 && pool.used == 0;
+}
+
 void addToPie(PieFigures& total, const PoolBreakdown& pool) {
-  PieFigures f = pieFigures(pool);
+  PieFigures f = pieFigures(pool, QString());
   total.reserved_known = total.reserved_known || f.reserved_known;
   total.used += f.used;
   total.cached_free += f.cached_free;

@@ -18,10 +18,13 @@ struct PieFigures {
   bool reserved_known = true;  // false: source none, only used is known
 };
 
-PieFigures pieFigures(const PoolBreakdown& pool);
+// `name`: the pool's label in every view ("mmap #2" where names repeat).
+PieFigures pieFigures(const PoolBreakdown& pool, const QString& name);
 // Adds `pool` into a device's total. Start the total with reserved_known =
 // false: it stays unknown only if it is unknown for every pool added.
 void addToPie(PieFigures& total, const PoolBreakdown& pool);
+// Nothing reserved and nothing used at the moment: no pie to draw.
+bool idleAtMoment(const PoolBreakdown& pool);
 
 // The pie with its title above it (reserved bytes, or why only used shows).
 QWidget* makeBreakdownPie(const PieFigures& figures, QWidget* parent = nullptr);

@@ -1,5 +1,8 @@
 #include "fragmentation_view.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -15,6 +18,26 @@
 #include "timeline_model.hpp"
 
 namespace memtrail::gui {
+
+namespace {
+
+// The pool selector's order, the first being shown on load: pools whose
+// segments hold blocks (the ones with something to see: a fragmentation
+// series), leaf pools before upstreams, then segments without blocks (an
+// mmap pool), then pools without segments; in the trace's order within each.
+std::vector<const PoolStats*> poolsByInterest(const Analysis& a) {
+  std::vector<const PoolStats*> pools;
+  for (const PoolStats& p : a.pools) pools.push_back(&p);
+  auto rank = [](const PoolStats* p) {
+    const bool blocks_in_segments = p->has_segments && !p->fragmentation.empty();
+    return std::tuple(!blocks_in_segments, p->upstream, !p->has_segments);
+  };
+  std::stable_sort(pools.begin(), pools.end(),
+                   [&](const PoolStats* x, const PoolStats* y) { return rank(x) < rank(y); });
+  return pools;
+}
+
+}  // namespace
 namespace {
 
 QString legend_html() {
@@ -142,12 +165,10 @@ void FragmentationView::setSession(std::shared_ptr<const Session> session) {
   const Analysis& a = session_->whole();
   t0_ = a.summary.first_event_ns;
   t1_ = std::max(a.summary.last_event_ns, t0_ + 1);
-  for (bool with_segments : {true, false})
-    for (const PoolStats& p : a.pools)
-      if (p.has_segments == with_segments)
-        pools_->addItem(
-            pool_label(a, p.info.id) + (with_segments ? QString() : tr(" (no segments)")),
-            p.info.id);
+  for (const PoolStats* p : poolsByInterest(a))
+    pools_->addItem(
+        pool_label(a, p->info.id) + (p->has_segments ? QString() : tr(" (no segments)")),
+        p->info.id);
   if (pools_->count() == 0) {
     headline_->setText(tr("The trace has no pools."));
     ready_ = true;

@@ -70,7 +70,11 @@ void SegmentFragmentationChart::paintEvent(QPaintEvent*) {
              tr("External fragmentation over time (1 − largest free block / free bytes)"));
   if (!has_series_) {
     p.setPen(QColor(0x66, 0x66, 0x66));
-    p.drawText(plot, Qt::AlignCenter, tr("This pool has no segments: no fragmentation series."));
+    const PoolStats* pool = session_ ? session_->whole().pool(pool_) : nullptr;
+    p.drawText(plot, Qt::AlignCenter,
+               pool && pool->has_segments
+                   ? tr("No block is placed in this pool's segments: no fragmentation series.")
+                   : tr("This pool has no segments: no fragmentation series."));
     return;
   }
   auto y_of = [&](std::uint64_t v) {

@@ -71,7 +71,8 @@ QSize SegmentRows::sizeHint() const {
 }
 
 int SegmentRows::labelWidth() const {
-  return fontMetrics().horizontalAdvance(QStringLiteral("0x7fffffffffff  1023.5 MiB")) + 24;
+  // Wide digits: 'f' is narrow in proportional fonts and under-measured.
+  return fontMetrics().horizontalAdvance(QStringLiteral("0x888888888888  1023.5 MiB")) + 24;
 }
 
 QRect SegmentRows::barArea(std::size_t row) const {

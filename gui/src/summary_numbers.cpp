@@ -8,6 +8,7 @@
 #include "breakdown_pie.hpp"
 #include "format.hpp"
 #include "summary_view.hpp"
+#include "timeline_model.hpp"
 
 namespace memtrail::gui {
 
@@ -63,13 +64,21 @@ void SummaryView::showPies(const std::vector<PoolBreakdown>& pools) {
     delete item;
   }
   pie_titles_.clear();
+  idle_pools_.clear();
   const Analysis* a = range_ ? range_.get() : nullptr;
   // A device's pie sums its leaf pools: an upstream's bytes are its
   // downstream pools' segments (docs/analyzer.md, "leaf pool").
   std::map<std::tuple<int, int>, std::pair<PieFigures, int>> devices;
   std::vector<PieFigures> figures;
   for (const PoolBreakdown& p : pools) {
-    figures.push_back(pieFigures(p));
+    const QString name = a ? pool_label(*a, p.pool) : QString::fromStdString(p.name);
+    // A pool that holds nothing at this moment would be an empty pie: it is
+    // named on one line beneath the pies instead.
+    if (idleAtMoment(p)) {
+      idle_pools_ << name;
+      continue;
+    }
+    figures.push_back(pieFigures(p, name));
     const PoolStats* stats = a ? a->pool(p.pool) : nullptr;
     if (stats && stats->upstream) continue;
     auto& [total, count] = devices[{static_cast<int>(p.space), p.device}];
@@ -93,6 +102,10 @@ void SummaryView::showPies(const std::vector<PoolBreakdown>& pools) {
                      static_cast<int>(i) % columns);
     pie_titles_ << shown[i].title;
   }
+  idle_label_->setText(idle_pools_.isEmpty() ? QString()
+                                             : tr("Nothing reserved or used at this moment: %1")
+                                                   .arg(idle_pools_.join(QStringLiteral(", "))));
+  idle_label_->setVisible(!idle_pools_.isEmpty());
 }
 
 }  // namespace memtrail::gui

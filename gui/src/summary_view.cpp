@@ -39,6 +39,10 @@ SummaryView::SummaryView(QWidget* parent) : SessionView(parent) {
   pies_ = new QGridLayout(pie_area_);
   scroll->setWidget(pie_area_);
   right->addWidget(scroll, 1);
+  idle_label_ = new QLabel(this);
+  idle_label_->setWordWrap(true);
+  idle_label_->setVisible(false);
+  right->addWidget(idle_label_);
   outer->addLayout(right, 1);
 }
 

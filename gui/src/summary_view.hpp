@@ -35,6 +35,8 @@ class SummaryView : public SessionView {
   QString value(const QString& key) const;
   QStringList keys() const;
   QStringList pieTitles() const;
+  // Pools left out of the pies: nothing reserved or used at the moment.
+  QStringList idlePools() const { return idle_pools_; }
   std::uint64_t moment() const { return moment_; }
   QString momentText() const;
 
@@ -59,6 +61,8 @@ class SummaryView : public SessionView {
   QGridLayout* pies_ = nullptr;
   QWidget* pie_area_ = nullptr;
   QStringList pie_titles_;
+  QStringList idle_pools_;  // pools with nothing reserved or used at the moment
+  QLabel* idle_label_ = nullptr;
 };
 
 }  // namespace memtrail::gui

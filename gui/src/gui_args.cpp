@@ -8,12 +8,15 @@ namespace memtrail::gui {
 
 const char* const kGuiUsage =
     "usage: memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]\n"
+    "                    [--moment T]\n"
     "  TRACE              a .mtr trace or a `memtrail run` directory\n"
     "  --view ID          the tab to show: summary, timeline, leaks, fragmentation\n"
     "  --screenshot FILE  render the view offscreen into a PNG and exit (needs TRACE, --view)\n"
     "  --size WxH         window size (default 1400x900)\n"
     "  --range T0:T1      show only [T0, T1] (ns, or with ns/us/ms/s suffix; either may be "
-    "empty)\n";
+    "empty)\n"
+    "  --moment T         the moment the summary's pies and the fragmentation view show, as a\n"
+    "                     click on the timeline (default: the peak)\n";
 
 namespace {
 
@@ -77,6 +80,14 @@ std::optional<GuiArgs> parse_gui_args(const std::vector<std::string>& args, std:
       if (!value(a == "--view" ? out.view : out.screenshot)) return std::nullopt;
     } else if (a == "--size") {
       if (!value(v) || !parse_size_arg(v, out, error)) return std::nullopt;
+    } else if (a == "--moment") {
+      if (!value(v)) return std::nullopt;
+      std::string why;
+      out.moment = parse_duration_ns(v, &why);
+      if (!out.moment) {
+        *error = "--moment '" + v + "': " + why;
+        return std::nullopt;
+      }
     } else if (a == "--range") {
       if (!value(v) || !parse_range_arg(v, out, error)) return std::nullopt;
     } else if (a.size() > 1 && a[0] == '-') {

@@ -1,5 +1,6 @@
 // memtrail-gui's command line:
-//   memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]
+//   memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1] [--moment
+//   T]
 // Parsed before QApplication exists (--screenshot picks the offscreen
 // platform), so plain C++ and testable without a display.
 #pragma once
@@ -17,6 +18,7 @@ struct GuiArgs {
   std::string view;        // tab to show (required with --screenshot)
   int width = 1400, height = 900;
   std::optional<std::uint64_t> range_from, range_to;  // --range T0:T1 (either may be empty)
+  std::optional<std::uint64_t> moment;                // --moment T: as a click on the timeline
   bool help = false;
 };
 

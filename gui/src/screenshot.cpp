@@ -13,10 +13,12 @@ namespace memtrail::gui {
 
 namespace {
 
-// After loaded(): apply --range (the views get the range's Analysis).
+// After loaded(): apply --range (the views get the range's Analysis) and
+// --moment (as a click on the timeline would).
 void applyArgsRange(MainWindow& window, const GuiArgs& args) {
-  if (!args.range_from && !args.range_to) return;
-  window.applyRange(args.range_from.value_or(0), args.range_to.value_or(kTimeMax));
+  if (args.range_from || args.range_to)
+    window.applyRange(args.range_from.value_or(0), args.range_to.value_or(kTimeMax));
+  if (args.moment) window.applyMoment(*args.moment);
 }
 
 }  // namespace
@@ -46,13 +48,14 @@ void runScreenshot(MainWindow& window, const GuiArgs& args,
   window.setRememberRecent(false);
   struct State {
     bool range_in_place = false;  // the views hold --range's Analysis
+    bool loaded = false;          // --range and --moment were applied
     bool grabbing = false;
   };
   auto state = std::make_shared<State>();
   state->range_in_place = !args.range_from && !args.range_to;
   SessionView* view = window.view(id);
   auto shoot = [&window, view, state, args, once] {
-    if (!state->range_in_place || !view->isReady() || state->grabbing) return;
+    if (!state->loaded || !state->range_in_place || !view->isReady() || state->grabbing) return;
     state->grabbing = true;
     // One more turn of the event loop: layouts settle and charts draw.
     QTimer::singleShot(50, &window, [&window, args, once] {
@@ -75,8 +78,11 @@ void runScreenshot(MainWindow& window, const GuiArgs& args,
       });
   QObject::connect(&window, &MainWindow::loadFailed, &window,
                    [once](const QString& message) { once(2, message.toStdString()); });
-  QObject::connect(&window, &MainWindow::loaded, &window,
-                   [&window, args] { applyArgsRange(window, args); });
+  QObject::connect(&window, &MainWindow::loaded, &window, [&window, args, state, shoot] {
+    applyArgsRange(window, args);
+    state->loaded = true;
+    shoot();
+  });
   window.openPath(QString::fromStdString(args.trace));
 }
 

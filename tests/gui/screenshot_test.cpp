@@ -69,6 +69,8 @@ class ScreenshotTest : public QObject {
                               << "--size";
     QTest::newRow("bad range") << trace + " --screenshot " + out + " --view summary --range 5x:"
                                << "--range";
+    QTest::newRow("bad moment") << trace + " --screenshot " + out + " --view summary --moment 3q"
+                                << "--moment";
     QTest::newRow("unwritable") << trace + " --screenshot /nonexistent/dir/x.png --view summary"
                                 << "/nonexistent/dir/x.png";
   }
@@ -95,6 +97,8 @@ class ScreenshotTest : public QObject {
     QCOMPARE(*a->range_to, std::uint64_t{2000000000});
     a = gui::parse_gui_args({"--range", ":250us"}, &error);
     QVERIFY(a && !a->range_from && *a->range_to == 250000u);
+    a = gui::parse_gui_args({"--moment", "14.002ms"}, &error);
+    QVERIFY(a && a->moment && *a->moment == 14002000u);
     QVERIFY(!gui::parse_gui_args({"--range", "2s:1s"}, &error));
     QVERIFY(error.find("before") != std::string::npos);
     QVERIFY(!gui::parse_gui_args({"a.mtr", "b.mtr"}, &error));

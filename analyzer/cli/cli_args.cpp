@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 
 namespace memtrail::cli {
 
@@ -218,6 +219,15 @@ int report_input_status(const std::string& command, const Analysis& a, bool need
     std::fprintf(stderr, "memtrail %s: note: %s; the report is empty\n", cmd, why.c_str());
   }
   return 0;
+}
+
+int finish_stdout_report(const std::string& command, int rc) {
+  std::cout.flush();
+  if (!std::cout) {
+    std::fprintf(stderr, "memtrail %s: cannot write the report to stdout\n", command.c_str());
+    return 2;
+  }
+  return rc;
 }
 
 }  // namespace memtrail::cli

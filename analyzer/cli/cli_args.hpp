@@ -89,4 +89,9 @@ bool check_analysis_options(Args& args, const AnalysisOptions& options);
 // usable, 2 otherwise.
 int report_input_status(const std::string& command, const Analysis& a, bool needs_events = false);
 
+// Flushes stdout; a failed write (closed pipe, full disk) is an error of the
+// command, not silent data loss: one line on stderr and exit code 2.
+// Returns `rc` when the report reached stdout.
+int finish_stdout_report(const std::string& command, int rc = 0);
+
 }  // namespace memtrail::cli

@@ -71,12 +71,7 @@ int cmd_report(int argc, char** argv) {
     t.top = top == 0 ? static_cast<std::size_t>(-1) : top;
     std::cout << report_text(a, t);
   }
-  std::cout.flush();
-  if (!std::cout) {
-    std::fprintf(stderr, "memtrail report: cannot write the report to stdout\n");
-    return 2;
-  }
-  return 0;
+  return finish_stdout_report("report");
 }
 
 }  // namespace memtrail::cli

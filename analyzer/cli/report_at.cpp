@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_args.hpp"
 #include "memtrail/session.hpp"
 
 namespace memtrail::cli {
@@ -107,12 +108,7 @@ int report_at(const std::string& trace, const AnalysisOptions& options, std::uin
     std::cout << out.dump(2) << "\n";
   else
     std::cout << text;
-  std::cout.flush();
-  if (!std::cout) {
-    std::fprintf(stderr, "memtrail report: cannot write the report to stdout\n");
-    return 2;
-  }
-  return 0;
+  return finish_stdout_report("report");
 }
 
 }  // namespace memtrail::cli

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli_args.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 #include "run_input.hpp"
@@ -78,12 +79,7 @@ int report_run(const std::string& name, const std::vector<RunProcess>& processes
   } else {
     std::cout << table << leaks;
   }
-  std::cout.flush();
-  if (!std::cout) {
-    std::fprintf(stderr, "memtrail report: cannot write the report to stdout\n");
-    return 2;
-  }
-  return rc;
+  return finish_stdout_report("report", rc);
 }
 
 }  // namespace memtrail::cli

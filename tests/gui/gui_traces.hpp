@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memtrail/session.hpp"
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
 #include "run_dir.hpp"
@@ -37,6 +38,16 @@ inline std::string recordRun(const std::string& program, const std::string& name
 inline const std::string& leaksTrace() {
   static const std::string trace = only_trace(recordRun(MEMTRAIL_LEAKS_BIN, "leaks"));
   return trace;
+}
+
+// The Session of leaksTrace(), opened once per test binary; null with
+// `error` set when the recording or the open failed.
+inline std::shared_ptr<const memtrail::Session> leaksSession(std::string* error) {
+  static memtrail::OpenResult opened =
+      leaksTrace().empty() ? memtrail::OpenResult{} : memtrail::Session::open(leaksTrace());
+  if (!opened.session)
+    *error = leaksTrace().empty() ? "memtrail run of samples/leaks failed" : opened.message;
+  return opened.session;
 }
 
 inline nlohmann::json reportJson(const std::string& trace) {

@@ -20,10 +20,9 @@ class LeaksViewTest : public QObject {
 
  private slots:
   void initTestCase() {
-    QVERIFY2(!test::leaksTrace().empty(), "memtrail run of samples/leaks failed");
-    OpenResult r = Session::open(test::leaksTrace());
-    QVERIFY2(r.session, r.message.c_str());
-    session_ = r.session;
+    std::string error;
+    session_ = test::leaksSession(&error);
+    QVERIFY2(session_, error.c_str());
   }
 
   void showsTheSourceLineOfTheSelectedSite() {

@@ -22,10 +22,9 @@ class SummaryViewTest : public QObject {
 
  private slots:
   void initTestCase() {
-    QVERIFY2(!test::leaksTrace().empty(), "memtrail run of samples/leaks failed");
-    OpenResult r = Session::open(test::leaksTrace());
-    QVERIFY2(r.session, r.message.c_str());
-    session_ = r.session;
+    std::string error;
+    session_ = test::leaksSession(&error);
+    QVERIFY2(session_, error.c_str());
     report_ = test::reportJson(test::leaksTrace());
     QVERIFY(!report_.is_null());
   }

@@ -1,6 +1,7 @@
 #include "block_slices.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace memtrail::detail {
 
@@ -32,10 +33,13 @@ void BlockSlices::insert(std::vector<BlockLifetime>& node, const BlockLifetime& 
 
 void BlockSlices::record(const BlockLifetime& b, std::uint64_t end_ns) {
   start(b.alloc_ns);
-  const std::uint64_t end = b.free_ns == kTimeMax ? std::max(end_ns, b.alloc_ns) : b.free_ns;
+  const bool live = b.free_ns == kTimeMax;
+  const std::uint64_t end = live ? std::max(end_ns, b.alloc_ns) : b.free_ns;
   while (slice_of(end) >= kSlices) double_width();
-  // The canonical nodes covering slices [slice_of(alloc), slice_of(end)].
-  std::size_t l = slice_of(b.alloc_ns) + kSlices, r = slice_of(end) + kSlices + 1;
+  // The canonical nodes covering slices [slice_of(alloc), slice_of(end)];
+  // a block live at the end (recorded after the last event) covers the rest.
+  std::size_t l = slice_of(b.alloc_ns) + kSlices;
+  std::size_t r = (live ? kSlices - 1 : slice_of(end)) + kSlices + 1;
   for (; l < r; l >>= 1, r >>= 1) {
     if (l & 1) insert(nodes_[l++], b);
     if (r & 1) insert(nodes_[--r], b);
@@ -49,8 +53,24 @@ void BlockSlices::double_width() {
   for (unsigned d = 0; d < kLevels; ++d)
     for (std::size_t i = 0; i < (std::size_t{1} << d); ++i)
       next[(std::size_t{2} << d) + i] = std::move(nodes_[(std::size_t{1} << d) + i]);
-  for (std::size_t i = 0; i < kSlices; ++i)
-    for (const BlockLifetime& b : nodes_[kSlices + i]) insert(next[kSlices + i / 2], b);
+  // A block filed in two nodes that now fall into one slice is kept once.
+  auto key = [](const BlockLifetime& b) { return std::tie(b.pool, b.address, b.alloc_ns); };
+  for (std::size_t i = 0; i < kSlices / 2; ++i) {
+    std::vector<BlockLifetime>& leaf = next[kSlices + i];
+    for (std::size_t k : {2 * i, 2 * i + 1})
+      leaf.insert(leaf.end(), nodes_[kSlices + k].begin(), nodes_[kSlices + k].end());
+    std::sort(leaf.begin(), leaf.end(),
+              [&](const auto& x, const auto& y) { return key(x) < key(y); });
+    leaf.erase(std::unique(leaf.begin(), leaf.end(),
+                           [&](const auto& x, const auto& y) { return key(x) == key(y); }),
+               leaf.end());
+    if (leaf.size() > kPerNode) {
+      std::nth_element(leaf.begin(), leaf.begin() + kPerNode - 1, leaf.end(),
+                       [](const auto& x, const auto& y) { return x.size > y.size; });
+      leaf.resize(kPerNode);
+    }
+    std::make_heap(leaf.begin(), leaf.end(), smaller_on_top);
+  }
   nodes_ = std::move(next);
   ++shift_;
 }

@@ -63,9 +63,9 @@ const Checkpoint* Checkpoints::for_time(std::uint64_t t) const {
 }
 
 const Checkpoint* Checkpoints::for_position(std::uint64_t events) const {
-  auto it = std::upper_bound(
-      list_.begin(), list_.end(), events,
-      [](std::uint64_t x, const Checkpoint& c) { return x < c.events_before; });
+  auto it =
+      std::upper_bound(list_.begin(), list_.end(), events,
+                       [](std::uint64_t x, const Checkpoint& c) { return x < c.events_before; });
   return it == list_.begin() ? nullptr : &*std::prev(it);
 }
 

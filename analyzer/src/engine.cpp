@@ -230,8 +230,7 @@ void Engine::end_range() {
       std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
       blocks.reserve(p.live.size());
       p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
-      p.out.final_fragmentation =
-          compute_fragmentation(p.segments, blocks, summary_.last_event_ns);
+      p.out.final_fragmentation = compute_fragmentation(p.segments, blocks, summary_.last_event_ns);
     }
   }
   summary_.final_used_bytes = total_used_;
@@ -805,8 +804,7 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
     m.segments.push_back(std::move(si));
   }
   while (bi < blocks.size()) m.outside_segments.push_back(blocks[bi++]);
-  if (p.out.has_segments)
-    m.fragmentation = compute_fragmentation(p.segments, spans, m.time_ns);
+  if (p.out.has_segments) m.fragmentation = compute_fragmentation(p.segments, spans, m.time_ns);
   return m;
 }
 

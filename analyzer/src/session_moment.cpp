@@ -16,8 +16,7 @@ AnalysisOptions detail::SessionState::replay_options() const {
   return o;
 }
 
-std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t,
-                                                             std::uint64_t events,
+std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t, std::uint64_t events,
                                                              std::string& error) const {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != file_bytes ||

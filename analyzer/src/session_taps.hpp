@@ -1,8 +1,8 @@
 // What the Engine hands a session during its pass besides the Analysis:
 // every change of a pool's used/reserved bytes and of the process-wide used
 // bytes (the series index), the samples, the scope entries with their
-// nesting, the oom events and the largest blocks per time slice. Set with Engine::set_taps(); analyze() has
-// none, so its pass pays one predictable branch per state change.
+// nesting, the oom events and the largest blocks per time slice. Set with Engine::set_taps();
+// analyze() has none, so its pass pays one predictable branch per state change.
 #pragma once
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "memtrail/event.hpp"
 #include "block_slices.hpp"
+#include "memtrail/event.hpp"
 #include "memtrail/session.hpp"
 #include "series_index.hpp"
 

@@ -51,8 +51,8 @@ struct LoadProgress {
 };
 // Called once per chunk of the file read (a chunk is ~1 MiB of events before
 // compression, ~100-300 KiB of file: steps never exceed one chunk's stored
-// size) and at each stage change, from the loading thread. Return false to cancel: open() then fails with
-// SessionError::cancelled within ~50 ms, whatever the stage.
+// size) and at each stage change, from the loading thread. Return false to cancel: open() then
+// fails with SessionError::cancelled within ~50 ms, whatever the stage.
 using LoadProgressFn = std::function<bool(const LoadProgress&)>;
 
 enum class SessionError : std::uint8_t {

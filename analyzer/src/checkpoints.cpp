@@ -28,6 +28,7 @@ void Checkpoints::at_chunk(Engine& engine, std::uint64_t offset, bool any_event,
   c.chunk_offset = offset;
   c.max_time_before = max_time_before;
   c.any_event_before = any_event;
+  c.events_before = engine.events_processed();
   if (!engine.checkpoint(c.pools, budget_ / 2)) {
     // One live set takes half the budget: no checkpoint can help enough.
     disabled_ = true;
@@ -58,6 +59,13 @@ const Checkpoint* Checkpoints::for_time(std::uint64_t t) const {
   auto it =
       std::upper_bound(list_.begin(), list_.end(), t,
                        [](std::uint64_t x, const Checkpoint& c) { return x < c.max_time_before; });
+  return it == list_.begin() ? nullptr : &*std::prev(it);
+}
+
+const Checkpoint* Checkpoints::for_position(std::uint64_t events) const {
+  auto it =
+      std::upper_bound(list_.begin(), list_.end(), events,
+                       [](std::uint64_t x, const Checkpoint& c) { return x < c.events_before; });
   return it == list_.begin() ? nullptr : &*std::prev(it);
 }
 

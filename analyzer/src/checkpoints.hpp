@@ -27,6 +27,7 @@ struct Checkpoint {
   std::uint64_t chunk_offset = 0;     // replay from this chunk
   std::uint64_t max_time_before = 0;  // latest event time before the chunk
   bool any_event_before = false;
+  std::uint64_t events_before = 0;  // events of the file before the chunk
   std::vector<PoolCheckpoint> pools;
   std::size_t bytes() const;
 };
@@ -42,6 +43,8 @@ class Checkpoints {
                 std::uint64_t max_time_before);
   // The checkpoint to replay from for moment t, or null (from the start).
   const Checkpoint* for_time(std::uint64_t t) const;
+  // The checkpoint to replay from for the state after `events` events.
+  const Checkpoint* for_position(std::uint64_t events) const;
 
   std::size_t count() const { return list_.size(); }
   std::size_t bytes() const { return bytes_; }

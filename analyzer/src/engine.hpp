@@ -56,7 +56,8 @@ struct PoolState {
   std::uint64_t used = 0, reserved = 0;
   std::vector<std::uint32_t> site_by_stack;  // stack id -> site index + 1
   Decimator timeline{2, 1000};
-  std::uint64_t next_fragmentation_ns = 0;
+  // The next fragmentation sample waits for both (sample_fragmentation()).
+  std::uint64_t next_fragmentation_ns = 0, next_fragmentation_event = 0;
   // This pool's share of the process-wide figures, summed over the leaf pools
   // in finish(): a pool may turn out to be an upstream only after its first
   // events (the pool above it registers later).
@@ -96,6 +97,14 @@ class Engine : public TraceVisitor {
 
   // Stop reading after the first event later than this (segment_map_at).
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }
+  // Stop reading once this many events of the file have been processed.
+  void stop_after_events(std::uint64_t n) { stop_after_events_ = n; }
+  // Events of the file processed so far (a position: the state after them),
+  // and the time of the last one.
+  std::uint64_t events_processed() const { return event_index_; }
+  std::uint64_t last_time_ns() const { return last_time_ns_; }
+  // Replays for a moment need the state, not the fragmentation series.
+  void set_sample_fragmentation(bool on) { sample_fragmentation_ = on; }
   // A session's recorder of series, scopes and ooms (null: none).
   void set_taps(SessionTaps* taps) { taps_ = taps; }
   // The live state of every analyzed pool (engine_checkpoint.cpp); false,
@@ -103,7 +112,7 @@ class Engine : public TraceVisitor {
   bool checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes);
   // Starts from a checkpoint instead of an empty state, after on_pool() of
   // the pools; then read the file from the checkpoint's chunk.
-  void restore(const std::vector<PoolCheckpoint>& pools);
+  void restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before);
 
   void on_header(const TraceHeader& h) override { header_ = h; }
   void on_string(std::uint32_t id, std::string_view text) override;
@@ -164,7 +173,8 @@ class Engine : public TraceVisitor {
   [[gnu::always_inline]] void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
     std::uint64_t values[2] = {p.used, p.reserved};
     p.timeline.record_n<2>(t, values);
-    if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns)
+    if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns &&
+        event_index_ >= p.next_fragmentation_event && sample_fragmentation_)
       sample_fragmentation(p, t);
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);
@@ -218,6 +228,11 @@ class Engine : public TraceVisitor {
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;
+  std::uint64_t stop_after_events_ = ~std::uint64_t{0};
+  std::uint64_t event_index_ = 0;  // events of the file processed
+  std::uint64_t last_time_ns_ = 0;
+  bool sample_fragmentation_ = true;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> fragmentation_scratch_;
   SessionTaps* taps_ = nullptr;
   bool stopped_ = false;
   bool cancelled_ = false;
@@ -231,8 +246,9 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
 // Free space between the live blocks inside the segments. Adjacent `map`
 // segments (pages of one expandable reservation) count as one range; whole
 // segments never merge (a block cannot straddle two cudaMalloc's).
+// `blocks` (address, size) are sorted in place.
 Fragmentation compute_fragmentation(const SegmentTable& segments,
-                                    std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks,
+                                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks,
                                     std::uint64_t time_ns);
 
 }  // namespace memtrail::detail

@@ -31,7 +31,8 @@ bool Engine::checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes)
   return true;
 }
 
-void Engine::restore(const std::vector<PoolCheckpoint>& pools) {
+void Engine::restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before) {
+  event_index_ = events_before;
   for (const PoolCheckpoint& c : pools) {
     PoolState& p = pool_state(c.pool);
     if (!p.included) continue;

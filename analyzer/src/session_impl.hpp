@@ -48,7 +48,15 @@ struct SessionState {
   // The Engine's state just after the last event at or before t, from the
   // nearest checkpoint; null with `error` set when the file changed or
   // cannot be read again.
-  std::unique_ptr<Engine> replay_to(std::uint64_t t, std::string& error) const;
+  std::unique_ptr<Engine> replay_to(std::uint64_t t, std::string& error) const {
+    return replay(t, kNoPosition, error);
+  }
+  // The same just after the file's first `events` events.
+  std::unique_ptr<Engine> replay_to_position(std::uint64_t events, std::string& error) const {
+    return replay(kTimeMax, events, error);
+  }
+  static constexpr std::uint64_t kNoPosition = ~std::uint64_t{0};
+  std::unique_ptr<Engine> replay(std::uint64_t t, std::uint64_t events, std::string& error) const;
   // whole()'s analysis options for a replay (all of the session's pools).
   AnalysisOptions replay_options() const;
 };

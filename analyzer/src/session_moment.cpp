@@ -16,8 +16,8 @@ AnalysisOptions detail::SessionState::replay_options() const {
   return o;
 }
 
-std::unique_ptr<detail::Engine> detail::SessionState::replay_to(std::uint64_t t,
-                                                                std::string& error) const {
+std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t, std::uint64_t events,
+                                                             std::string& error) const {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != file_bytes ||
       st.st_mtim.tv_sec != mtime.tv_sec || st.st_mtim.tv_nsec != mtime.tv_nsec) {
@@ -25,17 +25,24 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay_to(std::uint64_t t,
     return nullptr;
   }
   TraceReader reader(path);
-  auto engine = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
-  engine->stop_after(t);
+  auto fresh = [&] {
+    auto e = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
+    e->stop_after(t);
+    e->stop_after_events(events);
+    e->set_sample_fragmentation(false);
+    return e;
+  };
+  auto engine = fresh();
   ReadResult r;
-  if (const Checkpoint* c = checkpoints.for_time(t)) {
+  const Checkpoint* c =
+      events != kNoPosition ? checkpoints.for_position(events) : checkpoints.for_time(t);
+  if (c) {
     for (const PoolStats& p : whole.pools) engine->on_pool(p.info);
-    engine->restore(c->pools);
+    engine->restore(c->pools, c->events_before);
     r = reader.read_from(*engine, c->chunk_offset);
     if (r.ok) return engine;
     // Not resumable after all (a table id past the dense range?): from the start.
-    engine = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
-    engine->stop_after(t);
+    engine = fresh();
   }
   r = reader.read(*engine);
   if (!reader.header_error().empty() || !r.ok) {
@@ -59,6 +66,19 @@ SegmentMap Session::segment_map(std::uint32_t pool, std::uint64_t time_ns) const
   return m;
 }
 
+SegmentMap Session::segment_map_at_position(std::uint32_t pool, std::uint64_t events) const {
+  SegmentMap m;
+  if (!impl_->analyzed(pool)) {
+    m.error = impl_->path + ": pool " + std::to_string(pool) + " is not in the session";
+    return m;
+  }
+  auto engine = impl_->replay_to_position(events, m.error);
+  if (!engine) return m;
+  m = engine->segment_map(pool, true);
+  m.time_ns = m.fragmentation.time_ns = engine->last_time_ns();
+  return m;
+}
+
 namespace {
 
 // The malloc pool's reserved bytes: glibc's heap_reserved of the last sample
@@ -74,13 +94,14 @@ bool heap_reserved_at(const detail::SessionTaps& taps, std::uint64_t t, std::uin
 
 }  // namespace
 
-std::vector<PoolBreakdown> Session::breakdown(std::uint64_t time_ns) const {
+namespace {
+
+// Every analyzed pool of the replayed state; `time_ns` picks the heap sample.
+std::vector<PoolBreakdown> breakdown_of(const detail::SessionState& s, detail::Engine& engine,
+                                        std::uint64_t time_ns) {
   std::vector<PoolBreakdown> out;
-  std::string error;
-  auto engine = impl_->replay_to(time_ns, error);
-  if (!engine) return out;
-  for (const PoolStats& p : impl_->whole.pools) {
-    SegmentMap m = engine->segment_map(p.info.id);
+  for (const PoolStats& p : s.whole.pools) {
+    SegmentMap m = engine.segment_map(p.info.id);
     PoolBreakdown b;
     b.pool = p.info.id;
     b.name = p.info.name;
@@ -94,7 +115,7 @@ std::vector<PoolBreakdown> Session::breakdown(std::uint64_t time_ns) const {
       b.reserved = m.pool_state.final_reserved_bytes;
       b.fragmented = m.fragmentation.free_in_partial_segments;
       b.cached_free = m.fragmentation.free_bytes - m.fragmentation.free_in_partial_segments;
-    } else if (p.info.kind == PoolKind::heap && heap_reserved_at(*impl_->taps, time_ns, heap)) {
+    } else if (p.info.kind == PoolKind::heap && heap_reserved_at(*s.taps, time_ns, heap)) {
       b.source = PoolBreakdown::Source::heap_samples;
       b.reserved = heap;
       b.fragmented = heap > b.used ? heap - b.used : 0;
@@ -102,6 +123,22 @@ std::vector<PoolBreakdown> Session::breakdown(std::uint64_t time_ns) const {
     out.push_back(std::move(b));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<PoolBreakdown> Session::breakdown(std::uint64_t time_ns) const {
+  std::string error;
+  auto engine = impl_->replay_to(time_ns, error);
+  if (!engine) return {};
+  return breakdown_of(*impl_, *engine, time_ns);
+}
+
+std::vector<PoolBreakdown> Session::breakdown_at_position(std::uint64_t events) const {
+  std::string error;
+  auto engine = impl_->replay_to_position(events, error);
+  if (!engine) return {};
+  return breakdown_of(*impl_, *engine, engine->last_time_ns());
 }
 
 OomExplanation Session::explain(std::uint64_t time_ns, std::uint64_t requested) const {

@@ -19,7 +19,8 @@ namespace {
 // Forwards the trace to the Engine and notes the time span of the file.
 class PassVisitor : public TraceVisitor {
  public:
-  PassVisitor(detail::Engine& e, detail::Checkpoints& c) : engine_(e), checkpoints_(c) {}
+  PassVisitor(detail::Engine& e, detail::Checkpoints& c, detail::SessionTaps& taps)
+      : engine_(e), checkpoints_(c), taps_(taps) {}
   void on_chunk(std::uint64_t offset) override {
     checkpoints_.at_chunk(engine_, offset, any_, last_ns_);
   }
@@ -33,7 +34,10 @@ class PassVisitor : public TraceVisitor {
   void on_event(const Event& e) override { on_events(&e, 1); }
   void on_events(const Event* events, std::size_t n) override {
     if (n == 0) return;
-    if (!any_) first_ns_ = events[0].time_ns;
+    if (!any_) {
+      first_ns_ = events[0].time_ns;
+      taps_.blocks_.start(first_ns_);
+    }
     any_ = true;
     first_ns_ = std::min(first_ns_, events[0].time_ns);
     last_ns_ = std::max(last_ns_, events[n - 1].time_ns);
@@ -47,6 +51,7 @@ class PassVisitor : public TraceVisitor {
  private:
   detail::Engine& engine_;
   detail::Checkpoints& checkpoints_;
+  detail::SessionTaps& taps_;
 };
 
 OpenResult fail(SessionError e, std::string message) {
@@ -123,7 +128,7 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
     detail::Engine engine(options.analysis, {});
     engine.set_taps(impl->taps.get());
     impl->checkpoints = detail::Checkpoints(size, options.checkpoint_budget_bytes);
-    PassVisitor pass(engine, impl->checkpoints);
+    PassVisitor pass(engine, impl->checkpoints, *impl->taps);
     if (!report(LoadStage::reading, 0, size)) return fail(SessionError::cancelled, cancelled);
     r = detail::read_pipelined(reader, pass, [&](std::uint64_t bytes) {
       stopped = !report(LoadStage::reading, std::min(bytes, size), size);

@@ -1,6 +1,7 @@
 // Answers about a time range (largest blocks, scope entries, a ranged
 // analysis) and the symbolized frames of any stack.
 #include <algorithm>
+#include <tuple>
 
 #include "session_impl.hpp"
 
@@ -10,8 +11,16 @@ std::vector<BlockLifetime> Session::largest_blocks(std::uint64_t t0, std::uint64
                                                    std::size_t n) const {
   const Impl& s = *impl_;
   std::vector<BlockLifetime> out;
+  if (t1 < t0 || n == 0) return out;
+  s.taps->blocks_.collect(t0, t1, out);
   for (const BlockLifetime& b : s.whole.large_blocks)
     if (b.alloc_ns <= t1 && b.free_ns >= t0) out.push_back(b);
+  // A block may be in several slices' nodes and in whole().large_blocks.
+  auto key = [](const BlockLifetime& b) { return std::tie(b.pool, b.address, b.alloc_ns); };
+  std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return key(x) < key(y); });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [&](const auto& x, const auto& y) { return key(x) == key(y); }),
+            out.end());
   auto upstream = [&](std::uint32_t pool) { return pool < s.upstream.size() && s.upstream[pool]; };
   auto larger = [&](const BlockLifetime& x, const BlockLifetime& y) {
     if (x.size != y.size) return x.size > y.size;

@@ -1,8 +1,8 @@
 // What the Engine hands a session during its pass besides the Analysis:
 // every change of a pool's used/reserved bytes and of the process-wide used
 // bytes (the series index), the samples, the scope entries with their
-// nesting, and the oom events. Set with Engine::set_taps(); analyze() has
-// none, so its pass pays one predictable branch per state change.
+// nesting, the oom events and the largest blocks per time slice. Set with Engine::set_taps();
+// analyze() has none, so its pass pays one predictable branch per state change.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "block_slices.hpp"
 #include "memtrail/event.hpp"
 #include "memtrail/session.hpp"
 #include "series_index.hpp"
@@ -52,6 +53,8 @@ class SessionTaps {
     if (pool >= used_.size() && !grow(pool)) return;
     reserved_[pool].record(t, v);
   }
+  // A block freed (or live at the end: free_ns kTimeMax, last event at end_ns).
+  void block(const BlockLifetime& b, std::uint64_t end_ns) { blocks_.record(b, end_ns); }
   void sample(const Event& e);
   void oom(const Event& e, std::string message);
   void scope_begin(const Event& e, std::uint32_t scope);
@@ -65,6 +68,7 @@ class SessionTaps {
   SeriesTrack samples_[4];             // rss, heap used, heap reserved, device free
   std::vector<ScopeInterval> scopes_;  // by begin time (file order)
   std::vector<OomEvent> ooms_;
+  BlockSlices blocks_;  // the largest blocks of every time slice
   std::uint64_t dropped_scopes_ = 0;
   bool any_device_free_ = false;
   // (time, heap reserved) of every sample, for breakdown(t) exactly; past

@@ -91,8 +91,14 @@ void SummaryView::requestBreakdown() {
   moment_label_->setText(momentText() + tr(" ..."));
   auto session = session_;
   const std::uint64_t t = moment_;
+  // The peak by its event position: events later at the same nanosecond
+  // would otherwise show less than the peak used figure.
+  const bool at_peak = !moment_chosen_;
+  const std::uint64_t position = range_->summary.peak_position;
   tasks_.run<std::vector<PoolBreakdown>>(
-      [session, t](const BackgroundTasks::Wanted&) { return session->breakdown(t); },
+      [session, t, at_peak, position](const BackgroundTasks::Wanted&) {
+        return at_peak ? session->breakdown_at_position(position) : session->breakdown(t);
+      },
       [this](std::vector<PoolBreakdown> pools) {
         moment_label_->setText(momentText());
         showPies(pools);

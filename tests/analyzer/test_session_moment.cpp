@@ -166,18 +166,31 @@ TEST(SessionRange, LargestBlocksOverlappingARange) {
   test::write_session_trace(b);
   auto s = open_session(b.finish());
   ASSERT_TRUE(s);
+  // Blocks of any size (the pass keeps the largest per time slice), by alloc time.
   auto early = s->largest_blocks(0, 450, 10);
-  ASSERT_EQ(early.size(), 1u);
-  EXPECT_EQ(early[0].size, 1024u);
-  EXPECT_EQ(early[0].free_ns, 700u);
+  ASSERT_EQ(early.size(), 3u);
+  EXPECT_EQ(early[0].size, 100u);  // malloc, live at the end
+  EXPECT_EQ(early[0].free_ns, kTimeMax);
+  EXPECT_EQ(early[1].size, 1024u);
+  EXPECT_EQ(early[1].free_ns, 700u);
+  EXPECT_EQ(early[2].size, 512u);
+  auto top2 = s->largest_blocks(0, 450, 2);
+  ASSERT_EQ(top2.size(), 2u);
+  EXPECT_EQ(top2[0].size, 1024u);
+  EXPECT_EQ(top2[1].size, 512u);
   auto one = s->largest_blocks(0, kTimeMax, 1);
   ASSERT_EQ(one.size(), 1u);
   EXPECT_EQ(one[0].size, 2048u);
-  auto both = s->largest_blocks(550, 1000, 10);
-  ASSERT_EQ(both.size(), 2u);
-  EXPECT_EQ(both[0].alloc_ns, 300u);  // by alloc time
-  EXPECT_EQ(both[1].alloc_ns, 500u);
-  EXPECT_TRUE(s->largest_blocks(750, 1000, 10).empty());
+  auto all = s->largest_blocks(550, 1000, 10);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].alloc_ns, 250u);
+  EXPECT_EQ(all[1].alloc_ns, 300u);
+  EXPECT_EQ(all[2].alloc_ns, 400u);
+  EXPECT_EQ(all[3].alloc_ns, 500u);
+  auto late = s->largest_blocks(750, 1000, 10);  // the two live at the end
+  ASSERT_EQ(late.size(), 2u);
+  EXPECT_EQ(late[0].size, 100u);
+  EXPECT_EQ(late[1].size, 512u);
 }
 
 TEST(SessionRange, ScopeIntervalsNest) {

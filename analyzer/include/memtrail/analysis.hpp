@@ -172,6 +172,9 @@ struct Summary {
   std::uint64_t bytes_allocated = 0;  // granted
   std::uint64_t peak_used_bytes = 0;  // process-wide (see definitions above)
   std::uint64_t peak_time_ns = 0;
+  // The peak as a position in the file: the state after its first
+  // peak_position events (exact where events share peak_time_ns).
+  std::uint64_t peak_position = 0;
   std::uint64_t final_used_bytes = 0;
   std::uint64_t leaked_bytes = 0;  // direct + indirect
   std::uint64_t leaked_blocks = 0;

@@ -49,9 +49,10 @@ struct LoadProgress {
   std::uint64_t done = 0;   // bytes of the file read (reading), sites (symbolizing)
   std::uint64_t total = 0;  // file size in bytes (known up front), number of sites
 };
-// Called at least every ~64 KiB read and at each stage change, from the
-// loading thread. Return false to cancel: open() then fails with
-// SessionError::cancelled within ~50 ms, whatever the stage.
+// Called once per chunk of the file read (a chunk is ~1 MiB of events before
+// compression, ~100-300 KiB of file: steps never exceed one chunk's stored
+// size) and at each stage change, from the loading thread. Return false to cancel: open() then
+// fails with SessionError::cancelled within ~50 ms, whatever the stage.
 using LoadProgressFn = std::function<bool(const LoadProgress&)>;
 
 enum class SessionError : std::uint8_t {
@@ -224,11 +225,23 @@ class Session {
   SegmentMap segment_map(std::uint32_t pool, std::uint64_t time_ns) const;
   // Reserved / used / cached free / fragmented per analyzed pool at a moment.
   std::vector<PoolBreakdown> breakdown(std::uint64_t time_ns) const;
+  // The same two at an event position: the state just after the file's first
+  // `events` events, exact where several events share a timestamp (the peak:
+  // Summary::peak_position). Their time is that of the last of those events.
+  SegmentMap segment_map_at_position(std::uint32_t pool, std::uint64_t events) const;
+  std::vector<PoolBreakdown> breakdown_at_position(std::uint64_t events) const;
   OomExplanation explain(std::uint64_t time_ns, std::uint64_t requested = 0) const;
   const std::vector<OomEvent>& ooms() const;
 
   // The `n` largest blocks (any pool; leaf pools first when sizes tie) whose
   // lifetime overlaps [t0, t1], sorted by alloc time. Sites index whole().sites.
+  // The pass keeps, for each of 256 time slices (from the first event; the
+  // width a power of two of ns, ~duration / 256 to / 128), the 64 largest
+  // blocks of any size overlapping it, beside whole().large_blocks. So for
+  // n <= 64 the answer is exact whenever each of the true n largest overlaps
+  // a slice lying wholly inside [t0, t1] (always when t0 and t1 are slice
+  // boundaries); blocks seen only in the partial slices at the ends are the
+  // largest kept there.
   std::vector<BlockLifetime> largest_blocks(std::uint64_t t0, std::uint64_t t1,
                                             std::size_t n) const;
   // Scope entries overlapping [t0, t1], by begin time, at most `max`.

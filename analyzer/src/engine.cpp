@@ -78,7 +78,7 @@ void Engine::on_thread(const ThreadInfo& t) {
 }
 
 void Engine::on_stack_node(const StackNode& n) {
-  if (n.id >= kMaxStackIndex) return;
+  if (n.id >= kMaxStackIndex || skip_stack_nodes_) return;
   if (n.id >= stack_nodes_.size())
     stack_nodes_.resize(std::max<std::size_t>(n.id + 1, 2 * stack_nodes_.size()));
   stack_nodes_[n.id] = n;

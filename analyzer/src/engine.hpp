@@ -96,6 +96,9 @@ class Engine : public TraceVisitor {
 
   // Stop reading after the first event later than this (segment_map_at).
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }
+  // A replay for a segment map needs no stack nodes (blocks keep their stack
+  // id): skipping them keeps a replay's memory off the number of stacks.
+  void skip_stack_nodes() { skip_stack_nodes_ = true; }
   // A session's recorder of series, scopes and ooms (null: none).
   void set_taps(SessionTaps* taps) { taps_ = taps; }
   // The live state of every analyzed pool (engine_checkpoint.cpp); false,
@@ -218,6 +221,7 @@ class Engine : public TraceVisitor {
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;
+  bool skip_stack_nodes_ = false;
   SessionTaps* taps_ = nullptr;
   bool stopped_ = false;
   bool cancelled_ = false;

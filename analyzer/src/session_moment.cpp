@@ -27,6 +27,7 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay_to(std::uint64_t t,
   TraceReader reader(path);
   auto engine = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
   engine->stop_after(t);
+  engine->skip_stack_nodes();
   ReadResult r;
   if (const Checkpoint* c = checkpoints.for_time(t)) {
     for (const PoolStats& p : whole.pools) engine->on_pool(p.info);
@@ -36,6 +37,7 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay_to(std::uint64_t t,
     // Not resumable after all (a table id past the dense range?): from the start.
     engine = std::make_unique<detail::Engine>(replay_options(), ProgressFn{});
     engine->stop_after(t);
+    engine->skip_stack_nodes();
   }
   r = reader.read(*engine);
   if (!reader.header_error().empty() || !r.ok) {

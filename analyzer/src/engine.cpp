@@ -669,10 +669,13 @@ void Engine::finish(Analysis& a) {
   a.range_to_ns = range_to_;
   a.summary = summary_;
 
+  // Popped as they are moved, so the deque's chunks are freed on the way and
+  // the sites are never held twice (nothing reads sites_ after finish()).
   a.sites.reserve(sites_.size());
-  for (auto& s : sites_) {
-    settle_peak(s);
-    a.sites.push_back(std::move(s.out));
+  while (!sites_.empty()) {
+    settle_peak(sites_.front());
+    a.sites.push_back(std::move(sites_.front().out));
+    sites_.pop_front();
   }
   for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
     const Site& s = a.sites[i];

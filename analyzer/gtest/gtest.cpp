@@ -98,7 +98,7 @@ Analysis analyze_window(std::uint64_t since, std::uint64_t until) {
   return analyze(detail::trace_path(), options);
 }
 
-const std::vector<Frame>* frames_of(const Analysis& a, std::uint32_t stack) {
+const FrameList* frames_of(const Analysis& a, std::uint32_t stack) {
   for (const Site& s : a.sites)
     if (s.stack == stack) return &s.frames;
   return nullptr;
@@ -136,7 +136,7 @@ std::string leak_report(std::uint64_t since, std::uint64_t limit) {
     }
     out += "  " + bytes_text(g.bytes) + " in " + std::to_string(g.blocks) +
            (g.blocks == 1 ? " block" : " blocks") + " allocated from:\n";
-    const std::vector<Frame>* frames = frames_of(a, stack);
+    const FrameList* frames = frames_of(a, stack);
     out += frames ? describe_site(*frames, kFramesPerSite, "    ")
                   : "    (stack " + std::to_string(stack) + " not found in the trace)\n";
   }

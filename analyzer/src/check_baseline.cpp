@@ -17,7 +17,7 @@ std::string_view basename_of(std::string_view path) {
 }  // namespace
 
 // File names only: the same source checked out elsewhere gives the same key.
-std::string site_key(const std::vector<Frame>& frames, std::size_t max_frames) {
+std::string site_key(const FrameList& frames, std::size_t max_frames) {
   std::string key;
   std::size_t n = 0;
   for (const Frame& f : frames) {

@@ -46,7 +46,7 @@ double limit_with_tolerance(std::uint64_t base, double tolerance_percent) {
 
 }  // namespace
 
-std::string describe_site(const std::vector<Frame>& frames, std::size_t max_frames,
+std::string describe_site(const FrameList& frames, std::size_t max_frames,
                           const std::string& indent) {
   std::string out;
   std::size_t i = 0;

@@ -62,7 +62,7 @@ bool wildcard_match(std::string_view pattern, std::string_view text) {
   return false;
 }
 
-int SuppressionSet::match(const std::vector<Frame>& frames) const {
+int SuppressionSet::match(const FrameList& frames) const {
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const std::string& p = rules[i].pattern;
     for (const Frame& f : frames) {

@@ -26,7 +26,7 @@ std::string signed_count(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
-std::string site_match_key(const std::string& pool, const std::vector<Frame>& frames) {
+std::string site_match_key(const std::string& pool, const FrameList& frames) {
   std::string key = pool;
   for (const Frame& f : frames) {
     key += '\n';

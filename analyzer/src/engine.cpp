@@ -78,7 +78,7 @@ void Engine::on_thread(const ThreadInfo& t) {
 }
 
 void Engine::on_stack_node(const StackNode& n) {
-  if (n.id >= kMaxStackIndex) return;
+  if (n.id >= kMaxStackIndex || skip_stack_nodes_) return;
   if (n.id >= stack_nodes_.size())
     stack_nodes_.resize(std::max<std::size_t>(n.id + 1, 2 * stack_nodes_.size()));
   stack_nodes_[n.id] = n;
@@ -691,10 +691,13 @@ void Engine::finish(Analysis& a) {
   a.range_to_ns = range_to_;
   a.summary = summary_;
 
+  // Popped as they are moved, so the deque's chunks are freed on the way and
+  // the sites are never held twice (nothing reads sites_ after finish()).
   a.sites.reserve(sites_.size());
-  for (auto& s : sites_) {
-    settle_peak(s);
-    a.sites.push_back(std::move(s.out));
+  while (!sites_.empty()) {
+    settle_peak(sites_.front());
+    a.sites.push_back(std::move(sites_.front().out));
+    sites_.pop_front();
   }
   for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
     const Site& s = a.sites[i];

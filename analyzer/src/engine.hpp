@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -105,6 +106,9 @@ class Engine : public TraceVisitor {
   std::uint64_t last_time_ns() const { return last_time_ns_; }
   // Replays for a moment need the state, not the fragmentation series.
   void set_sample_fragmentation(bool on) { sample_fragmentation_ = on; }
+  // A replay for a segment map needs no stack nodes (blocks keep their stack
+  // id): skipping them keeps a replay's memory off the number of stacks.
+  void skip_stack_nodes() { skip_stack_nodes_ = true; }
   // A session's recorder of series, scopes and ooms (null: none).
   void set_taps(SessionTaps* taps) { taps_ = taps; }
   // The live state of every analyzed pool (engine_checkpoint.cpp); false,
@@ -205,7 +209,9 @@ class Engine : public TraceVisitor {
   // of large records is a subtraction and a multiplication on every event.
   std::uint32_t pool_count_ = 0, thread_count_ = 0;
   std::vector<ScopeInstance> scope_instances_{1};
-  std::vector<SiteState> sites_;
+  // A deque: 10^5 sites grow in chunks, never as a doubled copy of them all
+  // (a vector's growth was the session's largest peak at 10^5 stacks).
+  std::deque<SiteState> sites_;
   std::unordered_map<std::uint64_t, std::uint32_t>
       sparse_sites_;                                       // (pool, huge stack id) -> site + 1
   std::unordered_map<std::uint64_t, OrphanFree> orphans_;  // key: pool << 48 ^ address
@@ -233,6 +239,7 @@ class Engine : public TraceVisitor {
   std::uint64_t last_time_ns_ = 0;
   bool sample_fragmentation_ = true;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> fragmentation_scratch_;
+  bool skip_stack_nodes_ = false;
   SessionTaps* taps_ = nullptr;
   bool stopped_ = false;
   bool cancelled_ = false;

@@ -59,7 +59,7 @@ nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
               {"stack", frames_to_json(s.frames)}};
 }
 
-nlohmann::json frames_to_json(const std::vector<Frame>& frames) {
+nlohmann::json frames_to_json(const FrameList& frames) {
   json out = json::array();
   for (const Frame& f : frames)
     out.push_back({{"function", f.function},

@@ -62,8 +62,7 @@ std::string format_duration(std::uint64_t ns) {
   return fmt("%.3f s", ns / 1e9);
 }
 
-std::string format_stack(const std::vector<Frame>& frames, std::size_t depth,
-                         const std::string& indent) {
+std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent) {
   std::string out;
   for (std::size_t i = 0; i < frames.size() && i < depth; ++i)
     out += indent + frames[i].describe() + "\n";

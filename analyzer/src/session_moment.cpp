@@ -30,6 +30,7 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t, st
     e->stop_after(t);
     e->stop_after_events(events);
     e->set_sample_fragmentation(false);
+    e->skip_stack_nodes();
     return e;
   };
   auto engine = fresh();

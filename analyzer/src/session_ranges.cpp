@@ -67,7 +67,13 @@ std::shared_ptr<const Analysis> Session::analyze_range(std::uint64_t t0, std::ui
   a->options.symbolize = impl_->options.analysis.symbolize;
   a->options.symbol_cache = impl_->options.analysis.symbol_cache;
   if (!a->error.empty()) return a;
-  for (Site& s : a->sites) s.frames = frames(s.stack);
+  // A stack of whole() shares its interned frames; others get their own.
+  for (Site& site : a->sites) {
+    auto whole_site = impl_->site_of_stack.find(site.stack);
+    site.frames = whole_site != impl_->site_of_stack.end()
+                      ? impl_->whole.sites[whole_site->second].frames
+                      : FrameList(frames(site.stack));
+  }
   a->symbol_warnings = impl_->whole.symbol_warnings;
   return a;
 }
@@ -75,7 +81,7 @@ std::shared_ptr<const Analysis> Session::analyze_range(std::uint64_t t0, std::ui
 std::vector<Frame> Session::frames(std::uint32_t stack) const {
   const Impl& s = *impl_;
   auto site = s.site_of_stack.find(stack);  // immutable after open(): no lock
-  if (site != s.site_of_stack.end()) return s.whole.sites[site->second].frames;
+  if (site != s.site_of_stack.end()) return s.whole.sites[site->second].frames.to_vector();
   std::lock_guard lock(s.symbols_mu);
   auto it = s.frames.find(stack);
   if (it != s.frames.end()) return it->second;

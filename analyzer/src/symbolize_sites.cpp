@@ -14,51 +14,63 @@ const ModuleInfo* module_of(const Analysis& a, std::uint64_t ip) {
   return best;
 }
 
+namespace {
+
+// The frames of one recorded ip: the symbol cache first, then DWARF.
+// Recorded ips are return addresses (unw_backtrace above the allocator
+// entry), so every one is looked up at ip-1.
+std::vector<Frame> resolve_ip(const Analysis& a, Symbolizer& sym, SymbolCache* cache,
+                              std::uint64_t ip) {
+  const ModuleInfo* m = cache ? module_of(a, ip) : nullptr;
+  if (!m || m->build_id.empty()) return sym.resolve(ip, true);
+  std::uint64_t offset = ip - m->load_address;
+  if (const std::vector<Frame>* hit = cache->find(m->build_id, offset)) {
+    std::vector<Frame> out = *hit;
+    for (Frame& f : out) {
+      f.module = m->path;
+      f.address = ip;
+      f.offset = offset;
+    }
+    return out;
+  }
+  // Kept once the module was read, named or not: a nameless address (local
+  // code of a stripped library) would otherwise open it through libdw again
+  // on every run (with the debuginfod client: ~20M instructions). A module
+  // that could not be read is not kept, so its warning comes back each run.
+  const auto& frames = sym.resolve(ip, true);
+  if (!frames.empty() && sym.read_module_of(ip)) cache->add(m->build_id, offset, frames);
+  return frames;
+}
+
+}  // namespace
+
 bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
                      const std::function<bool(std::size_t done)>& progress) {
   Symbolizer sym;
   sym.set_enabled(options.symbolize);
   for (const auto& m : a.modules) sym.add_module(m);
   bool use_cache = options.symbolize && options.symbol_cache;
-  std::unique_ptr<detail::SymbolCache> cache;
-  if (use_cache) cache = std::make_unique<detail::SymbolCache>(a.path + ".symbols");
+  std::unique_ptr<SymbolCache> cache;
+  if (use_cache) cache = std::make_unique<SymbolCache>(a.path + ".symbols");
+  // Frames depend on the ip only: each distinct ip is resolved and stored
+  // once, and sites keep indices (frame.hpp), not copies.
+  auto table = std::make_shared<FrameTable>();
+  a.frame_table = table;
   bool stopped = false;
+  std::vector<std::uint32_t> index;
   for (std::size_t i = 0; i < a.sites.size(); ++i) {
     // Every 16 sites: a site costs at most a few DWARF lookups.
     if (progress && i % 16 == 0 && !progress(i)) {
       stopped = true;
       break;
     }
-    Site& site = a.sites[i];
-    site.frames.clear();
-    for (std::uint64_t ip : a.stack_ips(site.stack)) {
-      // Recorded ips are return addresses (unw_backtrace above the allocator
-      // entry), so every one is looked up at ip-1.
-      const ModuleInfo* m = cache ? module_of(a, ip) : nullptr;
-      if (m && !m->build_id.empty()) {
-        std::uint64_t offset = ip - m->load_address;
-        if (const std::vector<Frame>* hit = cache->find(m->build_id, offset)) {
-          for (Frame f : *hit) {
-            f.module = m->path;
-            f.address = ip;
-            f.offset = offset;
-            site.frames.push_back(std::move(f));
-          }
-          continue;
-        }
-        // Kept once the module was read, named or not: a nameless address
-        // (local code of a stripped library) would otherwise open it through
-        // libdw again on every run (with the debuginfod client: ~20M
-        // instructions). A module that could not be read is not kept, so its
-        // warning comes back each run.
-        const auto& frames = sym.resolve(ip, true);
-        if (!frames.empty() && sym.read_module_of(ip)) cache->add(m->build_id, offset, frames);
-        site.frames.insert(site.frames.end(), frames.begin(), frames.end());
-        continue;
-      }
-      const auto& frames = sym.resolve(ip, true);
-      site.frames.insert(site.frames.end(), frames.begin(), frames.end());
+    index.clear();
+    for (std::uint64_t ip : a.stack_ips(a.sites[i].stack)) {
+      const FrameTable::Run* found = table->find(ip);
+      FrameTable::Run run = found ? *found : table->intern(ip, resolve_ip(a, sym, cache.get(), ip));
+      for (std::uint32_t k = 0; k < run.count; ++k) index.push_back(run.first + k);
     }
+    a.sites[i].frames = FrameList(table, index);
   }
   a.symbol_warnings = sym.warnings();
   if (cache) cache->save();

@@ -52,7 +52,7 @@ std::uint64_t leakedBytes(const Site& s) {
 
 }  // namespace
 
-std::size_t labelFrame(const std::vector<Frame>& frames) {
+std::size_t labelFrame(const FrameList& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i)
     if (!isMachinery(frames[i].function)) return i;
   return 0;

@@ -17,7 +17,7 @@ namespace memtrail::gui {
 // Index of the frame that names a site: the first one that is not an
 // allocation function or allocator plumbing (malloc, operator new,
 // std::allocator, strdup, memtrail::alloc, ...); 0 if every frame is.
-std::size_t labelFrame(const std::vector<Frame>& frames);
+std::size_t labelFrame(const FrameList& frames);
 
 class LeaksModel : public QAbstractItemModel {
   Q_OBJECT

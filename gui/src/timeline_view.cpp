@@ -122,7 +122,7 @@ QString TimelineView::barToolTip(std::size_t i) const {
   else
     text += QStringLiteral(", freed at %1 (lived %2)")
                 .arg(format_moment(b.free_ns), format_time(b.free_ns - b.alloc_ns));
-  std::vector<Frame> frames;
+  FrameList frames;
   if (b.site < a.sites.size()) {
     frames = a.sites[b.site].frames;
     if (frames.empty() && a.sites[b.site].stack != 0)

@@ -48,26 +48,12 @@
 #include <nlohmann/json.hpp>
 
 #include "memtrail/event.hpp"
+#include "memtrail/frame.hpp"
 #include "memtrail/trace_file.hpp"
 
 namespace memtrail {
 
 // ---------------------------------------------------------------- symbols
-
-// One source-level frame. A return address inside inlined code yields several
-// Frames for one address: the innermost inlined function first, `inlined`
-// set on all but the last (the real, out-of-line function).
-struct Frame {
-  std::string function;  // demangled; empty when unknown
-  std::string file;      // source file; empty when unknown
-  std::uint32_t line = 0;
-  std::string module;         // path of the ELF file
-  std::uint64_t address = 0;  // the recorded instruction pointer
-  std::uint64_t offset = 0;   // address relative to the module's load address
-  bool inlined = false;
-  // "function at file:line" or "module+0xoffset" when nothing better is known.
-  std::string describe() const;
-};
 
 // Resolves instruction pointers to Frames with elfutils libdwfl, offline, from
 // the module paths recorded in the trace. Build ids are verified; a missing or
@@ -207,8 +193,8 @@ struct Leaks {
 struct Site {
   std::uint32_t stack = 0;  // innermost stack node id, 0 = no stack recorded
   std::uint32_t pool = 0;
-  std::vector<Frame> frames;  // innermost first, inlined frames expanded
-  std::uint64_t calls = 0;    // allocations (alloc + reuse) in range
+  FrameList frames;         // innermost first, inlined frames expanded
+  std::uint64_t calls = 0;  // allocations (alloc + reuse) in range
   std::uint64_t reuses = 0;
   std::uint64_t bytes_allocated = 0;
   std::uint64_t temporaries = 0;
@@ -326,6 +312,8 @@ struct Analysis {
   std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
   std::vector<ModuleInfo> modules;
   std::vector<StackNode> stack_nodes;  // by id
+  // Every distinct frame of the sites, once; each Site::frames indexes it.
+  std::shared_ptr<const FrameTable> frame_table;
   std::vector<std::string> symbol_warnings;
 
   const PoolStats* pool(std::uint32_t id) const;
@@ -374,7 +362,7 @@ SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint
 // The `memtrail.report/1` schema of DESIGN.md (stable keys) plus more keys.
 // `top`: how many sites per top list and leak sites (0 = all).
 nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
-nlohmann::json frames_to_json(const std::vector<Frame>& frames);
+nlohmann::json frames_to_json(const FrameList& frames);
 // The pieces the report and the full export (export.hpp) share.
 nlohmann::json site_to_json(const Analysis& a, std::uint32_t site);
 nlohmann::json series_to_json(const Series& s);

@@ -42,7 +42,7 @@ struct Suppression {
 struct SuppressionSet {
   std::vector<Suppression> rules;
   // The first rule matching any frame, or -1.
-  int match(const std::vector<Frame>& frames) const;
+  int match(const FrameList& frames) const;
 };
 
 bool wildcard_match(std::string_view pattern, std::string_view text);
@@ -109,7 +109,7 @@ struct Baseline {
 
 // "function at file:line <- caller at file:line <- ..." (module+0xoffset
 // where nothing better is known; at most `max_frames` frames).
-std::string site_key(const std::vector<Frame>& frames, std::size_t max_frames = 64);
+std::string site_key(const FrameList& frames, std::size_t max_frames = 64);
 
 // The unsuppressed leak sites and pool peaks of `a`.
 Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions);
@@ -149,7 +149,7 @@ std::string format_check_text(const CheckResult& r, const SuppressionSet& suppre
 std::string to_junit_xml(const CheckResult& r, const std::string& suite_name, double seconds = 0);
 
 // Offending sites for a failure message: "#0 function at file:line" lines.
-std::string describe_site(const std::vector<Frame>& frames, std::size_t max_frames,
+std::string describe_site(const FrameList& frames, std::size_t max_frames,
                           const std::string& indent);
 
 }  // namespace memtrail

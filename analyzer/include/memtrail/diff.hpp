@@ -16,7 +16,7 @@ namespace memtrail {
 // [0] = first trace (A), [1] = second (B).
 struct SiteDelta {
   std::string pool;
-  std::vector<Frame> frames;  // from B when present there, else from A
+  FrameList frames;  // from B when present there, else from A
   std::uint64_t leaked_bytes[2] = {0, 0}, leaked_blocks[2] = {0, 0};
   std::uint64_t peak_bytes[2] = {0, 0};
   std::uint64_t calls[2] = {0, 0};
@@ -47,6 +47,6 @@ std::string diff_text(const DiffResult& d, std::size_t top = 10);
 
 // The identity used to match a site across traces: pool name plus, per
 // frame, the function name (or module file name + offset when unsymbolized).
-std::string site_match_key(const std::string& pool, const std::vector<Frame>& frames);
+std::string site_match_key(const std::string& pool, const FrameList& frames);
 
 }  // namespace memtrail

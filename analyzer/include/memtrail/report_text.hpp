@@ -21,7 +21,6 @@ std::string report_text(const Analysis& a, const TextReportOptions& options = {}
 // "12 ns", "3.40 us", "1.25 ms", "2.000 s".
 std::string format_duration(std::uint64_t ns);
 // One stack, one frame per line, each line prefixed by `indent`.
-std::string format_stack(const std::vector<Frame>& frames, std::size_t depth,
-                         const std::string& indent);
+std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent);
 
 }  // namespace memtrail

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <variant>
@@ -20,8 +21,16 @@ struct StringRecord {
 struct ChunkStart {
   std::uint64_t offset;
 };
-using Record = std::variant<TraceHeader, StringRecord, ModuleInfo, ThreadInfo, PoolInfo, StackNode,
-                            ScopeInfo, ChunkStart>;
+// Stack nodes are most of the records (one per new frame of a call path:
+// ~2·10^6 for 10^5 distinct stacks) and arrive in runs between events, so a
+// batch may hold many: they are stored inline, and the rare, larger records
+// behind a pointer, which keeps a record at 24 bytes instead of 144
+// (docs/BENCHMARKS.md, GUI memory with distinct stacks).
+using Record =
+    std::variant<StackNode, ChunkStart, std::unique_ptr<TraceHeader>, std::unique_ptr<StringRecord>,
+                 std::unique_ptr<ModuleInfo>, std::unique_ptr<ThreadInfo>,
+                 std::unique_ptr<PoolInfo>, std::unique_ptr<ScopeInfo>>;
+static_assert(sizeof(Record) <= 24);
 
 // `events` keeps kBatchEvents slots for the batch's whole life (recycled
 // with it); `count` of them are filled. The producer stores into a slot
@@ -104,15 +113,15 @@ class Queue {
 class Producer : public TraceVisitor {
  public:
   Producer(Queue& q, std::atomic<bool>& stop) : q_(q), stop_(stop), batch_(q.fresh()) {}
-  void on_header(const TraceHeader& h) override { add(h); }
+  void on_header(const TraceHeader& h) override { add(std::make_unique<TraceHeader>(h)); }
   void on_string(std::uint32_t id, std::string_view text) override {
-    add(StringRecord{id, std::string(text)});
+    add(std::make_unique<StringRecord>(StringRecord{id, std::string(text)}));
   }
-  void on_module(const ModuleInfo& m) override { add(m); }
-  void on_thread(const ThreadInfo& t) override { add(t); }
-  void on_pool(const PoolInfo& p) override { add(p); }
+  void on_module(const ModuleInfo& m) override { add(std::make_unique<ModuleInfo>(m)); }
+  void on_thread(const ThreadInfo& t) override { add(std::make_unique<ThreadInfo>(t)); }
+  void on_pool(const PoolInfo& p) override { add(std::make_unique<PoolInfo>(p)); }
   void on_stack_node(const StackNode& n) override { add(n); }
-  void on_scope(const ScopeInfo& s) override { add(s); }
+  void on_scope(const ScopeInfo& s) override { add(std::make_unique<ScopeInfo>(s)); }
   void on_chunk(std::uint64_t offset) override { add(ChunkStart{offset}); }
   // The reader stores events straight into the batch's free slots.
   std::span<Event> event_buffer() override {
@@ -147,22 +156,22 @@ void replay_record(TraceVisitor& v, const Record& r) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, TraceHeader>)
-          v.on_header(x);
-        else if constexpr (std::is_same_v<T, StringRecord>)
-          v.on_string(x.id, x.text);
-        else if constexpr (std::is_same_v<T, ModuleInfo>)
-          v.on_module(x);
-        else if constexpr (std::is_same_v<T, ThreadInfo>)
-          v.on_thread(x);
-        else if constexpr (std::is_same_v<T, PoolInfo>)
-          v.on_pool(x);
-        else if constexpr (std::is_same_v<T, StackNode>)
+        if constexpr (std::is_same_v<T, StackNode>)
           v.on_stack_node(x);
         else if constexpr (std::is_same_v<T, ChunkStart>)
           v.on_chunk(x.offset);
+        else if constexpr (std::is_same_v<T, std::unique_ptr<TraceHeader>>)
+          v.on_header(*x);
+        else if constexpr (std::is_same_v<T, std::unique_ptr<StringRecord>>)
+          v.on_string(x->id, x->text);
+        else if constexpr (std::is_same_v<T, std::unique_ptr<ModuleInfo>>)
+          v.on_module(*x);
+        else if constexpr (std::is_same_v<T, std::unique_ptr<ThreadInfo>>)
+          v.on_thread(*x);
+        else if constexpr (std::is_same_v<T, std::unique_ptr<PoolInfo>>)
+          v.on_pool(*x);
         else
-          v.on_scope(x);
+          v.on_scope(*x);
       },
       r);
 }

@@ -693,7 +693,6 @@ void Engine::finish(Analysis& a) {
 
   // Popped as they are moved, so the deque's chunks are freed on the way and
   // the sites are never held twice (nothing reads sites_ after finish()).
-  a.sites.reserve(sites_.size());
   while (!sites_.empty()) {
     settle_peak(sites_.front());
     a.sites.push_back(std::move(sites_.front().out));

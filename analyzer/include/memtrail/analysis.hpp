@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -295,7 +296,11 @@ struct Analysis {
 
   Summary summary;
   Leaks leaks;
-  std::vector<Site> sites;  // unordered; see top_sites()
+  // Unordered; see top_sites(). A deque: the engine hands its sites over
+  // one by one while freeing its own, so 10^5 sites are never held twice
+  // (a vector needs its whole size reserved while the engine still holds
+  // them: the GUI's memory peak with many stacks, docs/BENCHMARKS.md).
+  std::deque<Site> sites;
   std::vector<PoolStats> pools;
   std::vector<std::string> pool_names;  // every pool the trace defines, analyzed or not
   std::vector<ScopeStats> scopes;

@@ -2,7 +2,9 @@
 // threads, tables and thread names reach the file, live-block tracking,
 // the exit hook, samples and environment options.
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -152,6 +154,59 @@ TEST_F(RecorderTest, AFreeNeverPrecedesItsAllocAcrossThreads) {
   EXPECT_EQ(order.frees, kBlocks);
   EXPECT_EQ(order.early_frees, 0u);
   EXPECT_TRUE(order.live.empty());
+}
+
+// Two threads take turns, each recording an event right after it sees the
+// other's turn end: event k is recorded after event k-1 was, on another
+// core, so the file must hold them in order. A time stamp read before the
+// load that saw the turn (a plain rdtsc runs ahead of loads) put 120-370
+// of 200,000 events before the one they followed, in the same drain.
+TEST_F(RecorderTest, AnEventIsWrittenAfterTheOtherThreadsEventItSaw) {
+  constexpr std::uint64_t kTurns = 200'000;
+  // The players run on two different CPUs, so each sees the other's turn
+  // end while it spins (on one CPU a turn ends in a context switch).
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "needs two CPUs";
+  int cpus[2], found = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) cpus[found++] = cpu;
+  ASSERT_TRUE(start(quiet_options(path)));
+  std::uint32_t pool = register_pool({0, 0, "turns", PoolKind::other, MemorySpace::host, -1});
+  std::atomic<std::uint64_t> turn{0};
+  auto player = [&](std::uint64_t first) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[first], &one);
+    sched_setaffinity(0, sizeof one, &one);
+    for (std::uint64_t k = first; k < kTurns; k += 2) {
+      // Spin briefly, then yield: on a loaded machine the other player may
+      // need this core.
+      for (int spins = 0; turn.load(std::memory_order_acquire) != k;)
+        if (++spins > 4096) std::this_thread::yield();
+      record_alloc(pool, reinterpret_cast<void*>((k + 1) * 16), 16, 16);
+      turn.store(k + 1, std::memory_order_release);
+    }
+  };
+  std::thread even(player, 0), odd(player, 1);
+  even.join();
+  odd.join();
+  stop();
+
+  struct InOrder : TraceVisitor {
+    std::uint64_t last = 0, events = 0, behind = 0;
+    void on_event(const Event& e) override {
+      if (e.kind != EventKind::alloc) return;
+      ++events;
+      if (e.address < last) ++behind;
+      last = e.address;
+    }
+  } order;
+  TraceReader reader(path);
+  ReadResult r = reader.read(order);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(order.events, kTurns);
+  EXPECT_EQ(order.behind, 0u);
 }
 
 // With one core for two busy threads the writer thread stands aside and the

@@ -104,10 +104,11 @@ inline constexpr std::uint8_t kRawRename = 0xff;
 
 struct Session;
 
-// Event time stamps. With an invariant TSC (constant_tsc and nonstop_tsc in
-// /proc/cpuinfo) program threads read rdtsc (a few ns, no vDSO call) and the
-// writer converts ticks to ns since the trace started, with a ratio measured
-// against CLOCK_MONOTONIC (re-measured while the run is young, then fixed).
+// Event time stamps. With an invariant TSC (constant_tsc, nonstop_tsc and
+// rdtscp in /proc/cpuinfo) program threads read rdtscp (a few ns, no vDSO
+// call) and the writer converts ticks to ns since the trace started, with a
+// ratio measured against CLOCK_MONOTONIC (re-measured while the run is
+// young, then fixed).
 // Otherwise the raw reading is clock_gettime's ns.
 //
 // Program threads read the first three fields on every event; the writer's
@@ -126,9 +127,15 @@ struct SessionClock {
   static std::uint64_t monotonic_ns();
   static bool invariant_tsc();
   void begin();
-  // Program threads: a raw reading.
+  // Program threads: a raw reading, taken after every earlier load has its
+  // value. A plain rdtsc may run ahead of the load that saw another thread's
+  // event (it is not ordered with loads): a free of a block handed over by
+  // an allocating thread was stamped up to ~600 ticks before the alloc
+  // (AMD EPYC), and the drain's merge by time wrote it first. rdtscp waits
+  // for the earlier instructions, as clock_gettime's ordered read does.
   std::uint64_t raw_now() const {
-    if (tsc) return __builtin_ia32_rdtsc();
+    unsigned aux;
+    if (tsc) return __builtin_ia32_rdtscp(&aux);
     return monotonic_ns() - start_ns;
   }
   // Drain: re-measures the tick rate (cheap; call once per drain).

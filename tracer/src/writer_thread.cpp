@@ -80,8 +80,10 @@ bool SessionClock::invariant_tsc() {
     auto flags = info.find("\nflags");
     if (flags == std::string::npos) return false;
     std::string line = info.substr(flags, info.find('\n', flags + 1) - flags) + " ";
+    // rdtscp: raw_now() needs its ordered read.
     return line.find(" constant_tsc ") != std::string::npos &&
-           line.find(" nonstop_tsc ") != std::string::npos;
+           line.find(" nonstop_tsc ") != std::string::npos &&
+           line.find(" rdtscp ") != std::string::npos;
   }();
   return invariant;
 #else

@@ -766,6 +766,10 @@ void Engine::finish(Analysis& a) {
   a.large_blocks = std::move(large_blocks_);
   a.threads = std::move(threads_);
   a.modules = std::move(modules_);
+  // The table grew by doubling: up to half of it is padding past the last
+  // node (4 MiB at 10^5 distinct stacks), kept as long as the Analysis.
+  while (!stack_nodes_.empty() && stack_nodes_.back().id == 0) stack_nodes_.pop_back();
+  stack_nodes_.shrink_to_fit();
   a.stack_nodes = std::move(stack_nodes_);
   a.header = header_;
 }

@@ -17,8 +17,9 @@ FrameTable::Run FrameTable::intern(std::uint64_t ip, const std::vector<Frame>& i
 
 FrameList::FrameList(std::vector<Frame> frames) {
   auto table = std::make_shared<FrameTable>();
-  index_.resize(frames.size());
-  for (std::size_t i = 0; i < frames.size(); ++i) index_[i] = static_cast<std::uint32_t>(i);
+  table->lists.resize(frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) table->lists[i] = static_cast<std::uint32_t>(i);
+  count_ = static_cast<std::uint32_t>(frames.size());
   table->frames = std::move(frames);
   table_ = std::move(table);
 }

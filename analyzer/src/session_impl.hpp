@@ -40,7 +40,11 @@ struct SessionState {
   mutable std::unique_ptr<Symbolizer> symbolizer;  // created on first need
   // Stacks of whole()'s sites answer from the site (no second copy of
   // their frames); other stacks are resolved once and kept.
-  std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
+  // (stack id, site index) sorted by stack: a hash map took 2.6 MiB at 10^5
+  // sites, this 0.9.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> site_of_stack;
+  // The whole() site recorded with `stack`, or null.
+  const Site* site_with_stack(std::uint32_t stack) const;
   mutable std::unordered_map<std::uint32_t, std::vector<Frame>> frames;  // by stack id
 
   bool analyzed(std::uint32_t pool) const { return whole.pool(pool) != nullptr; }

@@ -1,6 +1,7 @@
 // Session::open(): one pass of the Engine over the file with the session's
 // taps (series, scopes, ooms), then leaks and indexes, then symbols; every
 // stage reports progress and can be cancelled.
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,6 +16,25 @@
 namespace memtrail {
 
 namespace {
+
+// The pass frees far more than the session keeps (per-site states, the
+// reader's buffers, symbolization scratch): 40-70 MiB on a trace with 10^5
+// stacks. It ran on the loading thread, whose glibc arena keeps those pages:
+// the GUI's thread never reuses them, so without this they stay resident.
+void give_back_pass_memory() {
+  malloc_trim(0);
+}
+
+// The first site of each stack (sites of one stack in several pools share
+// their frames).
+void index_sites_by_stack(detail::SessionState& impl) {
+  const auto& sites = impl.whole.sites;
+  impl.site_of_stack.reserve(sites.size());
+  for (std::uint32_t i = 0; i < sites.size(); ++i)
+    impl.site_of_stack.emplace_back(sites[i].stack, i);
+  std::stable_sort(impl.site_of_stack.begin(), impl.site_of_stack.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+}
 
 // Forwards the trace to the Engine and notes the time span of the file.
 class PassVisitor : public TraceVisitor {
@@ -166,9 +186,9 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
         return report(LoadStage::symbolizing, done, sites);
       }))
     return fail(SessionError::cancelled, cancelled);
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i)
-    impl->site_of_stack.emplace(a.sites[i].stack, i);
+  index_sites_by_stack(*impl);
   if (!report(LoadStage::done, sites, sites)) return fail(SessionError::cancelled, cancelled);
+  give_back_pass_memory();
 
   OpenResult out;
   out.warning = a.warning;

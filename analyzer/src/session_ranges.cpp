@@ -69,19 +69,23 @@ std::shared_ptr<const Analysis> Session::analyze_range(std::uint64_t t0, std::ui
   if (!a->error.empty()) return a;
   // A stack of whole() shares its interned frames; others get their own.
   for (Site& site : a->sites) {
-    auto whole_site = impl_->site_of_stack.find(site.stack);
-    site.frames = whole_site != impl_->site_of_stack.end()
-                      ? impl_->whole.sites[whole_site->second].frames
-                      : FrameList(frames(site.stack));
+    const Site* whole_site = impl_->site_with_stack(site.stack);
+    site.frames = whole_site ? whole_site->frames : FrameList(frames(site.stack));
   }
   a->symbol_warnings = impl_->whole.symbol_warnings;
   return a;
 }
 
+const Site* detail::SessionState::site_with_stack(std::uint32_t stack) const {
+  auto it = std::lower_bound(site_of_stack.begin(), site_of_stack.end(), stack,
+                             [](const auto& entry, std::uint32_t s) { return entry.first < s; });
+  return it != site_of_stack.end() && it->first == stack ? &whole.sites[it->second] : nullptr;
+}
+
 std::vector<Frame> Session::frames(std::uint32_t stack) const {
   const Impl& s = *impl_;
-  auto site = s.site_of_stack.find(stack);  // immutable after open(): no lock
-  if (site != s.site_of_stack.end()) return s.whole.sites[site->second].frames.to_vector();
+  // site_of_stack is immutable after open(): no lock.
+  if (const Site* site = s.site_with_stack(stack)) return site->frames.to_vector();
   std::lock_guard lock(s.symbols_mu);
   auto it = s.frames.find(stack);
   if (it != s.frames.end()) return it->second;

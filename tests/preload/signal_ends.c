@@ -4,6 +4,8 @@
  *   own-term                      own SIGTERM handler: prints, exits 3
  *   default-again                 handler set, then SIG_DFL again; SIGTERM
  *   sleep                         prints "ready PID", sleeps up to 30 s
+ *   churn                         prints "ready PID", allocates and frees
+ *                                 flat out for up to 30 s
  *   count-int                     prints "ready PID", counts SIGINTs for
  *                                 300 ms after the first (5 s at most)
  *   dispositions                  prints what sigaction()/signal() report
@@ -39,6 +41,20 @@ static void nap_ms(long ms) {
   }
 }
 
+/* malloc/free flat out, 64 blocks live at a time, for up to `ms`. */
+static void churn_ms(int ms) {
+  void* ring[64] = {0};
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (unsigned long i = 0;; ++i) {
+    free(ring[i % 64]);
+    ring[i % 64] = malloc(16 + i % 1000);
+    if (i % 4096 != 0) continue;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > ms) return;
+  }
+}
+
 static const char* name(void (*h)(int)) {
   return h == SIG_DFL ? "default" : h == SIG_IGN ? "ignore" : "handler";
 }
@@ -65,6 +81,11 @@ int main(int argc, char** argv) {
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
     nap_ms(30000);
+  }
+  if (strcmp(mode, "churn") == 0) {
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    churn_ms(30000);
   }
   if (strcmp(mode, "count-int") == 0) {
     struct sigaction sa;

@@ -47,7 +47,7 @@ namespace {
 extern "C" {
 
 [[gnu::visibility("default")]] void* malloc(std::size_t n) {
-  void* p = g_next.malloc(n);
+  void* p = real_allocator([n] { return g_next.malloc(n); });
   after_alloc(p, n, AllocFn::malloc, 0, __builtin_return_address(0));
   return p;
 }
@@ -55,11 +55,11 @@ extern "C" {
 [[gnu::visibility("default")]] void free(void* p) {
   if (__builtin_expect(in_bootstrap_arena(p), 0)) return;  // never recorded
   before_free(p, AllocFn::free);
-  g_next.free(p);
+  real_allocator([p] { g_next.free(p); });
 }
 
 [[gnu::visibility("default")]] void* calloc(std::size_t count, std::size_t size) {
-  void* p = g_next.calloc(count, size);
+  void* p = real_allocator([=] { return g_next.calloc(count, size); });
   after_alloc(p, count * size, AllocFn::calloc, 0, __builtin_return_address(0));
   return p;
 }
@@ -75,10 +75,11 @@ extern "C" {
     after_alloc(p, n, AllocFn::realloc, 0, caller);
     return p;
   }
-  if (!__builtin_expect(memtrail::tracing() || early_open(), 0)) return g_next.realloc(old, n);
+  if (!__builtin_expect(memtrail::tracing() || early_open(), 0))
+    return real_allocator([=] { return g_next.realloc(old, n); });
   // Only the bytes past the old block are new (and may hold stale addresses).
   std::size_t old_usable = memtrail::tracing() ? scrub_old_usable(old) : 0;
-  void* p = g_next.realloc(old, n);
+  void* p = real_allocator([=] { return g_next.realloc(old, n); });
   if (p == nullptr && n != 0) return nullptr;  // failed: the old block is untouched
   if (old != nullptr) before_free(old, AllocFn::realloc);
   if (memtrail::tracing()) scrub_grown_block(p, old_usable);
@@ -102,7 +103,7 @@ extern "C" {
 [[gnu::visibility("default")]] int posix_memalign(void** out, std::size_t alignment,
                                                   std::size_t n) {
   void* p = nullptr;
-  int error = g_next.posix_memalign(&p, alignment, n);
+  int error = real_allocator([&] { return g_next.posix_memalign(&p, alignment, n); });
   if (error != 0) return error;
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   *out = p;
@@ -110,25 +111,25 @@ extern "C" {
 }
 
 [[gnu::visibility("default")]] void* aligned_alloc(std::size_t alignment, std::size_t n) {
-  void* p = g_next.aligned_alloc(alignment, n);
+  void* p = real_allocator([=] { return g_next.aligned_alloc(alignment, n); });
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* memalign(std::size_t alignment, std::size_t n) {
-  void* p = g_next.memalign(alignment, n);
+  void* p = real_allocator([=] { return g_next.memalign(alignment, n); });
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* valloc(std::size_t n) {
-  void* p = g_next.valloc(n);
+  void* p = real_allocator([=] { return g_next.valloc(n); });
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* pvalloc(std::size_t n) {
-  void* p = g_next.pvalloc(n);
+  void* p = real_allocator([=] { return g_next.pvalloc(n); });
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }

@@ -21,7 +21,8 @@ namespace {
 // on jemalloc / tcmalloc / mimalloc keeps its allocator for `new` too.
 [[gnu::always_inline]] inline void* allocate(std::size_t n, std::size_t alignment) {
   for (;;) {
-    void* p = alignment == 0 ? g_next.malloc(n) : g_next.memalign(alignment, n);
+    void* p = real_allocator(
+        [=] { return alignment == 0 ? g_next.malloc(n) : g_next.memalign(alignment, n); });
     if (__builtin_expect(p != nullptr, 1)) return p;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) throw std::bad_alloc();

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memtrail/detail/recorder_internal.hpp"
+
 namespace memtrail::preload {
 
 struct NextAllocator {
@@ -36,11 +38,30 @@ inline bool in_bootstrap_arena(const void* p) {
          kArenaBytes;
 }
 
+// Marks the thread as inside the real allocator for the call's duration: a
+// fatal signal sent from outside meanwhile is raised again once it returns
+// (recorder_internal.hpp, t_in_real_allocator). Two thread-local stores and
+// a load per call.
+struct RealAllocatorCall {
+  [[gnu::always_inline]] RealAllocatorCall() { detail::t_in_real_allocator = true; }
+  [[gnu::always_inline]] ~RealAllocatorCall() {
+    detail::t_in_real_allocator = false;
+    if (__builtin_expect(detail::t_deferred_signal != 0, 0)) detail::raise_deferred_signal();
+  }
+  RealAllocatorCall(const RealAllocatorCall&) = delete;
+  RealAllocatorCall& operator=(const RealAllocatorCall&) = delete;
+};
+template <class Call>
+[[gnu::always_inline]] inline auto real_allocator(Call call) {
+  RealAllocatorCall inside;
+  return call();
+}
+
 // Frees through the next allocator; blocks of the bootstrap arena are never
 // given back (they are few and tiny: dlsym's error buffer).
 [[gnu::always_inline]] inline void next_free(void* p) {
   if (__builtin_expect(in_bootstrap_arena(p), 0)) return;
-  g_next.free(p);
+  real_allocator([p] { g_next.free(p); });
 }
 
 // realloc of a bootstrap-arena block: a new block from the next allocator.

@@ -11,6 +11,7 @@
 // with a backlog drains a pass itself (next_block in recorder.cpp): the work
 // is the same, done on a core that would otherwise sit idle or preempt.
 #include <pthread.h>
+#include <signal.h>
 
 #include <cstring>
 
@@ -37,6 +38,19 @@ __attribute__((noinline)) void clear_drain_stack() {
   asm volatile("" : : "r"(used) : "memory");
 }
 
+// The signals held while a program thread drains. One of them landing inside
+// the pass would find this thread holding the lock the writer needs to
+// finish the trace, and the trace would end at its last flush; held, it is
+// taken once the pass is over (on this thread, or on another at once), and
+// its handler finishes the trace. SIGPIPE stays open: a write of the pass
+// raises it on this thread, and held it would reach the program after.
+// Faults cannot wait: one inside the pass still ends the trace unfinished.
+sigset_t signals_held_while_draining() {
+  sigset_t set = writer_blocked_signals();
+  sigdelset(&set, SIGPIPE);
+  return set;
+}
+
 }  // namespace
 
 int Session::count_busy_producers() {
@@ -52,6 +66,22 @@ int Session::count_busy_producers() {
 }
 
 bool Session::drain_here() {
+  // Held from before the lock is taken until after it is released: a held
+  // signal is taken at the unmask, when the writer can finish the trace.
+  static const sigset_t held = signals_held_while_draining();
+  sigset_t mask_before;
+  pthread_sigmask(SIG_BLOCK, &held, &mask_before);
+  bool drained = drain_pass_here();
+  pthread_sigmask(SIG_SETMASK, &mask_before, nullptr);
+  if (!drained) return false;
+  clear_drain_stack();
+  if (ThreadBuffer* tb = t_buffer)
+    tb->active_tick.store(clock.raw_now(), std::memory_order_relaxed);
+  program_thread_drains.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Session::drain_pass_here() {
   if (!work_mutex.try_lock()) return false;
   std::lock_guard work(work_mutex, std::adopt_lock);
   // After the exit pass the writer is gone; after a failure nothing drains.
@@ -73,10 +103,6 @@ bool Session::drain_here() {
   }
   pthread_setcancelstate(cancel_state, nullptr);
   t_draining = false;
-  clear_drain_stack();
-  if (ThreadBuffer* tb = t_buffer)
-    tb->active_tick.store(clock.raw_now(), std::memory_order_relaxed);
-  program_thread_drains.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

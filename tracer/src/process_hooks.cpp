@@ -95,7 +95,30 @@ void finish_trace_on_signal(int sig) {
   g_fatal_state.store(2);
 }
 
+// Sent from outside the thread, not caused by what it executes: these can
+// wait until the real allocator returns (recorder_internal.hpp).
+bool may_defer(int sig) {
+  switch (sig) {
+    case SIGHUP:
+    case SIGINT:
+    case SIGQUIT:
+    case SIGPIPE:
+    case SIGALRM:
+    case SIGTERM:
+    case SIGUSR1:
+    case SIGUSR2:
+    case SIGXCPU:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void on_fatal_signal(int sig, siginfo_t*, void*) {
+  if (detail::t_in_real_allocator && may_defer(sig)) {
+    detail::t_deferred_signal = sig;
+    return;
+  }
   int saved_errno = errno;
   finish_trace_on_signal(sig);
   struct sigaction dfl;
@@ -180,7 +203,8 @@ void Session::finish_on_signal(int sig, int timeout_ms) {
   exit_requested.store(true, std::memory_order_release);
   wake();
   timespec nap{0, 1'000'000};
-  for (int waited = 0; waited < timeout_ms && !writer_done.load(std::memory_order_acquire);
+  for (int waited = 0; waited < timeout_ms && !trace_finished.load(std::memory_order_acquire) &&
+                       !writer_done.load(std::memory_order_acquire);
        ++waited)
     ::nanosleep(&nap, nullptr);
 }
@@ -209,6 +233,15 @@ void install_process_hooks() {
 }  // namespace memtrail::runtime
 
 namespace memtrail::detail {
+
+__thread bool t_in_real_allocator __attribute__((tls_model("initial-exec"))) = false;
+__thread int t_deferred_signal __attribute__((tls_model("initial-exec"))) = 0;
+
+void raise_deferred_signal() noexcept {
+  int sig = t_deferred_signal;
+  t_deferred_signal = 0;
+  if (sig != 0) raise(sig);
+}
 
 void set_exit_hook(void (*fn)()) {
   runtime::g_exit_hook.store(fn, std::memory_order_release);

@@ -717,6 +717,7 @@ void stop_session(bool exit_hook) {
   s->exit_requested.store(true, std::memory_order_release);
   s->wake();
   if (s->writer_thread.joinable()) s->writer_thread.join();
+  s->heap_probe.stop();
   g_stopping_session.store(nullptr, std::memory_order_release);
   // The Session is never freed: a thread still inside record_impl may hold it.
   // Its blocks are returned to the system; its small bookkeeping stays.

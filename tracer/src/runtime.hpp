@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "block_pool.hpp"
+#include "heap_probe.hpp"
 #include "live_heap.hpp"
 #include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
@@ -249,6 +250,7 @@ struct Session {
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;
   std::thread writer_thread;
+  HeapProbe heap_probe;  // glibc's figures for the samples
   // Futex word the writer sleeps on between passes; wake() bumps it (an
   // async-signal-safe wake-up that needs no descriptor: private_fd.hpp).
   alignas(64) std::atomic<std::uint32_t> wake_word{0};
@@ -265,6 +267,10 @@ struct Session {
   // Set by the writer thread as it leaves (file closed): a signal handler
   // cannot join it, so it polls this.
   std::atomic<bool> writer_done{false};
+  // The end of the trace is written. A fatal signal's handler waits for this,
+  // not writer_done: closing the writer frees memory the stopped thread's
+  // malloc arena holds, and that free may never return.
+  std::atomic<bool> trace_finished{false};
   // Held by whoever drains (the writer, or a program thread in
   // drain_here) and by fork's prepare handler, so a fork never snapshots a
   // drain holding a libc lock (the loader lock of dl_iterate_phdr, stdio)
@@ -323,7 +329,9 @@ struct Session {
   void stop_tracing(const std::exception& e);
   // A program thread short of blocks drains one pass itself, unless someone
   // else is draining (then false at once: it never waits for the lock).
+  // Asynchronous fatal signals wait until the pass is over (drain_sharing.cpp).
   bool drain_here();
+  bool drain_pass_here();  // the pass itself, under work_mutex if free
   // Threads that took a block or drained within the last few ms. Under
   // work_mutex; stores the result in busy_producers.
   int count_busy_producers();

@@ -233,8 +233,10 @@ void Session::emit_tables() {
 }
 
 void Session::emit_sample() {
-  struct mallinfo2 mi = {};
-  if (g_glibc_heap.load(std::memory_order_relaxed)) mi = ::mallinfo2();
+  // Normally answered in microseconds; see heap_probe.hpp for why not here.
+  constexpr int kHeapProbeWaitMs = 20;
+  HeapProbe::Figures heap;
+  if (g_glibc_heap.load(std::memory_order_relaxed)) heap = heap_probe.read(kHeapProbeWaitMs);
   Event e;
   e.kind = EventKind::sample;
   // In order with the events, and without squashing them: stamped at the
@@ -243,8 +245,8 @@ void Session::emit_sample() {
   // (to_ns never goes back), tens of thousands in a row.
   e.time_ns = clock.to_ns(last_cut);
   e.address = sample_rss ? rss_bytes(statm) : 0;
-  e.size = mi.uordblks + mi.hblkhd;
-  e.requested = mi.arena + mi.hblkhd;
+  e.size = heap.in_use;
+  e.requested = heap.reserved;
   writer->add_event(e);
 }
 
@@ -617,6 +619,7 @@ void Session::writer_main() {
         if (exiting) {
           if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
           writer->finish();
+          trace_finished.store(true, std::memory_order_release);
         }
       } catch (const std::exception& e) {
         stop_tracing(e);

@@ -191,6 +191,18 @@ bool recorder_started() noexcept;
 // SIG_DFL, and any handler or SIG_IGN it sets replaces ours as usual.
 int program_sigaction(int sig, const struct ::sigaction* act, struct ::sigaction* old) noexcept;
 
+// Set by the preload's interposers while the thread is inside the real
+// allocator, which may hold one of its locks. The trace's end is written by
+// the writer thread, which takes malloc's locks too (a free, mallinfo2): a
+// fatal signal from outside (SIGTERM, SIGINT, ...) landing there is
+// therefore kept in t_deferred_signal and raised again when the allocator
+// returns (RealAllocatorCall in next_allocator.hpp), where the recorder's
+// handler can finish the trace. Faults are never deferred.
+extern __thread bool t_in_real_allocator __attribute__((tls_model("initial-exec")));
+extern __thread int t_deferred_signal __attribute__((tls_model("initial-exec")));
+// Raises the deferred signal (and clears it).
+void raise_deferred_signal() noexcept;
+
 // ---- exec -------------------------------------------------------------------
 
 // An exec keeps the pid, so the next image's "%p" names the same file. The

@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "memtrail/tensor/tensor_pool.hpp"
+
 namespace memtrail::tensor {
 
 enum class DType : std::uint8_t { float32, int32 };
@@ -37,7 +39,6 @@ using Shape = std::vector<std::int64_t>;
 std::string shape_string(const Shape& s);  // "[2,3]"; a scalar is "[]"
 std::size_t element_count(const Shape& s);
 
-class TensorPool;
 namespace detail {
 struct TensorImpl;
 }

@@ -17,7 +17,7 @@ TensorImpl::~TensorImpl() {
 }
 
 std::shared_ptr<TensorImpl> make_tensor(const Shape& shape, DType dtype, DataBuffer* buffer,
-                                        TensorPool& pool, const std::source_location& site) {
+                                        TensorPool& pool, const Site& site) {
   auto t = std::make_shared<TensorImpl>();
   t->shape = shape;
   t->dtype = dtype;
@@ -66,8 +66,7 @@ void dispose_tensor(TensorImpl& t) noexcept {
   }
 }
 
-std::shared_ptr<TensorImpl> take_over(TensorImpl& from, const Shape& shape,
-                                      const std::source_location& site) {
+std::shared_ptr<TensorImpl> take_over(TensorImpl& from, const Shape& shape, const Site& site) {
   DataBuffer* buffer = from.buffer;
   Engine& e = engine();
   {
@@ -87,7 +86,7 @@ Counters counters() {
   return e.counters;
 }
 
-std::string site_string(const std::source_location& site) {
+std::string site_string(const Site& site) {
   std::string file = site.file_name();
   return file + ":" + std::to_string(site.line());
 }

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -32,7 +31,7 @@ struct TensorImpl {
   std::uint64_t scope = 0;  // uid of the tidy scope tracking it, 0 = none
   bool disposed = false;
   bool kept = false;
-  std::source_location site;
+  Site site;
   std::size_t bytes() const { return element_count(shape) * dtype_size(dtype); }
   ~TensorImpl();  // a tensor never disposed becomes an orphan (memory())
 };
@@ -56,13 +55,12 @@ Engine& engine();
 // A new tensor on a new buffer (`buffer` null) or sharing `buffer` (+1 ref),
 // tracked by this thread's innermost tidy scope.
 std::shared_ptr<TensorImpl> make_tensor(const Shape& shape, DType dtype, DataBuffer* buffer,
-                                        TensorPool& pool, const std::source_location& site);
+                                        TensorPool& pool, const Site& site);
 // Disposes (idempotent): -1 tensor, the buffer freed at its last reference.
 void dispose_tensor(TensorImpl& t) noexcept;
 // Ends `from` as a tensor and hands its buffer to a new output tensor (the
 // donation): no alloc, no free.
-std::shared_ptr<TensorImpl> take_over(TensorImpl& from, const Shape& shape,
-                                      const std::source_location& site);
+std::shared_ptr<TensorImpl> take_over(TensorImpl& from, const Shape& shape, const Site& site);
 
 Counters counters();
 // Adds a new tensor to this thread's innermost tidy scope (tensor_tidy.cpp).
@@ -82,6 +80,6 @@ std::uint32_t current_scope_id();
 // Sends a warning to the handler of set_warning_handler().
 void warn(const std::string& message);
 
-std::string site_string(const std::source_location& site);
+std::string site_string(const Site& site);
 
 }  // namespace memtrail::tensor::detail

@@ -173,6 +173,28 @@ TEST(ScopeGrowth, CheckFailsOnGrowthAndPassesASteadyLoop) {
   EXPECT_EQ(passed.exit_code, 0) << passed.out << passed.err;
 }
 
+TEST(ScopeGrowth, PolicyFileSetsTheLimit) {
+  const std::string path = temp_trace("growth-policy.json");
+  CheckConfig config;
+  std::string error;
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"max_scope_growth\": \"1 KiB\"}", f);
+    std::fclose(f);
+  }
+  EXPECT_TRUE(load_policy(path, config, &error)) << error;
+  EXPECT_EQ(config.max_scope_growth, 1024u);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("{\"max_scope_growth\": \"lots\"}", f);
+    std::fclose(f);
+  }
+  EXPECT_FALSE(load_policy(path, config, &error));
+  EXPECT_NE(error.find("max_scope_growth"), std::string::npos) << error;
+  std::remove(path.c_str());
+}
+
 TEST(ScopeGrowth, BadFlagsAreUsageErrors) {
   TraceBuilder b(temp_trace("check-bad.mtr"));
   write_marked_loop(b);

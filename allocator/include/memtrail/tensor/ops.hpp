@@ -21,8 +21,6 @@ inline Donation donate(const Tensor& t) {
   return Donation{t};
 }
 
-using Site = std::source_location;
-
 // Same shapes, elementwise ("Add", "Multiply").
 Tensor add(const Tensor& a, const Tensor& b, Donation d = {}, Site site = Site::current());
 Tensor mul(const Tensor& a, const Tensor& b, Donation d = {}, Site site = Site::current());

@@ -21,7 +21,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,6 +38,23 @@ using Shape = std::vector<std::int64_t>;
 std::string shape_string(const Shape& s);  // "[2,3]"; a scalar is "[]"
 std::size_t element_count(const Shape& s);
 
+// Where a tensor was made: the caller's file, line and function, taken by
+// default arguments. Not std::source_location: clang 14 with libstdc++ 12
+// has none, and the fuzz build compiles this library with clang.
+struct Site {
+  const char* file = "";
+  unsigned line_number = 0;
+  const char* function = "";
+  static constexpr Site current(const char* file = __builtin_FILE(),
+                                unsigned line = __builtin_LINE(),
+                                const char* function = __builtin_FUNCTION()) noexcept {
+    return Site{file, line, function};
+  }
+  const char* file_name() const { return file; }
+  unsigned line() const { return line_number; }
+  const char* function_name() const { return function; }
+};
+
 namespace detail {
 struct TensorImpl;
 }
@@ -50,8 +66,6 @@ class TensorDisposedError : public std::logic_error {
 
 class Tensor {
  public:
-  using Site = std::source_location;
-
   // Zero-filled tensor in the current pool (UsePool, else default_pool()).
   static Tensor zeros(const Shape& shape, DType dtype = DType::float32,
                       Site site = Site::current());

@@ -237,6 +237,7 @@ void Engine::end_range() {
   }
   summary_.final_used_bytes = total_used_;
   for (auto& s : scopes_) s.out.live_bytes_at_end = s.live;
+  iteration_scope_.out.live_bytes_at_end = iteration_scope_.live;
 }
 
 // ------------------------------------------------------------ state changes

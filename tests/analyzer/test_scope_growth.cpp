@@ -134,6 +134,7 @@ TEST(ScopeGrowth, IterationMarksMakeALoopOfAnUnmodifiedProgram) {
   EXPECT_EQ(s->info.kind, ScopeKind::iteration);
   EXPECT_EQ(s->entries, 5u);
   EXPECT_EQ(s->bytes_escaped, 320u);
+  EXPECT_EQ(s->live_bytes_at_end, 320u);
   EXPECT_DOUBLE_EQ(s->growth_per_entry_bytes, 64.0);
   ASSERT_EQ(s->growth_sites.size(), 1u);
   EXPECT_EQ(a.sites[s->growth_sites[0].site].stack, 1u);

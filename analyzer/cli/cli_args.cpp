@@ -84,6 +84,8 @@ const char* const kAnalysisOptionsHelp =
     "  --to TIME           end of the time range (inclusive)\n"
     "  --from-mark NAME    range starts at the first mark NAME\n"
     "  --to-mark NAME      range ends at the first mark NAME after its start\n"
+    "  --iteration-mark NAME  marks NAME delimit loop iterations: reported as a scope\n"
+    "                      (growth per iteration and the sites that grow)\n"
     "  --pool NAME         analyze only this pool (repeatable)\n"
     "  --no-symbols        show module+offset instead of resolving symbols\n"
     "  --no-symbol-cache   neither read nor write FILE.symbols (resolved frames)\n"
@@ -113,6 +115,11 @@ bool take_analysis_option(Args& args, AnalysisOptions& o) {
   }
   if (args.value("--to-mark", v)) {
     o.to_mark = v;
+    return true;
+  }
+  if (args.value("--iteration-mark", v)) {
+    if (v.empty()) args.fail("--iteration-mark needs a non-empty mark text");
+    o.iteration_mark = v;
     return true;
   }
   if (args.value("--pool", v)) {

@@ -34,6 +34,8 @@ void print_usage() {
       "  --max-leaked-blocks N    leaked blocks allowed\n"
       "  --max-peak SIZE          peak used bytes (process-wide, or per --pool)\n"
       "  --max-reserved SIZE      peak reserved bytes of each pool\n"
+      "  --max-scope-growth SIZE  growth per iteration of any scope (tidy scopes, or the\n"
+      "                           --iteration-mark loop), e.g. 0\n"
       "  --suppressions FILE      LeakSanitizer-style 'leak:PATTERN' lines (repeatable)\n"
       "  --no-default-suppressions  keep the C/C++ runtime's one-time allocations\n"
       "  --baseline FILE          fail on new leak sites, grown leaks, or peaks above it\n"
@@ -52,7 +54,8 @@ void print_usage() {
 }
 
 struct Flags {
-  std::optional<std::uint64_t> max_leaked, max_leaked_blocks, max_peak, max_reserved;
+  std::optional<std::uint64_t> max_leaked, max_leaked_blocks, max_peak, max_reserved,
+      max_scope_growth;
   std::optional<double> tolerance;
   std::optional<std::size_t> top;
   std::vector<std::string> suppression_files;
@@ -200,7 +203,8 @@ int cmd_check(int argc, char** argv) {
       return 0;
     } else if (size_value(args, "--max-leaked", f.max_leaked) ||
                size_value(args, "--max-peak", f.max_peak) ||
-               size_value(args, "--max-reserved", f.max_reserved)) {
+               size_value(args, "--max-reserved", f.max_reserved) ||
+               size_value(args, "--max-scope-growth", f.max_scope_growth)) {
     } else if (args.number("--max-leaked-blocks", top)) {
       f.max_leaked_blocks = top;
     } else if (args.number("--top", top)) {
@@ -258,6 +262,7 @@ int cmd_check(int argc, char** argv) {
   if (f.max_leaked_blocks) config.max_leaked_blocks = f.max_leaked_blocks;
   if (f.max_peak) config.max_peak_bytes = f.max_peak;
   if (f.max_reserved) config.max_reserved_bytes = f.max_reserved;
+  if (f.max_scope_growth) config.max_scope_growth = f.max_scope_growth;
   if (f.tolerance) config.tolerance_percent = *f.tolerance;
   if (f.top) config.top_sites = *f.top;
   if (!f.baseline.empty()) config.baseline = f.baseline;

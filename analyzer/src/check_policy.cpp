@@ -75,6 +75,9 @@ bool load_policy(const std::string& path, CheckConfig& out, std::string* error) 
       (key == "max_leaked" ? out.max_leaked_bytes
        : key == "max_peak" ? out.max_peak_bytes
                            : out.max_reserved_bytes) = n;
+    } else if (key == "max_scope_growth") {
+      if (!read_size(v, key, n, &why)) return fail(why);
+      out.max_scope_growth = n;
     } else if (key == "max_leaked_blocks") {
       if (!v.is_number_unsigned())
         return fail("'max_leaked_blocks' must be a non-negative integer");
@@ -101,10 +104,12 @@ bool load_policy(const std::string& path, CheckConfig& out, std::string* error) 
       if (!v.is_number_unsigned()) return fail("'top' must be a non-negative integer");
       out.top_sites = v.get<std::size_t>();
     } else {
-      return fail("unknown key '" + key +
-                  "' (known: max_leaked, max_leaked_blocks, max_peak, max_reserved, pools, "
-                  "suppressions, suppression_files, baseline, tolerance, default_suppressions, "
-                  "top)");
+      return fail(
+          "unknown key '" + key +
+          "' (known: max_leaked, max_leaked_blocks, max_peak, max_reserved, max_scope_growth, "
+          "pools, "
+          "suppressions, suppression_files, baseline, tolerance, default_suppressions, "
+          "top)");
     }
   }
   return true;

@@ -119,7 +119,8 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
 
   // With nothing configured, any leak fails (LeakSanitizer's default).
   bool nothing_configured = !config.max_leaked_bytes && !config.max_leaked_blocks &&
-                            !config.max_peak_bytes && !config.max_reserved_bytes && !baseline;
+                            !config.max_peak_bytes && !config.max_reserved_bytes && !baseline &&
+                            !config.max_scope_growth;
   std::optional<std::uint64_t> max_leaked = config.max_leaked_bytes;
   if (nothing_configured) max_leaked = 0;
 
@@ -196,6 +197,9 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
       r.items.push_back(std::move(item));
     }
   }
+
+  if (config.max_scope_growth)
+    r.items.push_back(check_scope_growth(a, *config.max_scope_growth, config.frames_per_site));
 
   if (baseline) {
     // New leak sites always fail; known ones may not grow.

@@ -60,6 +60,8 @@ std::string Engine::string_of(std::uint64_t id) const {
 
 void Engine::on_string(std::uint32_t id, std::string_view text) {
   strings_[id] = std::string(text);
+  if (!options_.iteration_mark.empty() && text == options_.iteration_mark)
+    iteration_mark_string_ = id;
 }
 
 void Engine::on_module(const ModuleInfo& m) {
@@ -235,6 +237,7 @@ void Engine::end_range() {
   }
   summary_.final_used_bytes = total_used_;
   for (auto& s : scopes_) s.out.live_bytes_at_end = s.live;
+  iteration_scope_.out.live_bytes_at_end = iteration_scope_.live;
 }
 
 // ------------------------------------------------------------ state changes
@@ -287,12 +290,13 @@ void Engine::sample_fragmentation(PoolState& p, std::uint64_t t) {
   }
 }
 
-void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta) {
+void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta,
+                        std::uint32_t site) {
   std::uint32_t seen[16];
   int n_seen = 0;
   for (std::uint32_t i = inst; i != 0; i = scope_instances_[i].parent) {
     ScopeInstance& si = scope_instances_[i];
-    ScopeState& sc = scopes_[si.scope];
+    ScopeState& sc = scope_at(si.scope);
     if (sc.out.info.pool != 0 && sc.out.info.pool != pool) continue;
     si.live += static_cast<std::uint64_t>(delta);
     // A scope nested in itself (recursion) counts a block once.
@@ -301,6 +305,7 @@ void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t del
     if (dup) continue;
     if (n_seen < 16) seen[n_seen++] = si.scope;
     sc.live += static_cast<std::uint64_t>(delta);
+    sc.site_growth.change(site, delta, sc.out.entries);
   }
 }
 
@@ -396,6 +401,8 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
           ended_by_signal_name_ = "signal " + std::to_string(ended_by_signal_);
         break;
       }
+      if (iteration_mark_string_ != 0 && e.aux == iteration_mark_string_)
+        on_iteration_mark(e, in_range);
       if (marks_.size() < options_.max_marks)
         marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
       break;
@@ -462,7 +469,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   b.in_range = in_range;
   if (t.scope_top != 0) {
     b.scope_inst = t.scope_top;
-    scope_walk(t.scope_top, e.pool, static_cast<std::int64_t>(e.size));
+    scope_walk(t.scope_top, e.pool, static_cast<std::int64_t>(e.size), site);
   }
   t.has_last_alloc = true;
   t.last_pool = e.pool;
@@ -492,7 +499,8 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   SiteState& s = sites_[b.site];
   settle_peak(s);
   s.live -= b.size;
-  if (b.scope_inst != 0) scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size));
+  if (b.scope_inst != 0)
+    scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size), b.site);
   ThreadState& t = thread_state(e.thread);
   if (t.has_last_alloc && t.last_pool == pool_id && t.last_address == address &&
       b.thread == e.thread) {
@@ -583,10 +591,14 @@ void Engine::on_scope_end(const Event& e, bool in_range) {
   std::uint32_t inst = t.scope_top;
   while (inst != 0 && scope_instances_[inst].scope != id) inst = scope_instances_[inst].parent;
   if (inst == 0) return;  // an end without a begin on this thread
+  end_scope_instance(t, inst, e, in_range);
+}
+
+void Engine::end_scope_instance(ThreadState& t, std::uint32_t inst, const Event& e, bool in_range) {
   ScopeInstance& si = scope_instances_[inst];
   t.scope_top = si.parent;  // also closes entries left open inside it
   if (!in_range) return;
-  ScopeState& sc = scopes_[id];
+  ScopeState& sc = scope_at(si.scope);
   ++sc.out.entries;
   sc.out.bytes_escaped += si.live;
   sc.out.max_escaped_per_entry = std::max(sc.out.max_escaped_per_entry, si.live);
@@ -600,6 +612,21 @@ void Engine::on_scope_end(const Event& e, bool in_range) {
   sc.per_entry.record(e.time_ns, values);
 }
 
+void Engine::on_iteration_mark(const Event& e, bool in_range) {
+  if (iteration_scope_.out.info.name.empty()) {
+    iteration_scope_.out.info.name = options_.iteration_mark;
+    iteration_scope_.out.info.kind = ScopeKind::iteration;
+    iteration_scope_.per_entry = Decimator(2, options_.timeline_points);
+  }
+  ThreadState& t = thread_state(e.thread);
+  std::uint32_t inst = t.scope_top;
+  while (inst != 0 && scope_instances_[inst].scope != kIterationScope)
+    inst = scope_instances_[inst].parent;
+  if (inst != 0) end_scope_instance(t, inst, e, in_range);
+  scope_instances_.push_back(ScopeInstance{kIterationScope, t.scope_top, 0});
+  t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
+}
+
 // ------------------------------------------------------------ results
 
 void Engine::finish(Analysis& a) {
@@ -611,6 +638,9 @@ void Engine::finish(Analysis& a) {
     a.error = a.path + ": mark '" + options_.from_mark + "' not found in the trace";
   else if (!options_.to_mark.empty() && !to_mark_seen_ && a.error.empty())
     a.error = a.path + ": mark '" + options_.to_mark + "' not found after the range start";
+  else if (!options_.iteration_mark.empty() && iteration_scope_.out.info.name.empty() &&
+           a.error.empty())
+    a.error = a.path + ": iteration mark '" + options_.iteration_mark + "' not found in the trace";
   if (range_ == RangeState::before) end_range();  // nothing in range: finals are the end state
   summary_.unmatched_frees += orphans_.size();
 
@@ -737,9 +767,11 @@ void Engine::finish(Analysis& a) {
     if (ps.info.parent != 0 && ps.parent_name.empty())
       if (const PoolStats* parent = a.pool(ps.info.parent)) ps.parent_name = parent->info.name;
 
-  for (std::size_t id = 1; id < scopes_.size(); ++id) {
-    ScopeState& s = scopes_[id];
+  for (std::size_t id = 1; id <= std::max<std::size_t>(scopes_.size(), 1); ++id) {
+    // The iteration scope of marks, if any, comes last (id == size).
+    ScopeState& s = id < scopes_.size() ? scopes_[id] : iteration_scope_;
     if (s.out.info.name.empty() && s.out.entries == 0) continue;
+    s.out.growth_sites = s.site_growth.growing(s.out.entries, 10);
     if (s.n >= 2) {
       double den = s.n * s.sxx - s.sx * s.sx;
       if (den > 0) s.out.growth_per_entry_bytes = (s.n * s.sxy - s.sx * s.sy) / den;

@@ -15,6 +15,7 @@
 #include "flat_map.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
+#include "scope_growth.hpp"
 #include "session_taps.hpp"
 
 namespace memtrail::detail {
@@ -72,6 +73,7 @@ struct ScopeState {
   // Least-squares sums over (entry number, live at its end).
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   Decimator per_entry{2, 1000};  // escaped bytes of the entry, scope live bytes
+  ScopeSiteGrowth site_growth;   // which sites the live bytes grow at
 };
 
 struct ScopeInstance {
@@ -191,7 +193,17 @@ class Engine : public TraceVisitor {
   void on_segment(const Event& e, bool in_range);
   void on_scope_begin(const Event& e);
   void on_scope_end(const Event& e, bool in_range);
-  void scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta);
+  void scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta, std::uint32_t site);
+  // Closes scope instance `inst` of thread `t` (and any left open inside it).
+  void end_scope_instance(ThreadState& t, std::uint32_t inst, const Event& e, bool in_range);
+  // An AnalysisOptions::iteration_mark: ends this thread's iteration entry
+  // and begins the next.
+  void on_iteration_mark(const Event& e, bool in_range);
+  // Scope ids index scopes_, but for the iteration scope of marks.
+  static constexpr std::uint32_t kIterationScope = ~std::uint32_t{0};
+  ScopeState& scope_at(std::uint32_t id) {
+    return id == kIterationScope ? iteration_scope_ : scopes_[id];
+  }
   void record_large_block(const BlockLifetime& b);
   std::string string_of(std::uint64_t id) const;
 
@@ -202,8 +214,10 @@ class Engine : public TraceVisitor {
   std::vector<ModuleInfo> modules_;
   std::vector<ThreadInfo> threads_;
   std::vector<StackNode> stack_nodes_;
-  std::vector<PoolState> pools_;    // index = pool id
-  std::vector<ScopeState> scopes_;  // index = scope id
+  std::vector<PoolState> pools_;             // index = pool id
+  std::vector<ScopeState> scopes_;           // index = scope id
+  ScopeState iteration_scope_;               // of AnalysisOptions::iteration_mark
+  std::uint64_t iteration_mark_string_ = 0;  // its string id, 0 = not seen
   std::vector<ThreadState> thread_states_;
   // The sizes of pools_ and thread_states_, kept apart: size() of a vector
   // of large records is a subtraction and a multiplication on every event.

@@ -149,7 +149,12 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
   j["pools"] = pools;
 
   json scopes = json::array();
-  for (const ScopeStats& sc : a.scopes)
+  for (const ScopeStats& sc : a.scopes) {
+    json growth = json::array();
+    for (const GrowthSite& g : sc.growth_sites)
+      growth.push_back({{"bytes_per_entry", g.bytes_per_entry},
+                        {"live_bytes", g.live_bytes},
+                        {"site", site_to_json(a, g.site)}});
     scopes.push_back({{"name", sc.info.name},
                       {"entries", sc.entries},
                       {"bytes_escaped", sc.bytes_escaped},
@@ -161,7 +166,9 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                       {"workspace_resets", sc.workspace_resets},
                       {"spills", sc.spills},
                       {"spilled_bytes", sc.spilled_bytes},
-                      {"escaped_per_entry", series_to_json(sc.escaped_per_entry)}});
+                      {"escaped_per_entry", series_to_json(sc.escaped_per_entry)},
+                      {"growth_sites", growth}});
+  }
   j["scopes"] = scopes;
 
   json tops;

@@ -196,6 +196,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  std::string(to_string(sc.info.kind)).c_str(), count(sc.entries).c_str(),
                  format_size(sc.bytes_escaped).c_str(), sc.growth_per_entry_bytes,
                  format_size(sc.live_bytes_at_end).c_str());
+    out += scope_growth_text(a);
   }
 
   histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);

@@ -104,6 +104,11 @@ struct AnalysisOptions {
   // error ("mark 'X' not found").
   std::string from_mark;
   std::string to_mark;
+  // Marks with this text are iteration boundaries: the stretch between two
+  // of them on one thread is an entry of a ScopeKind::iteration scope named
+  // after the mark (entries, bytes escaped, growth per entry and its sites,
+  // as for recorded scopes), for programs that record no scopes.
+  std::string iteration_mark;
   // Only these pools (by name) are analyzed; empty = all pools.
   std::vector<std::string> pools;
 
@@ -243,6 +248,15 @@ struct PoolStats {
   Fragmentation final_fragmentation;
 };
 
+// An allocation site that makes a scope grow: its bytes allocated inside
+// the scope and still live rose by this much per entry, from the end of the
+// first entry to the end of the last.
+struct GrowthSite {
+  std::uint32_t site = 0;  // index into Analysis::sites
+  double bytes_per_entry = 0;
+  std::uint64_t live_bytes = 0;  // from this site, at the end of the last entry
+};
+
 struct ScopeStats {
   ScopeInfo info;
   std::string pool_name;
@@ -256,6 +270,9 @@ struct ScopeStats {
   double growth_per_entry_bytes = 0;
   std::uint64_t live_bytes_at_end = 0;  // allocated inside, still live at range end
   std::uint64_t workspace_resets = 0, spills = 0, spilled_bytes = 0;
+  // The sites that grow by at least one byte per entry, most first (at most
+  // 10); empty with fewer than two entries.
+  std::vector<GrowthSite> growth_sites;
   // Per entry over time (GUI "memory per iteration"): at each scope_end, the
   // bytes that escaped that entry, and the scope's live bytes (decimated).
   Series escaped_per_entry, live_over_entries;

@@ -74,6 +74,9 @@ struct CheckConfig {
   double tolerance_percent = 0;  // on baseline peaks
   std::size_t top_sites = 5;     // offending sites shown per failure
   std::size_t frames_per_site = 8;
+  // Growth per iteration of any scope (recorded, or of --iteration-mark),
+  // rounded to bytes: a loop whose live bytes grow by more fails.
+  std::optional<std::uint64_t> max_scope_growth;
 };
 
 // Reads a policy file (JSON object). Keys: max_leaked, max_leaked_blocks,
@@ -139,6 +142,9 @@ struct CheckResult {
 // per-rule counters of `suppressions`. `baseline` may be null.
 CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionSet& suppressions,
                       const Baseline* baseline);
+
+// The "scope-growth" item of run_check (check_scope_growth.cpp).
+CheckItem check_scope_growth(const Analysis& a, std::uint64_t limit, std::size_t frames_per_site);
 
 // Human text: one line per limit (PASS/FAIL), failure details, then the
 // "Suppressions used:" table of the rules that matched.

@@ -20,6 +20,10 @@ std::string report_text(const Analysis& a, const TextReportOptions& options = {}
 
 // "12 ns", "3.40 us", "1.25 ms", "2.000 s".
 std::string format_duration(std::uint64_t ns);
+// "scope 'X' grows N bytes per iteration" for each scope whose growth per
+// entry rounds to a byte or more, each with the sites that grow
+// (report_scope_growth.cpp); empty when nothing grows.
+std::string scope_growth_text(const Analysis& a, std::size_t stack_depth = 8);
 // One stack, one frame per line, each line prefixed by `indent`.
 std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent);
 

@@ -636,6 +636,11 @@ void Engine::finish(Analysis& a) {
         ++s.reachable_blocks;
         totals.reachable_bytes += b.size;
         ++totals.reachable_blocks;
+      } else if (cls == LeakClass::possible) {
+        s.possible_bytes += b.size;
+        ++s.possible_blocks;
+        totals.possible_bytes += b.size;
+        ++totals.possible_blocks;
       } else if (cls == LeakClass::indirect) {
         s.indirect_bytes += b.size;
         ++s.indirect_blocks;
@@ -647,7 +652,7 @@ void Engine::finish(Analysis& a) {
         totals.direct_bytes += b.size;
         ++totals.direct_blocks;
       }
-      if (cls != LeakClass::reachable) {
+      if (cls != LeakClass::reachable && cls != LeakClass::possible) {
         s.leaked_bytes += b.size;
         ++s.leaked_blocks;
         p.out.leaked_bytes += b.size;
@@ -705,6 +710,8 @@ void Engine::finish(Analysis& a) {
       leaks_.sites.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
     if (s.indirect_blocks)
       leaks_.sites.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
+    if (s.possible_blocks)
+      leaks_.sites.push_back({i, LeakClass::possible, s.possible_bytes, s.possible_blocks});
     if (s.reachable_blocks)
       leaks_.sites.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
   }

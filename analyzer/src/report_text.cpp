@@ -121,6 +121,9 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
              count(l.direct_blocks).c_str());
   out += fmt("  indirect   %12s in %s blocks\n", format_size(l.indirect_bytes).c_str(),
              count(l.indirect_blocks).c_str());
+  if (l.possible_blocks > 0)
+    out += fmt("  possible   %12s in %s blocks (only interior pointers reach them)\n",
+               format_size(l.possible_bytes).c_str(), count(l.possible_blocks).c_str());
   out += fmt("  reachable  %12s in %s blocks (not leaks)\n", format_size(l.reachable_bytes).c_str(),
              count(l.reachable_blocks).c_str());
   if (l.runtime_blocks > 0)
@@ -130,7 +133,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
             format_size(l.runtime_bytes).c_str(), count(l.runtime_blocks).c_str());
   std::size_t shown = 0;
   for (const LeakSite& ls : l.sites) {
-    if (ls.kind == LeakClass::reachable) continue;
+    if (!o.leak_kinds.has(ls.kind)) continue;
     if (shown++ >= o.top) break;
     const Site& site = a.sites[ls.site];
     out += fmt("\n  %s leak: %s in %s blocks%s\n", std::string(to_string(ls.kind)).c_str(),

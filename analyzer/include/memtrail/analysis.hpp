@@ -182,6 +182,8 @@ struct Leaks {
   std::uint64_t direct_bytes = 0, direct_blocks = 0;
   std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
   std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  // Valgrind's "possibly lost" (LeakClass::possible): not in leaked_*.
+  std::uint64_t possible_bytes = 0, possible_blocks = 0;
   // The C/C++ runtime's own blocks (LeakClass::runtime): not the program's,
   // in no other class and no site (as Valgrind and LSan leave them out).
   std::uint64_t runtime_bytes = 0, runtime_blocks = 0;
@@ -204,6 +206,7 @@ struct Site {
   std::uint64_t direct_bytes = 0, direct_blocks = 0;
   std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
   std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  std::uint64_t possible_bytes = 0, possible_blocks = 0;  // not in leaked_*
   std::uint64_t live_at_range_end_bytes = 0, live_at_range_end_blocks = 0;
 };
 

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/leak_kinds.hpp"
 
 namespace memtrail {
 
@@ -74,6 +75,7 @@ struct CheckConfig {
   double tolerance_percent = 0;  // on baseline peaks
   std::size_t top_sites = 5;     // offending sites shown per failure
   std::size_t frames_per_site = 8;
+  LeakKinds leak_kinds = kLeakedKinds;  // classes that count as leaks (--show-leak-kinds)
 };
 
 // Reads a policy file (JSON object). Keys: max_leaked, max_leaked_blocks,

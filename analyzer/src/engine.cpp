@@ -389,6 +389,7 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       }
       break;
     case EventKind::mark:
+      if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::signal)) {
         ended_by_signal_ = static_cast<int>(std::min<std::uint64_t>(e.size, 1024));
         ended_by_signal_name_ = string_of(e.aux);
@@ -767,6 +768,7 @@ void Engine::finish(Analysis& a) {
   a.samples.device_free = sample_timeline_.series(3);
   a.marks = std::move(marks_);
   a.ended_by_signal = ended_by_signal_;
+  a.attached = attached_;
   a.ended_by_signal_name = std::move(ended_by_signal_name_);
   std::sort(large_blocks_.begin(), large_blocks_.end(),
             [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });

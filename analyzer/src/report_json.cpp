@@ -191,6 +191,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                 {"executable", a.header.executable},
                 {"complete", a.read.complete},
                 {"chunks", a.read.chunks},
+                {"attached", a.attached},
                 {"ended_by_signal",
                  a.ended_by_signal == 0
                      ? json(nullptr)

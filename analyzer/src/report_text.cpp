@@ -103,7 +103,12 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  format_size(series_max(a.samples.heap_used)).c_str(),
                  format_size(series_max(a.samples.heap_reserved)).c_str());
   }
-  if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
+  if (a.attached)
+    out +=
+        fmt("  attached               to a running process: blocks allocated before are "
+            "unknown (%s frees of them)\n",
+            count(s.unmatched_frees).c_str());
+  else if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
     out += fmt("  unmatched frees        %s (late-matched %s, lost frees %s)\n",
                count(s.unmatched_frees).c_str(), count(s.late_matched_frees).c_str(),
                count(s.replaced_blocks).c_str());
@@ -112,6 +117,10 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   out += "\nLEAKS";
   if (l.classified)
     out += " (classified at exit by reachability)\n";
+  else if (a.attached)
+    out +=
+        " (attached: not classified; every block allocated in the window and live at the "
+        "end counts as direct)\n";
   else if (a.ended_by_signal != 0)
     out += fmt(" (ended by %s, not classified: every block live at the end counts as direct)\n",
                a.ended_by_signal_name.c_str());

@@ -315,7 +315,11 @@ struct Analysis {
   // The process was ended by this signal (a MarkDetail::signal mark, the
   // recorder's last event): its live blocks were not classified. 0 = not.
   int ended_by_signal = 0;
-  std::string ended_by_signal_name;         // "SIGTERM"; "signal N" if unnamed
+  std::string ended_by_signal_name;  // "SIGTERM"; "signal N" if unnamed
+  // `memtrail attach` traced a running process from some point on (a
+  // MarkDetail::attach mark): blocks allocated before are unknown, their
+  // frees are the unmatched frees, and live blocks were not classified.
+  bool attached = false;
   std::vector<BlockLifetime> large_blocks;  // sorted by alloc time
   std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
   std::vector<ModuleInfo> modules;

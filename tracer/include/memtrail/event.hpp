@@ -92,6 +92,8 @@ enum class MarkDetail : std::uint8_t {
   user = 0,    // an annotation: aux = its text
   signal = 1,  // the process was ended by a signal (the trace's last event):
                // size = signal number, aux = its name ("SIGTERM") or 0
+  attach = 2,  // `memtrail attach` started tracing a running process here:
+               // blocks allocated before are unknown; size = pid, aux = text
 };
 
 // Event::detail for segment events.

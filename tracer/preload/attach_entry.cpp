@@ -1,0 +1,63 @@
+// The entry points `memtrail attach` calls through gdb in a running process,
+// after dlopen'ing this library there (its constructor then does nothing:
+// MEMTRAIL_ATTACH was set):
+//
+//   memtrail_attach_start(path)  start the recorder into `path`, mark the
+//                                trace as attached, point the loaded modules'
+//                                allocation GOT slots at our interposers
+//   memtrail_attach_stop()       write the slots back, finish the trace
+//
+// The process keeps running either way; the library stays loaded (a thread
+// may still be inside an interposer, or hold a copied function pointer).
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "early_events.hpp"
+#include "got_patch.hpp"
+#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/recorder.hpp"
+#include "preload_state.hpp"
+
+using namespace memtrail;
+using namespace memtrail::preload;
+
+namespace {
+
+// The attach mark: the analyzer reads it as "blocks allocated before this
+// point are unknown" (MarkDetail::attach).
+void record_attach_mark() {
+  Event e;
+  e.kind = EventKind::mark;
+  e.detail = static_cast<std::uint8_t>(MarkDetail::attach);
+  e.size = static_cast<std::uint64_t>(getpid());
+  e.aux = intern_string("memtrail attach: blocks allocated before this point are unknown");
+  detail::record_slow(e, 0);
+}
+
+}  // namespace
+
+extern "C" {
+
+// 0 tracing; 1 the trace file could not be created; 2 no interposer found;
+// 3 already tracing.
+[[gnu::visibility("default")]] int memtrail_attach_start(const char* output) {
+  if (tracing()) return 3;
+  if (!start_recorder(output)) return 1;
+  record_attach_mark();
+  if (patch_allocation_slots() < 0) {
+    stop();
+    return 2;
+  }
+  return 0;
+}
+
+// Number of GOT slots written back (>= 0).
+[[gnu::visibility("default")]] int memtrail_attach_stop() {
+  int restored = restore_allocation_slots();
+  stop();
+  return restored;
+}
+
+}  // extern "C"

@@ -37,7 +37,9 @@ bool have_gdb() {
 // attach_loop with its stdin and stdout on pipes.
 class Loop {
  public:
-  Loop() {
+  explicit Loop(const char* arg = nullptr) {
+    // A program that died must fail the test, not kill it with SIGPIPE.
+    signal(SIGPIPE, SIG_IGN);
     int in[2], out[2];
     if (pipe(in) != 0 || pipe(out) != 0) return;
     pid_ = fork();
@@ -46,7 +48,7 @@ class Loop {
       dup2(out[1], 1);
       close(in[1]);
       close(out[0]);
-      execl(ATTACH_LOOP_BIN, ATTACH_LOOP_BIN, nullptr);
+      execl(ATTACH_LOOP_BIN, ATTACH_LOOP_BIN, arg, nullptr);
       _exit(127);
     }
     close(in[0]);
@@ -175,6 +177,42 @@ TEST(Attach, TracesOnlyTheAttachedWindowAndLeavesTheProcessRunning) {
                           "before are unknown (5 frees of them)"),
             std::string::npos)
       << text.out;
+}
+
+// A library dlopen'ed while attached is patched too (its allocations are in
+// the trace), and one dlclose'd before the detach is not written to then
+// (its slots are unmapped: writing them would kill the process).
+TEST(Attach, LibrariesLoadedWhileAttachedAreTracedAndUnloadedOnesSkipped) {
+  if (!have_gdb()) GTEST_SKIP() << "gdb is not installed";
+  TempDir dir("attach-dlopen");
+  Loop loop(DLOPEN_PLUGIN);
+  ASSERT_EQ(loop.line(), "ready");
+  std::string trace = dir / "plugin.mtr";
+  Attach attach(std::to_string(loop.pid()) + " -o " + shell_quote(trace), dir / "attach.err");
+  ASSERT_TRUE(attach.wait_for("tracing into", 120)) << slurp(attach.err_file);
+  ASSERT_TRUE(loop.send('d'));
+  ASSERT_EQ(loop.line(), "plugin");
+  // The writer drains every 100 ms; let it see the plugin's frames mapped.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(loop.send('u'));
+  ASSERT_EQ(loop.line(), "unloaded");
+  kill(attach.pid, SIGINT);
+  EXPECT_EQ(attach.finish(), 0) << slurp(attach.err_file);
+  ASSERT_TRUE(loop.send('a'));
+  EXPECT_EQ(loop.line(), "done 1");
+  ASSERT_TRUE(loop.send('q'));
+  EXPECT_EQ(loop.wait_exit(), 0);
+
+  CommandResult report = run_command(kMemtrail + " report --json --top 0 " + shell_quote(trace));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  auto j = nlohmann::json::parse(report.out);
+  int leak_site = 0, state_site = 0;
+  for (const auto& site : j["top_sites"]["bytes"]) {
+    if (site["bytes_allocated"] == 4242 && site["calls"] == 1) ++leak_site;
+    if (site["bytes_allocated"] == 128 && site["calls"] == 1) ++state_site;
+  }
+  EXPECT_EQ(leak_site, 1) << report.out;
+  EXPECT_EQ(state_site, 1) << report.out;
 }
 
 TEST(Attach, NoSuchProcessIsOneLineAndExit2) {

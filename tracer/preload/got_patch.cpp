@@ -35,6 +35,7 @@ void* g_hook[kHookCount];  // our interposer for each name
 struct Patched {
   void** slot;
   void* original;
+  void* hook;  // what we wrote: a slot holding something else is left alone
   bool relro;  // made writable for the write only
 };
 constexpr std::size_t kMaxPatched = 8192;
@@ -107,7 +108,7 @@ int patch_table(const Module& m, const ElfW(Rela) * rela, std::size_t bytes,
     if (current == g_hook[hook] || g_patched_count == kMaxPatched) continue;
     bool relro = in_relro(m, reinterpret_cast<std::uintptr_t>(slot));
     if (!write_slot(slot, g_hook[hook], relro)) continue;
-    g_patched[g_patched_count++] = {slot, current, relro};
+    g_patched[g_patched_count++] = {slot, current, g_hook[hook], relro};
     ++written;
   }
   return written;
@@ -179,12 +180,51 @@ int patch_allocation_slots() {
   return walk.written;
 }
 
+// True when `address` lies in a loaded module's PT_LOAD segment: a module
+// dlclose'd since it was patched is unmapped, and its slots must not be
+// written (nor read).
+static bool in_loaded_module(std::uintptr_t address) {
+  struct Find {
+    std::uintptr_t address;
+    bool found = false;
+  } find{address};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* f = static_cast<Find*>(data);
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& p = info->dlpi_phdr[i];
+          std::uintptr_t begin = info->dlpi_addr + p.p_vaddr;
+          if (p.p_type == PT_LOAD && f->address >= begin && f->address < begin + p.p_memsz) {
+            f->found = true;
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &find);
+  return find.found;
+}
+
+int module_generation() {
+  unsigned long long generation = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+        return 1;  // every module reports the same counters
+      },
+      &generation);
+  return static_cast<int>(generation);
+}
+
 int restore_allocation_slots() {
   std::lock_guard lock(g_mutex);
   int restored = 0;
-  // Newest first: a slot patched twice (never, but cheaply safe) ends as it began.
+  // Newest first: of two entries for one slot (a module unloaded and another
+  // loaded there), the newest restores it and the older finds no hook.
   while (g_patched_count > 0) {
     Patched& p = g_patched[--g_patched_count];
+    auto address = reinterpret_cast<std::uintptr_t>(p.slot);
+    if (!in_loaded_module(address) || __atomic_load_n(p.slot, __ATOMIC_ACQUIRE) != p.hook) continue;
     if (write_slot(p.slot, p.original, p.relro)) ++restored;
   }
   return restored;

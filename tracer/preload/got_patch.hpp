@@ -19,7 +19,12 @@ namespace memtrail::preload {
 // or -1 when the interposers could not be found.
 int patch_allocation_slots();
 
-// Writes back every slot patch_allocation_slots() changed. Returns how many.
+// Writes back every slot patch_allocation_slots() changed that is still
+// mapped and still holds our interposer. Returns how many.
 int restore_allocation_slots();
+
+// dl_iterate_phdr's count of modules loaded so far: when it changes, a
+// dlopen happened and patch_allocation_slots() has new slots to patch.
+int module_generation();
 
 }  // namespace memtrail::preload

@@ -15,6 +15,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/check.hpp"
+#include "memtrail/gen_suppressions.hpp"
 #include "memtrail/size.hpp"
 #include "run_input.hpp"
 
@@ -44,6 +45,9 @@ void print_usage() {
       "  --policy FILE            JSON with limits and suppressions (flags override it)\n"
       "  --junit FILE             write a JUnit XML report (one testcase per limit)\n"
       "  --top N                  offending sites shown per failure (default 5)\n"
+      "  --show-leak-kinds K,...  leak classes that count: definite, indirect, possible,\n"
+      "                           reachable, all (default definite,indirect)\n"
+      "  --gen-suppressions       print a 'leak:' rule for each failing leak site on stdout\n"
       "  --run                    run PROGRAM under 'memtrail run' first, then check\n"
       "  --trace DIR              with --run: keep the run directory here (default: temporary)\n"
       "  --pid N, --program NAME  of a run directory: check only that process (default:\n"
@@ -62,6 +66,8 @@ struct Flags {
   bool no_default_suppressions = false;
   std::string baseline, write_baseline, junit, policy, trace, run_trace;
   bool run = false;
+  bool gen_suppressions = false;
+  std::optional<LeakKinds> leak_kinds;
   std::vector<std::string> program;
 };
 
@@ -131,14 +137,17 @@ int check_one(const Flags& f, const CheckConfig& config, const AnalysisOptions& 
     }
   }
   std::fputs(format_check_text(result, suppressions).c_str(), result.passed() ? stdout : stderr);
+  if (f.gen_suppressions)
+    std::fputs(generate_suppressions(a, config, suppressions, result).c_str(), stdout);
   return result.passed() ? 0 : 1;
 }
 
 // Every process of a run, each against the same limits: one exit code, 1
 // when any process fails, 2 when any trace is unreadable. A process without
 // the --pool pools is skipped, but some process must have them.
-int check_processes(const std::vector<RunProcess>& processes, const CheckConfig& config,
-                    const AnalysisOptions& options, SuppressionSet& suppressions) {
+int check_processes(const Flags& f, const std::vector<RunProcess>& processes,
+                    const CheckConfig& config, const AnalysisOptions& options,
+                    SuppressionSet& suppressions) {
   int failed = 0, unreadable = 0, checked = 0;
   for (const RunProcess& p : processes) {
     std::string title = "memtrail check: " + describe_process(p) + ": " + p.command_line + "\n";
@@ -157,6 +166,8 @@ int check_processes(const std::vector<RunProcess>& processes, const CheckConfig&
     std::FILE* out = result.passed() ? stdout : stderr;
     std::fputs(title.c_str(), out);
     std::fputs(format_check_text(result, suppressions).c_str(), out);
+    if (f.gen_suppressions)
+      std::fputs(generate_suppressions(a, config, suppressions, result).c_str(), stdout);
     failed += result.passed() ? 0 : 1;
   }
   if (checked == 0 && unreadable == 0) {
@@ -185,7 +196,7 @@ int check_input(const Flags& f, const CheckConfig& config, const AnalysisOptions
                  trace.c_str(), traces->size());
     return 2;
   }
-  return check_processes(*traces, config, options, suppressions);
+  return check_processes(f, *traces, config, options, suppressions);
 }
 
 }  // namespace
@@ -222,6 +233,12 @@ int cmd_check(int argc, char** argv) {
     } else if (args.value("--baseline", f.baseline) ||
                args.value("--write-baseline", f.write_baseline) || args.value("--junit", f.junit) ||
                args.value("--policy", f.policy) || args.value("--trace", f.run_trace)) {
+    } else if (args.flag("--gen-suppressions")) {
+      f.gen_suppressions = true;
+    } else if (args.value("--show-leak-kinds", v)) {
+      std::string why;
+      f.leak_kinds = LeakKinds::parse(v, &why);
+      if (!f.leak_kinds) args.fail("--show-leak-kinds: " + why);
     } else if (args.flag("--run")) {
       f.run = true;
     } else if (args.flag("--")) {
@@ -265,6 +282,7 @@ int cmd_check(int argc, char** argv) {
   if (f.max_scope_growth) config.max_scope_growth = f.max_scope_growth;
   if (f.tolerance) config.tolerance_percent = *f.tolerance;
   if (f.top) config.top_sites = *f.top;
+  if (f.leak_kinds) config.leak_kinds = *f.leak_kinds;
   if (!f.baseline.empty()) config.baseline = f.baseline;
   if (f.no_default_suppressions) config.default_suppressions = false;
   config.suppression_files.insert(config.suppression_files.end(), f.suppression_files.begin(),

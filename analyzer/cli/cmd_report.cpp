@@ -25,6 +25,9 @@ const char* const kUsage =
     "  --json              machine-readable report (schema memtrail.report/1;\n"
     "                      memtrail.run-report/1 for several processes)\n"
     "  --top N             sites per list (default 10; 0 = all)\n"
+    "  --show-leak-kinds K,...  leak sites listed: definite, indirect, possible,\n"
+    "                      reachable, all, none (default definite,indirect,possible;\n"
+    "                      JSON: all)\n"
     "  --at TIME           reserved/used per pool (cached free, fragmented) and\n"
     "                      each segment map's summary at that moment "
     "instead\n" MEMTRAIL_SELECTION_HELP;
@@ -39,8 +42,15 @@ int cmd_report(int argc, char** argv) {
   std::vector<std::string> files;
   ProcessSelection selection;
   std::optional<std::uint64_t> at;
+  std::optional<LeakKinds> leak_kinds;
   auto own = [&](Args& a) {
     std::string v;
+    if (a.value("--show-leak-kinds", v)) {
+      std::string why;
+      leak_kinds = LeakKinds::parse(v, &why);
+      if (!leak_kinds) a.fail("--show-leak-kinds: " + why);
+      return true;
+    }
     if (a.value("--at", v)) {
       std::string why;
       at = parse_duration_ns(v, &why);
@@ -65,10 +75,12 @@ int cmd_report(int argc, char** argv) {
   Analysis a = analyze(traces->front().file, options);
   if (int rc = report_input_status("report", a)) return rc;
   if (json) {
+    if (leak_kinds) keep_leak_kinds(a.leaks, *leak_kinds);
     std::cout << to_report_json(a, top).dump(2) << "\n";
   } else {
     TextReportOptions t;
     t.top = top == 0 ? static_cast<std::size_t>(-1) : top;
+    if (leak_kinds) t.leak_kinds = *leak_kinds;
     std::cout << report_text(a, t);
   }
   return finish_stdout_report("report");

@@ -214,6 +214,12 @@ std::string absolute(const std::string& path) {
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
+  // `run -p PID ...` is `attach PID ...` (heaptrack's spelling).
+  if (argc >= 3 && (std::string_view(argv[1]) == "-p" || std::string_view(argv[1]) == "--pid")) {
+    std::vector<char*> args = {argv[0], argv[2]};
+    args.insert(args.end(), argv + 3, argv + argc);
+    return cmd_attach(static_cast<int>(args.size()), args.data());
+  }
   RunOptions options;
   if (int rc = parse_arguments(argc, argv, &options); rc >= 0) return rc;
 

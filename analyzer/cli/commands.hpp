@@ -12,5 +12,6 @@ int cmd_diff(int argc, char** argv);    // cmd_diff.cpp
 int cmd_export(int argc, char** argv);  // cmd_export.cpp
 int cmd_replay(int argc, char** argv);  // cmd_replay.cpp
 int cmd_dump(int argc, char** argv);    // cmd_dump.cpp
+int cmd_attach(int argc, char** argv);  // cmd_attach.cpp
 
 }  // namespace memtrail::cli

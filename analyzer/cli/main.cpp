@@ -15,6 +15,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", memtrail::cli::cmd_run,
      "run a program under the tracer: memtrail run [-o FILE] -- PROGRAM ARGS"},
+    {"attach", memtrail::cli::cmd_attach,
+     "trace a running process from now on: memtrail attach PID [-o FILE]"},
     {"report", memtrail::cli::cmd_report,
      "summary, top sites, leaks, pools, scopes (--json for machines)"},
     {"check", memtrail::cli::cmd_check, "CI gate on leaks and peaks: exit 0 pass, 1 fail, 2 error"},

@@ -46,7 +46,7 @@ Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions) {
   Baseline b;
   std::map<std::string, BaselineSite> sites;
   for (const LeakSite& ls : a.leaks.sites) {
-    if (ls.kind == LeakClass::reachable) continue;
+    if (!kLeakedKinds.has(ls.kind)) continue;
     const Site& site = a.sites[ls.site];
     if (suppressions.match(site.frames) >= 0) continue;
     std::string key = site_key(site.frames);

@@ -30,6 +30,8 @@ const char* kind_name(LeakClass k) {
       return "Indirect";
     case LeakClass::reachable:
       return "Reachable";
+    case LeakClass::possible:
+      return "Possible";
     default:
       return "Direct";
   }
@@ -78,7 +80,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
   // Leaks after suppressions, largest first (a.leaks.sites is sorted).
   std::vector<UnsuppressedLeak> leaks;
   for (const LeakSite& ls : a.leaks.sites) {
-    if (ls.kind == LeakClass::reachable) continue;
+    if (!config.leak_kinds.has(ls.kind)) continue;
     const Site& site = a.sites[ls.site];
     int rule = suppressions.match(site.frames);
     if (rule >= 0) {

@@ -394,6 +394,7 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       }
       break;
     case EventKind::mark:
+      if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::signal)) {
         ended_by_signal_ = static_cast<int>(std::min<std::uint64_t>(e.size, 1024));
         ended_by_signal_name_ = string_of(e.aux);
@@ -666,6 +667,11 @@ void Engine::finish(Analysis& a) {
         ++s.reachable_blocks;
         totals.reachable_bytes += b.size;
         ++totals.reachable_blocks;
+      } else if (cls == LeakClass::possible) {
+        s.possible_bytes += b.size;
+        ++s.possible_blocks;
+        totals.possible_bytes += b.size;
+        ++totals.possible_blocks;
       } else if (cls == LeakClass::indirect) {
         s.indirect_bytes += b.size;
         ++s.indirect_blocks;
@@ -677,7 +683,7 @@ void Engine::finish(Analysis& a) {
         totals.direct_bytes += b.size;
         ++totals.direct_blocks;
       }
-      if (cls != LeakClass::reachable) {
+      if (cls != LeakClass::reachable && cls != LeakClass::possible) {
         s.leaked_bytes += b.size;
         ++s.leaked_blocks;
         p.out.leaked_bytes += b.size;
@@ -735,6 +741,8 @@ void Engine::finish(Analysis& a) {
       leaks_.sites.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
     if (s.indirect_blocks)
       leaks_.sites.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
+    if (s.possible_blocks)
+      leaks_.sites.push_back({i, LeakClass::possible, s.possible_bytes, s.possible_blocks});
     if (s.reachable_blocks)
       leaks_.sites.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
   }
@@ -792,6 +800,7 @@ void Engine::finish(Analysis& a) {
   a.samples.device_free = sample_timeline_.series(3);
   a.marks = std::move(marks_);
   a.ended_by_signal = ended_by_signal_;
+  a.attached = attached_;
   a.ended_by_signal_name = std::move(ended_by_signal_name_);
   std::sort(large_blocks_.begin(), large_blocks_.end(),
             [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });

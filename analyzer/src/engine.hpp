@@ -244,6 +244,7 @@ class Engine : public TraceVisitor {
   Decimator sample_timeline_{4, 1000};
   std::vector<Mark> marks_;
   int ended_by_signal_ = 0;
+  bool attached_ = false;  // a MarkDetail::attach mark: `memtrail attach`
   std::string ended_by_signal_name_;
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;

@@ -114,6 +114,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
       {"direct_bytes", a.leaks.direct_bytes},       {"direct_blocks", a.leaks.direct_blocks},
       {"indirect_bytes", a.leaks.indirect_bytes},   {"indirect_blocks", a.leaks.indirect_blocks},
       {"reachable_bytes", a.leaks.reachable_bytes}, {"reachable_blocks", a.leaks.reachable_blocks},
+      {"possible_bytes", a.leaks.possible_bytes},   {"possible_blocks", a.leaks.possible_blocks},
       {"runtime_bytes", a.leaks.runtime_bytes},     {"runtime_blocks", a.leaks.runtime_blocks},
       {"classified", a.leaks.classified},           {"sites", leak_sites}};
 
@@ -197,6 +198,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                 {"executable", a.header.executable},
                 {"complete", a.read.complete},
                 {"chunks", a.read.chunks},
+                {"attached", a.attached},
                 {"ended_by_signal",
                  a.ended_by_signal == 0
                      ? json(nullptr)

@@ -103,7 +103,12 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  format_size(series_max(a.samples.heap_used)).c_str(),
                  format_size(series_max(a.samples.heap_reserved)).c_str());
   }
-  if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
+  if (a.attached)
+    out +=
+        fmt("  attached               to a running process: blocks allocated before are "
+            "unknown (%s frees of them)\n",
+            count(s.unmatched_frees).c_str());
+  else if (s.unmatched_frees || s.late_matched_frees || s.replaced_blocks)
     out += fmt("  unmatched frees        %s (late-matched %s, lost frees %s)\n",
                count(s.unmatched_frees).c_str(), count(s.late_matched_frees).c_str(),
                count(s.replaced_blocks).c_str());
@@ -112,6 +117,10 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   out += "\nLEAKS";
   if (l.classified)
     out += " (classified at exit by reachability)\n";
+  else if (a.attached)
+    out +=
+        " (attached: not classified; every block allocated in the window and live at the "
+        "end counts as direct)\n";
   else if (a.ended_by_signal != 0)
     out += fmt(" (ended by %s, not classified: every block live at the end counts as direct)\n",
                a.ended_by_signal_name.c_str());
@@ -121,6 +130,9 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
              count(l.direct_blocks).c_str());
   out += fmt("  indirect   %12s in %s blocks\n", format_size(l.indirect_bytes).c_str(),
              count(l.indirect_blocks).c_str());
+  if (l.possible_blocks > 0)
+    out += fmt("  possible   %12s in %s blocks (only interior pointers reach them)\n",
+               format_size(l.possible_bytes).c_str(), count(l.possible_blocks).c_str());
   out += fmt("  reachable  %12s in %s blocks (not leaks)\n", format_size(l.reachable_bytes).c_str(),
              count(l.reachable_blocks).c_str());
   if (l.runtime_blocks > 0)
@@ -130,7 +142,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
             format_size(l.runtime_bytes).c_str(), count(l.runtime_blocks).c_str());
   std::size_t shown = 0;
   for (const LeakSite& ls : l.sites) {
-    if (ls.kind == LeakClass::reachable) continue;
+    if (!o.leak_kinds.has(ls.kind)) continue;
     if (shown++ >= o.top) break;
     const Site& site = a.sites[ls.site];
     out += fmt("\n  %s leak: %s in %s blocks%s\n", std::string(to_string(ls.kind)).c_str(),

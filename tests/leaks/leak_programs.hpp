@@ -50,6 +50,7 @@ inline const std::vector<LeakProgram>& leak_programs() {
          "leaked block); Valgrind makes the first one direct"}}},
       {"tree", "tree.c", false, {{1, 32}, {14, 448}, {}, {7, 224}}},
       {"interior", "interior.c", false, {{1, 100}, {}, {1, 256}, {1, 64}}},
+      {"possible_chain", "possible_chain.c", false, {{}, {}, {3, 208}, {2, 96}}},
       {"realloc_chain", "realloc_chain.c", false, {{2, 5017}, {}, {}, {1, 3000}}},
       {"aligned", "aligned.c", false, {{2, 8320}, {1, 40}, {}, {1, 512}}},
       {"new_array", "new_array.cpp", false, {{1, 168}, {10, 160}, {}, {1, 72}}},

@@ -38,15 +38,12 @@ struct ValgrindCounts {
   bool operator==(const ValgrindCounts&) const = default;
 };
 
-// memtrail's three classes. It has no "possibly lost": a block reached from
-// a root only through interior pointers is reachable, as in LeakSanitizer.
+// memtrail's classes: Valgrind's four, "possibly lost" included (issue 20).
 struct MemtrailCounts {
-  Amount direct, indirect, reachable;
+  Amount direct, indirect, possible, reachable;
   bool operator==(const MemtrailCounts&) const = default;
   static MemtrailCounts from(const ValgrindCounts& v) {
-    return {v.definite,
-            v.indirect,
-            {v.possible.blocks + v.reachable.blocks, v.possible.bytes + v.reachable.bytes}};
+    return {v.definite, v.indirect, v.possible, v.reachable};
   }
 };
 
@@ -64,8 +61,8 @@ inline std::ostream& operator<<(std::ostream& os, const ValgrindCounts& v) {
             << ", possibly lost " << v.possible << ", still reachable " << v.reachable;
 }
 inline std::ostream& operator<<(std::ostream& os, const MemtrailCounts& m) {
-  return os << "direct " << m.direct << ", indirect " << m.indirect << ", reachable "
-            << m.reachable;
+  return os << "direct " << m.direct << ", indirect " << m.indirect << ", possible " << m.possible
+            << ", reachable " << m.reachable;
 }
 inline std::ostream& operator<<(std::ostream& os, const LsanCounts& l) {
   return os << "direct " << l.direct << ", indirect " << l.indirect;
@@ -145,7 +142,7 @@ inline MemtrailRun memtrail_run(const std::string& memtrail, const std::string& 
       } else {
         const auto& leaks = r.json["leaks"];
         r.counts = {amount_of(leaks, "direct"), amount_of(leaks, "indirect"),
-                    amount_of(leaks, "reachable")};
+                    amount_of(leaks, "possible"), amount_of(leaks, "reachable")};
       }
     }
   }

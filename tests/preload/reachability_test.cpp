@@ -63,7 +63,9 @@ TEST(Reachability, ListHeadIsDirectRestIndirect) {
   EXPECT_EQ(indirect, 9);
 }
 
-TEST(Reachability, RootsReachThroughInteriorPointersTransitively) {
+// Valgrind's "possibly lost": a root's interior pointer makes a block
+// possible, and what it points to (even from its start) possible too.
+TEST(Reachability, InteriorPointersFromRootsMakeChainsPossible) {
   Fixture f;
   std::size_t a = f.add(4), b = f.add(4), c = f.add(4), lost = f.add(4);
   f.link(a, 2, b, 12);  // interior pointer into b
@@ -73,10 +75,50 @@ TEST(Reachability, RootsReachThroughInteriorPointersTransitively) {
   MemoryRange roots[] = {range_of(root, sizeof root)};
   SelfMemoryReader reader;
   auto classes = classify_blocks(f.blocks, roots, reader);
+  EXPECT_EQ(classes[a], LeakClass::possible);
+  EXPECT_EQ(classes[b], LeakClass::possible);
+  EXPECT_EQ(classes[c], LeakClass::possible);
+  EXPECT_EQ(classes[lost], LeakClass::direct);
+}
+
+// A possible block that a start pointer from a reachable block reaches later
+// rises to reachable, and the blocks it points to from their start rise too.
+TEST(Reachability, StartPointerFromReachableBlockLiftsPossibleChain) {
+  Fixture f;
+  std::size_t a = f.add(4), b = f.add(4), c = f.add(4), d = f.add(4);
+  f.link(b, 0, c);     // b -> c (start)
+  f.link(b, 1, d, 8);  // b -> d (interior; d's word 0 is 0: no heuristic)
+  f.link(a, 3, b);     // a -> b (start)
+  void* root[2] = {static_cast<char*>(f.owned[b]) + 16, f.owned[a]};  // interior first
+  MemoryRange roots[] = {range_of(root, sizeof root)};
+  SelfMemoryReader reader;
+  auto classes = classify_blocks(f.blocks, roots, reader);
   EXPECT_EQ(classes[a], LeakClass::reachable);
   EXPECT_EQ(classes[b], LeakClass::reachable);
   EXPECT_EQ(classes[c], LeakClass::reachable);
-  EXPECT_EQ(classes[lost], LeakClass::direct);
+  EXPECT_EQ(classes[d], LeakClass::possible);
+}
+
+// memcheck's default heuristics: stdstring (+24), length64 and newarray (+8)
+// interior pointers count as start pointers when the block's words fit.
+TEST(Reachability, ValgrindHeuristicsMakeIntendedInteriorPointersReachable) {
+  Fixture f;
+  std::size_t str = f.add(6), len = f.add(5), arr = f.add(7), plain = f.add(7);
+  f.blocks[str].size = 24 + 15 + 1;  // length 10, capacity 15: a COW string rep
+  f.words(str)[0] = reinterpret_cast<void*>(10);
+  f.words(str)[1] = reinterpret_cast<void*>(15);
+  f.words(len)[0] = reinterpret_cast<void*>(32);   // 40 B block, 32 = 40 - 8
+  f.words(arr)[0] = reinterpret_cast<void*>(3);    // 56 B: 3 elements of 16 B
+  f.words(plain)[0] = reinterpret_cast<void*>(5);  // 48 is no multiple of 5
+  void* root[4] = {static_cast<char*>(f.owned[str]) + 24, static_cast<char*>(f.owned[len]) + 8,
+                   static_cast<char*>(f.owned[arr]) + 8, static_cast<char*>(f.owned[plain]) + 8};
+  MemoryRange roots[] = {range_of(root, sizeof root)};
+  SelfMemoryReader reader;
+  auto classes = classify_blocks(f.blocks, roots, reader);
+  EXPECT_EQ(classes[str], LeakClass::reachable);
+  EXPECT_EQ(classes[len], LeakClass::reachable);
+  EXPECT_EQ(classes[arr], LeakClass::reachable);
+  EXPECT_EQ(classes[plain], LeakClass::possible);
 }
 
 TEST(Reachability, OnePastTheEndAndExcludedOffsetDoNotCount) {
@@ -163,6 +205,7 @@ TEST(Reachability, GlibcNextChunkHeaderIsNotAnInteriorPointer) {
   // 24 requested bytes: a 32-byte chunk whose last usable 8 bytes are the
   // next chunk's prev_size field, i.e. offset 16 is the next chunk's header.
   void* p = std::malloc(24);
+  std::memset(p, 0, 24);  // no first word that a heuristic could take
   SelfMemoryReader reader;
   ASSERT_EQ(glibc_next_header_offset(reinterpret_cast<std::uint64_t>(p), reader), 16u);
   HeapBlock block{.address = reinterpret_cast<std::uint64_t>(p), .size = 24};
@@ -175,9 +218,9 @@ TEST(Reachability, GlibcNextChunkHeaderIsNotAnInteriorPointer) {
   ClassifyOptions glibc{.glibc_chunks = true};
   EXPECT_EQ(classify_blocks(std::span(&block, 1), header_root, reader, glibc)[0],
             LeakClass::direct);
-  EXPECT_EQ(classify_blocks(std::span(&block, 1), header_root, reader)[0], LeakClass::reachable);
+  EXPECT_EQ(classify_blocks(std::span(&block, 1), header_root, reader)[0], LeakClass::possible);
   EXPECT_EQ(classify_blocks(std::span(&block, 1), interior_root, reader, glibc)[0],
-            LeakClass::reachable);
+            LeakClass::possible);
   std::free(p);
   // An unmapped "block" (a stale entry) reads as unknown, never faults.
   EXPECT_EQ(glibc_next_header_offset(8, reader), ~0ull);

@@ -69,9 +69,13 @@ void remove_self_from_ld_preload() {
   }
 }
 
+}  // namespace
+
 // Starts the recorder (unless MEMTRAIL_AUTOSTART already did) with everything
-// this library needs registered first.
-void start_recorder() {
+// this library needs registered first. `attach_output`: `memtrail attach`
+// loaded us into a running process; trace into that file, with no exit-time
+// leak scan (the blocks allocated before the attach are unknown to it).
+bool start_recorder(const char* attach_output) {
   // Pool registration and start-up allocate; none of that is the program's.
   detail::ScopedInternal internal;
   g_traced_pid = getpid();
@@ -83,23 +87,35 @@ void start_recorder() {
   g_heap_pool = heap_pool();
   g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
   detail::set_track_live_heap(true);
-  detail::set_exit_hook(&run_leak_scan);
+  if (attach_output == nullptr) detail::set_exit_hook(&run_leak_scan);
   // The interposers' frames never top a recorded stack.
   detail::add_internal_code(reinterpret_cast<const void*>(&start_preload_tracing));
   pthread_atfork(nullptr, nullptr, &after_fork_in_child);
   if (!follow) remove_self_from_ld_preload();
-  if (detail::recorder_started()) return;  // the recorder started itself (MEMTRAIL_AUTOSTART)
+  if (detail::recorder_started()) return true;  // it started itself (MEMTRAIL_AUTOSTART)
   RecorderOptions options = RecorderOptions::from_environment();
   options.track_live_heap = true;
   options.follow_forks = follow;
-  start(options);
+  if (attach_output != nullptr) {
+    options.output = attach_output;
+    options.follow_forks = false;  // a fork of the attached process is not traced
+  }
+  return start(options);
 }
+
+namespace {
 
 // Runs before main, after the libraries we depend on are initialised: the
 // heap events of their constructors (and ld.so's) waited in the early
 // buffer, and are recorded now, before the program's.
 [[gnu::constructor]] void start_preload_tracing() {
-  start_recorder();
+  // Loaded by `memtrail attach` (attach_entry.cpp starts us when asked).
+  if (std::getenv("MEMTRAIL_ATTACH") != nullptr) {
+    unsetenv("MEMTRAIL_ATTACH");
+    close_early_events(false);
+    return;
+  }
+  start_recorder(nullptr);
   std::size_t dropped = close_early_events(detail::recorder_started());
   if (dropped != 0) {
     char line[128];

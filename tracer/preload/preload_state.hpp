@@ -59,4 +59,8 @@ bool heap_is_glibc();
 // touch the recorder.
 extern int g_traced_pid;
 
+// preload_main.cpp: starts the recorder; `attach_output` != null for
+// `memtrail attach` (attach_entry.cpp). False when the trace could not start.
+bool start_recorder(const char* attach_output);
+
 }  // namespace memtrail::preload

@@ -1,6 +1,8 @@
 // Exit-time leak classification (see reachability.hpp).
 #include "reachability.hpp"
 
+#include "interior_heuristics.hpp"
+
 #include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -16,7 +18,7 @@ namespace {
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kChunk = 64 * 1024;  // bytes read per reader call
 
-enum State : std::uint8_t { unreached, reachable, direct, indirect };
+enum State : std::uint8_t { unreached, reachable, possible, direct, indirect };
 
 // Blocks sorted by address, with a lookup from any word to the block it
 // points into.
@@ -144,29 +146,42 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
     const HeapBlock& block = blocks[b];
     for_each_word(reader, block.address, block.address + block.size, buffer, [&](std::uint64_t w) {
       long hit = index.find(w);
-      if (hit >= 0) on_block(static_cast<std::uint32_t>(hit));
+      if (hit >= 0) on_block(w, static_cast<std::uint32_t>(hit));
     });
   };
 
-  // 1. Everything reached from the roots (and forced blocks) is reachable.
-  auto mark_reachable = [&](std::uint32_t b) {
-    if (state[b] == unreached) {
+  // 1. From the roots, memcheck's way (mc_leak.c, lc_push_without_clique):
+  // a pointer to a block's start (or an interior pointer a heuristic
+  // accepts) from a root or a reachable block makes it reachable; any other
+  // pointer from the roots' side makes an unreached block possibly lost. A
+  // block is scanned again when its state rises, so what it points to rises
+  // with it.
+  auto reach = [&](std::uint64_t pointer, std::uint32_t b, bool from_definite) {
+    if (state[b] == reachable) return;
+    const HeapBlock& block = blocks[b];
+    bool to_start =
+        pointer == block.address || interior_pointer_is_intended(pointer, block, reader);
+    if (to_start && from_definite) {
       state[b] = reachable;
+      work.push_back(b);
+    } else if (state[b] == unreached) {
+      state[b] = possible;
       work.push_back(b);
     }
   };
   for (std::uint32_t b = 0; b < blocks.size(); ++b)
-    if (blocks[b].force_reachable) mark_reachable(b);
+    if (blocks[b].force_reachable) reach(blocks[b].address, b, true);
   for (const MemoryRange& root : roots) {
     for_each_word(reader, root.begin, root.end, buffer, [&](std::uint64_t w) {
       long hit = index.find(w);
-      if (hit >= 0) mark_reachable(static_cast<std::uint32_t>(hit));
+      if (hit >= 0) reach(w, static_cast<std::uint32_t>(hit), true);
     });
   }
   while (!work.empty()) {
     std::uint32_t b = work.back();
     work.pop_back();
-    scan_block(b, mark_reachable);
+    const bool definite = state[b] == reachable;
+    scan_block(b, [&](std::uint64_t w, std::uint32_t hit) { reach(w, hit, definite); });
   }
 
   // 2. Leaks: each unreached block, in address order, leads a clique.
@@ -177,7 +192,7 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
     while (!work.empty()) {
       std::uint32_t b = work.back();
       work.pop_back();
-      scan_block(b, [&](std::uint32_t hit) {
+      scan_block(b, [&](std::uint64_t, std::uint32_t hit) {
         if (hit == leader) return;
         if (state[hit] == unreached) {
           state[hit] = indirect;
@@ -194,6 +209,9 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
     switch (state[b]) {
       case reachable:
         classes[b] = LeakClass::reachable;
+        break;
+      case possible:
+        classes[b] = LeakClass::possible;
         break;
       case direct:
         classes[b] = LeakClass::direct;

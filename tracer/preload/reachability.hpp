@@ -1,8 +1,12 @@
-// Exit-time leak classification, the LeakSanitizer / Valgrind way: scan root
+// Exit-time leak classification, the Valgrind memcheck way: scan root
 // ranges for aligned 8-byte words that point into live heap blocks (interior
 // pointers count), flood-fill through what they reach, and classify the rest.
 //
-//   reachable  reached from a root (or a block the caller forces reachable)
+//   reachable  a chain of start pointers from a root (or a block the caller
+//              forces reachable); memcheck's interior-pointer heuristics
+//              (interior_heuristics.hpp) count as start pointers
+//   possible   reached from a root, but every chain has an interior pointer
+//              (memcheck's "possibly lost"; LSan calls these reachable)
 //   direct     not reached from anything but other leaked blocks' cycles
 //   indirect   reached only from leaked blocks
 //

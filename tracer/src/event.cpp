@@ -80,6 +80,8 @@ std::string_view to_string(LeakClass c) {
       return "reachable";
     case LeakClass::runtime:
       return "runtime";
+    case LeakClass::possible:
+      return "possible";
   }
   return "unknown";
 }

@@ -187,6 +187,8 @@ struct Leaks {
   std::uint64_t direct_bytes = 0, direct_blocks = 0;
   std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
   std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  // Valgrind's "possibly lost" (LeakClass::possible): not in leaked_*.
+  std::uint64_t possible_bytes = 0, possible_blocks = 0;
   // The C/C++ runtime's own blocks (LeakClass::runtime): not the program's,
   // in no other class and no site (as Valgrind and LSan leave them out).
   std::uint64_t runtime_bytes = 0, runtime_blocks = 0;
@@ -209,6 +211,7 @@ struct Site {
   std::uint64_t direct_bytes = 0, direct_blocks = 0;
   std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
   std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
+  std::uint64_t possible_bytes = 0, possible_blocks = 0;  // not in leaked_*
   std::uint64_t live_at_range_end_bytes = 0, live_at_range_end_blocks = 0;
 };
 
@@ -329,7 +332,11 @@ struct Analysis {
   // The process was ended by this signal (a MarkDetail::signal mark, the
   // recorder's last event): its live blocks were not classified. 0 = not.
   int ended_by_signal = 0;
-  std::string ended_by_signal_name;         // "SIGTERM"; "signal N" if unnamed
+  std::string ended_by_signal_name;  // "SIGTERM"; "signal N" if unnamed
+  // `memtrail attach` traced a running process from some point on (a
+  // MarkDetail::attach mark): blocks allocated before are unknown, their
+  // frees are the unmatched frees, and live blocks were not classified.
+  bool attached = false;
   std::vector<BlockLifetime> large_blocks;  // sorted by alloc time
   std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
   std::vector<ModuleInfo> modules;

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/leak_kinds.hpp"
 
 namespace memtrail {
 
@@ -77,6 +78,7 @@ struct CheckConfig {
   // Growth per iteration of any scope (recorded, or of --iteration-mark),
   // rounded to bytes: a loop whose live bytes grow by more fails.
   std::optional<std::uint64_t> max_scope_growth;
+  LeakKinds leak_kinds = kLeakedKinds;  // classes that count as leaks (--show-leak-kinds)
 };
 
 // Reads a policy file (JSON object). Keys: max_leaked, max_leaked_blocks,

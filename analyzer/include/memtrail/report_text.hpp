@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/leak_kinds.hpp"
 
 namespace memtrail {
 
 struct TextReportOptions {
-  std::size_t top = 10;          // sites per list
-  std::size_t stack_depth = 12;  // frames printed per stack
+  std::size_t top = 10;                   // sites per list
+  std::size_t stack_depth = 12;           // frames printed per stack
+  LeakKinds leak_kinds = kReportedKinds;  // leak sites listed (--show-leak-kinds)
 };
 
 std::string report_text(const Analysis& a, const TextReportOptions& options = {});

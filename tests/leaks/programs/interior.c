@@ -1,9 +1,7 @@
 // Expected (Valgrind memcheck): definitely lost 1 block / 100 B; indirectly
 // lost 0; possibly lost 1 block / 256 B; still reachable 1 block / 64 B.
-// memtrail (no "possibly lost" class): direct 1 / 100, indirect 0,
-// reachable 2 / 320 = Valgrind's possibly lost + still reachable: a block
-// reached from a root only through an interior pointer is reachable, as in
-// LSan. LSan: Direct 1 / 100 (the interior pointer keeps the 256 B block).
+// memtrail the same (its "possible" class). LSan: Direct 1 / 100 (LSan
+// has no possibly lost: the interior pointer keeps the 256 B block).
 // g_middle points 64 bytes into a 256 B block; g_start to a 64 B block;
 // g_past_end one past the end of a 100 B block, which is no pointer into it.
 #include <stdlib.h>

@@ -80,6 +80,11 @@ enum class LeakClass : std::uint8_t {
   // its check (--run-libc-freeres, --run-cxx-freeres) and LSan ignores them,
   // so they are neither leaks nor counted as the program's reachable blocks.
   runtime = 4,
+  // Valgrind's "possibly lost": reached from the roots only through a chain
+  // with at least one interior pointer (no pointer to its start from a root
+  // or from a reachable block). Not a leak in `leaked`, as in LSan, which
+  // calls such blocks reachable.
+  possible = 5,
 };
 
 // Event::detail for `mark` events.
@@ -87,6 +92,8 @@ enum class MarkDetail : std::uint8_t {
   user = 0,    // an annotation: aux = its text
   signal = 1,  // the process was ended by a signal (the trace's last event):
                // size = signal number, aux = its name ("SIGTERM") or 0
+  attach = 2,  // `memtrail attach` started tracing a running process here:
+               // blocks allocated before are unknown; size = pid, aux = text
 };
 
 // Event::detail for segment events.

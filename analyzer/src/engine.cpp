@@ -708,11 +708,10 @@ void Engine::finish(Analysis& a) {
     if (s.reachable_blocks)
       leaks_.sites.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
   }
-  // Leaks first, then reachable; each by bytes.
+  // Direct, then indirect, then reachable (as LSan and Valgrind); by bytes.
   std::stable_sort(leaks_.sites.begin(), leaks_.sites.end(),
                    [](const LeakSite& x, const LeakSite& y) {
-                     bool xr = x.kind == LeakClass::reachable, yr = y.kind == LeakClass::reachable;
-                     if (xr != yr) return !xr;
+                     if (x.kind != y.kind) return x.kind < y.kind;
                      if (x.bytes != y.bytes) return x.bytes > y.bytes;
                      return x.site < y.site;
                    });

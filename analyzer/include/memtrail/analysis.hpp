@@ -108,6 +108,10 @@ struct AnalysisOptions {
   std::vector<std::string> pools;
 
   bool symbolize = true;  // false: frames are module+offset only
+  // Sites are (pool, symbolized stack) as a reader sees them: stacks whose
+  // frames have the same function, file, line and inlining merge into one
+  // site. True keeps one site per recorded stack (raw return addresses).
+  bool group_by_address = false;
   // Reuse and update TRACE.symbols (frames keyed by build id + offset) so
   // later reports of the same trace skip DWARF. Best effort, never an error.
   bool symbol_cache = true;

@@ -25,6 +25,7 @@ const char* const kUsage =
     "  --json              machine-readable report (schema memtrail.report/1;\n"
     "                      memtrail.run-report/1 for several processes)\n"
     "  --top N             sites per list (default 10; 0 = all)\n"
+    "  --num-callers N     frames shown per site's backtrace (default 12)\n"
     "  --at TIME           reserved/used per pool (cached free, fragmented) and\n"
     "                      each segment map's summary at that moment "
     "instead\n" MEMTRAIL_SELECTION_HELP;
@@ -36,6 +37,7 @@ int cmd_report(int argc, char** argv) {
   AnalysisOptions options;
   bool json = false;
   std::uint64_t top = 10;
+  std::uint64_t num_callers = 12;
   std::vector<std::string> files;
   ProcessSelection selection;
   std::optional<std::uint64_t> at;
@@ -47,11 +49,13 @@ int cmd_report(int argc, char** argv) {
       if (!at) a.fail("--at " + why);
       return true;
     }
-    return take_selection_option(a, selection) ||
+    return take_selection_option(a, selection) || a.number("--num-callers", num_callers) ||
            (a.flag("--json") ? (json = true) : a.number("--top", top));
   };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   expect_one_trace(args, files);
+  if (!args.failed() && (num_callers < 1 || num_callers > 500))
+    args.fail("--num-callers " + std::to_string(num_callers) + ": expected 1 to 500 frames");
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
   auto traces = resolve_traces("report", files[0], selection);
@@ -69,6 +73,7 @@ int cmd_report(int argc, char** argv) {
   } else {
     TextReportOptions t;
     t.top = top == 0 ? static_cast<std::size_t>(-1) : top;
+    t.stack_depth = num_callers;
     std::cout << report_text(a, t);
   }
   return finish_stdout_report("report");

@@ -4,7 +4,9 @@
 // Each program is traced once per test binary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -201,6 +203,54 @@ TEST_F(SampleReports, EveryExportsLeakCostEqualsTheReport) {
       test::run_command("sqlite3 " + shell_quote(db) + " 'SELECT SUM(leaked_bytes) FROM leaks'");
   ASSERT_EQ(sum.exit_code, 0) << sum.err;
   EXPECT_EQ(sum.out, std::to_string(leaked) + "\n");
+}
+
+// The JSON export names each site and each frame once; the lists refer to
+// them by id, and --top N keeps N per list and only the sites they name.
+TEST_F(SampleReports, JsonExportWritesSitesAndFramesOnce) {
+  auto e = memtrail("export --format json " + trace("leaks"));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  json j = json::parse(e.out);
+  EXPECT_EQ(j["layout"], "by-id");
+  json report = report_json(trace("leaks"));
+  std::size_t sites = j["sites"].size();
+  ASSERT_EQ(sites, report["top_sites"]["calls"].size() + 0u);  // every site allocates
+  std::vector<std::uint64_t> ids;
+  for (const auto& s : j["sites"]) ids.push_back(s["site"]);
+  EXPECT_EQ(j["top_sites"]["calls"].size(), sites);
+  for (const auto& id : j["top_sites"]["calls"])
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id.get<std::uint64_t>()), ids.end());
+  // The strdup leak: its site's frames, looked up by id, start at __strdup.
+  for (const auto& ls : j["leaks"]["sites"]) {
+    EXPECT_FALSE(ls.contains("stack"));
+    if (ls["bytes"] != 21) continue;
+    const json& site =
+        j["sites"]
+         [std::find(ids.begin(), ids.end(), ls["site"].get<std::uint64_t>()) - ids.begin()];
+    EXPECT_EQ(j["frames"][site["frames"][0].get<std::size_t>()]["function"], "__strdup");
+    EXPECT_EQ(j["frames"][site["frames"][1].get<std::size_t>()]["function"],
+              "(anonymous namespace)::leak_strdup()");
+  }
+  // Each distinct frame once.
+  std::set<std::string> distinct;
+  for (const auto& f : j["frames"]) distinct.insert(f.dump());
+  EXPECT_EQ(distinct.size(), j["frames"].size());
+
+  auto top = memtrail("export --format json --top 2 " + trace("leaks"));
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  json t = json::parse(top.out);
+  EXPECT_EQ(t["top_sites"]["calls"].size(), 2u);
+  EXPECT_EQ(t["leaks"]["sites"].size(), 2u);
+  std::set<std::uint64_t> named;
+  for (const auto& [name, list] : t["top_sites"].items())
+    for (const auto& id : list) named.insert(id.get<std::uint64_t>());
+  for (const auto& ls : t["leaks"]["sites"]) named.insert(ls["site"].get<std::uint64_t>());
+  EXPECT_EQ(t["sites"].size(), named.size());
+
+  auto bad = memtrail("export --format folded --top 2 " + trace("leaks"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--top applies to --format json only"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -655,7 +655,7 @@ void Engine::finish(Analysis& a) {
       }
       if (b.size >= options_.large_block_bytes)
         record_large_block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
-                                         b.time_ns, kTimeMax, b.thread});
+                                         b.time_ns, kTimeMax, b.thread, cls});
     });
   }
   if (taps_)  // the blocks live at the end, for the session's largest blocks

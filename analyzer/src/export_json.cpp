@@ -72,13 +72,15 @@ json export_base(const Analysis& a, std::size_t top) {
   j["marks"] = marks;
   json blocks = json::array();
   for (const BlockLifetime& b : a.large_blocks)
-    blocks.push_back({{"pool", b.pool},
-                      {"site", b.site},
-                      {"address", b.address},
-                      {"size", b.size},
-                      {"alloc_ns", b.alloc_ns},
-                      {"free_ns", b.free_ns == kTimeMax ? json(nullptr) : json(b.free_ns)},
-                      {"thread", b.thread}});
+    blocks.push_back(
+        {{"pool", b.pool},
+         {"site", b.site},
+         {"address", b.address},
+         {"size", b.size},
+         {"alloc_ns", b.alloc_ns},
+         {"free_ns", b.free_ns == kTimeMax ? json(nullptr) : json(b.free_ns)},
+         {"thread", b.thread},
+         {"leak", b.free_ns == kTimeMax ? json(std::string(to_string(b.leak))) : json(nullptr)}});
   j["large_blocks"] = blocks;
   j["timeline"]["device_free"] = series_to_json(a.samples.device_free);
   j["layout"] = "by-id";
@@ -206,7 +208,7 @@ json to_chrome_trace(const Analysis& a) {
                         {"address", b.address},
                         {"pool", p ? p->info.name : std::string()},
                         {"site", site_name(a, b.site)},
-                        {"leaked", b.free_ns == kTimeMax}}}});
+                        {"leaked", b.free_ns == kTimeMax && b.leak != LeakClass::reachable}}}});
   }
   for (const Mark& m : a.marks)
     events.push_back({{"name", m.text},

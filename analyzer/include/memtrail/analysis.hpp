@@ -279,6 +279,9 @@ struct BlockLifetime {
   std::uint64_t alloc_ns = 0;
   std::uint64_t free_ns = kTimeMax;  // kTimeMax: still live at the end
   std::uint32_t thread = 0;
+  // Live at the end of the trace: its class (reachable is no leak, as in
+  // the report). unknown: freed, or live without a classification.
+  LeakClass leak = LeakClass::unknown;
 };
 
 struct ProcessSamples {

@@ -6,6 +6,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/export.hpp"
+#include "progress_line.hpp"
 #include "run_input.hpp"
 
 namespace memtrail::cli {
@@ -64,7 +65,7 @@ int cmd_export(int argc, char** argv) {
 
   auto file = resolve_one_trace("export", files[0], selection);
   if (!file) return 2;
-  Analysis a = analyze(*file, options);
+  Analysis a = analyze_with_progress("export", *file, options);
   if (int rc = report_input_status("export", a)) return rc;
 
   std::string error;

@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_text.hpp"
+#include "memtrail/site_filter.hpp"
+#include "progress_line.hpp"
 #include "report_at.hpp"
 #include "run_input.hpp"
 #include "run_report.hpp"
@@ -26,6 +28,8 @@ const char* const kUsage =
     "                      memtrail.run-report/1 for several processes)\n"
     "  --top N             sites per list (default 10; 0 = all)\n"
     "  --num-callers N     frames shown per site's backtrace (default 12)\n"
+    "  --filter-function NAME  only sites whose backtrace has a function\n"
+    "                      containing NAME (peaks, timelines, pools: all)\n"
     "  --at TIME           reserved/used per pool (cached free, fragmented) and\n"
     "                      each segment map's summary at that moment "
     "instead\n" MEMTRAIL_SELECTION_HELP;
@@ -38,6 +42,7 @@ int cmd_report(int argc, char** argv) {
   bool json = false;
   std::uint64_t top = 10;
   std::uint64_t num_callers = 12;
+  std::optional<std::string> filter;
   std::vector<std::string> files;
   ProcessSelection selection;
   std::optional<std::uint64_t> at;
@@ -47,6 +52,11 @@ int cmd_report(int argc, char** argv) {
       std::string why;
       at = parse_duration_ns(v, &why);
       if (!at) a.fail("--at " + why);
+      return true;
+    }
+    if (a.value("--filter-function", v)) {
+      if (v.empty()) a.fail("--filter-function needs a function name");
+      filter = v;
       return true;
     }
     return take_selection_option(a, selection) || a.number("--num-callers", num_callers) ||
@@ -64,12 +74,27 @@ int cmd_report(int argc, char** argv) {
     std::fprintf(stderr, "memtrail report: --at reads one trace; pick a process of the run\n");
     return 2;
   }
+  if (filter && (at || traces->size() > 1)) {
+    std::fprintf(stderr,
+                 "memtrail report: --filter-function reads one trace's sites, not --at or "
+                 "a run of several processes\n");
+    return 2;
+  }
   if (at) return report_at(traces->front().file, options, *at, json);
   if (traces->size() > 1) return report_run(files[0], *traces, options, json, top);
-  Analysis a = analyze(traces->front().file, options);
+  Analysis a = analyze_with_progress("report", traces->front().file, options);
   if (int rc = report_input_status("report", a)) return rc;
+  std::size_t all_sites = a.sites.size(), kept = filter ? keep_sites_with_function(a, *filter) : 0;
+  if (filter)
+    std::fprintf(stderr,
+                 "memtrail report: note: --filter-function '%s' keeps %zu of %zu sites; peaks, "
+                 "timelines and pools are the whole process's\n",
+                 filter->c_str(), kept, all_sites);
   if (json) {
-    std::cout << to_report_json(a, top).dump(2) << "\n";
+    nlohmann::json j = to_report_json(a, top);
+    if (filter)
+      j["filter"] = {{"function", *filter}, {"sites_kept", kept}, {"sites_total", all_sites}};
+    std::cout << j.dump(2) << "\n";
   } else {
     TextReportOptions t;
     t.top = top == 0 ? static_cast<std::size_t>(-1) : top;

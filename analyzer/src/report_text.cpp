@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "memtrail/report_chart.hpp"
 #include "memtrail/site_caller.hpp"
 #include "memtrail/size.hpp"
 
@@ -203,6 +204,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  format_size(sc.live_bytes_at_end).c_str());
   }
 
+  out += memory_over_time_section(a);
   histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
   histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
 

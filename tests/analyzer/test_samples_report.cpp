@@ -205,6 +205,29 @@ TEST_F(SampleReports, EveryExportsLeakCostEqualsTheReport) {
   EXPECT_EQ(sum.out, std::to_string(leaked) + "\n");
 }
 
+// heaptrack's --filter-bt-function: only the allocations through a function,
+// and the sums over sites (leaks, allocations, the SUMMARY line) follow.
+TEST_F(SampleReports, FilterFunctionKeepsTheSitesThroughIt) {
+  auto r = memtrail("report --json --top 0 --filter-function leak_plain_mallocs " + trace("leaks"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("keeps 3 of "), std::string::npos) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["filter"]["sites_kept"], 3);
+  EXPECT_EQ(j["summary"]["leaked_bytes"], 600);
+  EXPECT_EQ(j["summary"]["leaked_blocks"], 3);
+  EXPECT_EQ(j["summary"]["allocations"], 3);
+  EXPECT_EQ(j["leaks"]["reachable_bytes"], 0);
+  EXPECT_EQ(j["leaks"]["sites"].size(), 3u);
+  std::string text = report_text("--filter-function leak_plain_mallocs " + trace("leaks"));
+  EXPECT_NE(text.find("\nSUMMARY: memtrail: 600 byte(s) leaked in 3 allocation(s).\n"),
+            std::string::npos)
+      << text;
+  auto bad = memtrail("report --filter-function= " + trace("leaks"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--filter-function needs a function name"), std::string::npos);
+}
+
 // The JSON export names each site and each frame once; the lists refer to
 // them by id, and --top N keeps N per list and only the sites they name.
 TEST_F(SampleReports, JsonExportWritesSitesAndFramesOnce) {

@@ -44,26 +44,36 @@ void add_site(Site& into, const Site& s) {
   into.live_at_range_end_blocks += s.live_at_range_end_blocks;
 }
 
-// One id per distinct frame identity, for each entry of the frame table:
-// a few hundred strings, not one per frame per site.
-std::vector<std::uint32_t> canonical_frame_ids(const FrameTable* table) {
-  std::vector<std::uint32_t> ids;
-  if (!table) return ids;
-  std::unordered_map<std::string, std::uint32_t> by_identity;
-  ids.reserve(table->frames.size());
-  for (const Frame& f : table->frames)
-    ids.push_back(by_identity.try_emplace(frame_identity(f), by_identity.size()).first->second);
-  return ids;
+// One id per distinct frame identity.
+class FrameIds {
+ public:
+  std::uint32_t id(const Frame& f) {
+    return ids_.try_emplace(frame_identity(f), static_cast<std::uint32_t>(ids_.size()))
+        .first->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// The id of each entry of the shared frame table: a few hundred strings, not
+// one per frame per site.
+std::vector<std::uint32_t> table_frame_ids(const FrameTable* table, FrameIds& ids) {
+  std::vector<std::uint32_t> out;
+  if (!table) return out;
+  out.reserve(table->frames.size());
+  for (const Frame& f : table->frames) out.push_back(ids.id(f));
+  return out;
 }
 
-// (pool, canonical frame ids) of a site.
-std::vector<std::uint32_t> site_key(const Site& s, const std::vector<std::uint32_t>& canonical) {
+// (pool, frame ids) of a site.
+std::vector<std::uint32_t> site_key(const Site& s, const FrameTable* shared,
+                                    const std::vector<std::uint32_t>& table_ids, FrameIds& ids) {
   std::vector<std::uint32_t> key{s.pool};
-  if (s.frames.table() && !canonical.empty())
-    for (std::uint32_t i : s.frames.indices()) key.push_back(canonical[i]);
-  else  // a list over a table of its own: key on identities' hashes
-    for (const Frame& f : s.frames)
-      key.push_back(static_cast<std::uint32_t>(std::hash<std::string>{}(frame_identity(f))));
+  if (shared && s.frames.table() == shared)
+    for (std::uint32_t i : s.frames.indices()) key.push_back(table_ids[i]);
+  else  // a list over a table of its own
+    for (const Frame& f : s.frames) key.push_back(ids.id(f));
   return key;
 }
 
@@ -71,8 +81,9 @@ std::vector<std::uint32_t> site_key(const Site& s, const std::vector<std::uint32
 
 void group_sites_by_source(Analysis& a) {
   if (a.sites.empty()) return;
-  std::vector<std::uint32_t> canonical =
-      canonical_frame_ids(a.frame_table ? a.frame_table.get() : nullptr);
+  FrameIds ids;
+  const FrameTable* shared = a.frame_table.get();
+  std::vector<std::uint32_t> table_ids = table_frame_ids(shared, ids);
   std::map<std::vector<std::uint32_t>, std::uint32_t> first_of_key;
   std::vector<std::uint32_t> new_index(a.sites.size());
   std::deque<Site> merged;
@@ -80,8 +91,8 @@ void group_sites_by_source(Analysis& a) {
   for (std::uint32_t i = 0; !a.sites.empty(); ++i) {
     Site s = std::move(a.sites.front());
     a.sites.pop_front();
-    auto [it, fresh] =
-        first_of_key.try_emplace(site_key(s, canonical), static_cast<std::uint32_t>(merged.size()));
+    auto [it, fresh] = first_of_key.try_emplace(site_key(s, shared, table_ids, ids),
+                                                static_cast<std::uint32_t>(merged.size()));
     new_index[i] = it->second;
     if (fresh)
       merged.push_back(std::move(s));

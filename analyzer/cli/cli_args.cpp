@@ -89,7 +89,9 @@ const char* const kAnalysisOptionsHelp =
     "  --pool NAME         analyze only this pool (repeatable)\n"
     "  --no-symbols        show module+offset instead of resolving symbols\n"
     "  --no-symbol-cache   neither read nor write FILE.symbols (resolved frames)\n"
-    "  --partial           analyze a cut or damaged trace up to the damage\n";
+    "  --partial           analyze a cut or damaged trace up to the damage\n"
+    "  --group-by-address  one site per recorded stack (return addresses), not\n"
+    "                      per symbolized stack (function, file, line, inlining)\n";
 
 bool take_analysis_option(Args& args, AnalysisOptions& o) {
   std::string v;
@@ -132,6 +134,10 @@ bool take_analysis_option(Args& args, AnalysisOptions& o) {
   }
   if (args.flag("--no-symbol-cache")) {
     o.symbol_cache = false;
+    return true;
+  }
+  if (args.flag("--group-by-address")) {
+    o.group_by_address = true;
     return true;
   }
   if (args.flag("--partial")) {

@@ -17,6 +17,7 @@
 #include "memtrail/check.hpp"
 #include "memtrail/gen_suppressions.hpp"
 #include "memtrail/size.hpp"
+#include "progress_line.hpp"
 #include "run_input.hpp"
 
 namespace memtrail::cli {
@@ -110,7 +111,7 @@ int run_program(const std::string& trace, const std::vector<std::string>& progra
 int check_one(const Flags& f, const CheckConfig& config, const AnalysisOptions& options,
               SuppressionSet& suppressions, const Baseline& baseline, const std::string& trace,
               std::chrono::steady_clock::time_point started) {
-  Analysis a = analyze(trace, options);
+  Analysis a = analyze_with_progress("check", trace, options);
   // A misspelt pool or a trace with no events would otherwise pass every limit.
   if (int rc = report_input_status("check", a, true); rc != 0) return rc;
 
@@ -151,7 +152,7 @@ int check_processes(const Flags& f, const std::vector<RunProcess>& processes,
   int failed = 0, unreadable = 0, checked = 0;
   for (const RunProcess& p : processes) {
     std::string title = "memtrail check: " + describe_process(p) + ": " + p.command_line + "\n";
-    Analysis a = analyze(p.file, options);
+    Analysis a = analyze_with_progress("check", p.file, options);
     if (!p.header_error.empty() || !a.error.empty()) {
       std::fputs(title.c_str(), stderr);
       report_input_status("check", a);

@@ -5,6 +5,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/diff.hpp"
+#include "progress_line.hpp"
 #include "run_input.hpp"
 
 namespace memtrail::cli {
@@ -44,9 +45,9 @@ int cmd_diff(int argc, char** argv) {
   if (!file_a) return 2;
   auto file_b = resolve_one_trace("diff", files[1], selection);
   if (!file_b) return 2;
-  Analysis a = analyze(*file_a, options);
+  Analysis a = analyze_with_progress("diff", *file_a, options);
   if (int rc = report_input_status("diff", a)) return rc;
-  Analysis b = analyze(*file_b, options);
+  Analysis b = analyze_with_progress("diff", *file_b, options);
   if (int rc = report_input_status("diff", b)) return rc;
   DiffResult d = diff_analyses(a, b);
   if (json)

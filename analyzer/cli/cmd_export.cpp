@@ -6,6 +6,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/export.hpp"
+#include "progress_line.hpp"
 #include "run_input.hpp"
 
 namespace memtrail::cli {
@@ -26,7 +27,9 @@ const char* const kUsage =
     "\n"
     "  -o, --output OUT    output file (default stdout for json/chrome/folded)\n"
     "  --cost COST         folded weight: allocations, bytes, leaked, peak,\n"
-    "                      temporary (default bytes)\n" MEMTRAIL_SELECTION_HELP;
+    "                      temporary (default bytes)\n"
+    "  --top N             json: sites per top list and leak sites, and only the\n"
+    "                      sites they name (default 0 = every site)\n" MEMTRAIL_SELECTION_HELP;
 
 }  // namespace
 
@@ -34,12 +37,13 @@ int cmd_export(int argc, char** argv) {
   Args args("export", argc, argv);
   AnalysisOptions options;
   std::string format, output, cost_name = "bytes";
+  std::uint64_t top = 0;
   std::vector<std::string> files;
   ProcessSelection selection;
   auto own = [&](Args& a) {
     return take_selection_option(a, selection) || a.value("--format", format) ||
            a.value("-f", format) || a.value("-o", output) || a.value("--output", output) ||
-           a.value("--cost", cost_name);
+           a.value("--cost", cost_name) || a.number("--top", top);
   };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   FoldedCost cost = FoldedCost::bytes;
@@ -52,6 +56,8 @@ int cmd_export(int argc, char** argv) {
   if (!args.failed() && !parse_folded_cost(cost_name, cost))
     args.fail("unknown --cost '" + cost_name +
               "' (use allocations, bytes, leaked, peak or temporary)");
+  if (!args.failed() && top != 0 && format != "json")
+    args.fail("--top applies to --format json only");
   if (!args.failed() && (format == "sqlite" || format == "pprof") &&
       (output.empty() || output == "-"))
     args.fail("--format " + format + " needs -o FILE");
@@ -59,7 +65,7 @@ int cmd_export(int argc, char** argv) {
 
   auto file = resolve_one_trace("export", files[0], selection);
   if (!file) return 2;
-  Analysis a = analyze(*file, options);
+  Analysis a = analyze_with_progress("export", *file, options);
   if (int rc = report_input_status("export", a)) return rc;
 
   std::string error;
@@ -78,7 +84,7 @@ int cmd_export(int argc, char** argv) {
     }
     std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : std::cout;
     if (format == "json")
-      out << to_full_json(a).dump() << "\n";
+      write_full_json(a, top, out);
     else if (format == "chrome")
       out << to_chrome_trace(a).dump() << "\n";
     else

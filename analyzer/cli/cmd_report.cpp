@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_text.hpp"
+#include "memtrail/site_filter.hpp"
+#include "progress_line.hpp"
 #include "report_at.hpp"
 #include "run_input.hpp"
 #include "run_report.hpp"
@@ -28,6 +30,9 @@ const char* const kUsage =
     "  --show-leak-kinds K,...  leak sites listed: definite, indirect, possible,\n"
     "                      reachable, all, none (default definite,indirect,possible;\n"
     "                      JSON: all)\n"
+    "  --num-callers N     frames shown per site's backtrace (default 12)\n"
+    "  --filter-function NAME  only sites whose backtrace has a function\n"
+    "                      containing NAME (peaks, timelines, pools: all)\n"
     "  --at TIME           reserved/used per pool (cached free, fragmented) and\n"
     "                      each segment map's summary at that moment "
     "instead\n" MEMTRAIL_SELECTION_HELP;
@@ -39,6 +44,8 @@ int cmd_report(int argc, char** argv) {
   AnalysisOptions options;
   bool json = false;
   std::uint64_t top = 10;
+  std::uint64_t num_callers = 12;
+  std::optional<std::string> filter;
   std::vector<std::string> files;
   ProcessSelection selection;
   std::optional<std::uint64_t> at;
@@ -57,11 +64,18 @@ int cmd_report(int argc, char** argv) {
       if (!at) a.fail("--at " + why);
       return true;
     }
-    return take_selection_option(a, selection) ||
+    if (a.value("--filter-function", v)) {
+      if (v.empty()) a.fail("--filter-function needs a function name");
+      filter = v;
+      return true;
+    }
+    return take_selection_option(a, selection) || a.number("--num-callers", num_callers) ||
            (a.flag("--json") ? (json = true) : a.number("--top", top));
   };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   expect_one_trace(args, files);
+  if (!args.failed() && (num_callers < 1 || num_callers > 500))
+    args.fail("--num-callers " + std::to_string(num_callers) + ": expected 1 to 500 frames");
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
   auto traces = resolve_traces("report", files[0], selection);
@@ -70,16 +84,32 @@ int cmd_report(int argc, char** argv) {
     std::fprintf(stderr, "memtrail report: --at reads one trace; pick a process of the run\n");
     return 2;
   }
+  if (filter && (at || traces->size() > 1)) {
+    std::fprintf(stderr,
+                 "memtrail report: --filter-function reads one trace's sites, not --at or "
+                 "a run of several processes\n");
+    return 2;
+  }
   if (at) return report_at(traces->front().file, options, *at, json);
   if (traces->size() > 1) return report_run(files[0], *traces, options, json, top);
-  Analysis a = analyze(traces->front().file, options);
+  Analysis a = analyze_with_progress("report", traces->front().file, options);
   if (int rc = report_input_status("report", a)) return rc;
+  std::size_t all_sites = a.sites.size(), kept = filter ? keep_sites_with_function(a, *filter) : 0;
+  if (filter)
+    std::fprintf(stderr,
+                 "memtrail report: note: --filter-function '%s' keeps %zu of %zu sites; peaks, "
+                 "timelines and pools are the whole process's\n",
+                 filter->c_str(), kept, all_sites);
   if (json) {
     if (leak_kinds) keep_leak_kinds(a.leaks, *leak_kinds);
-    std::cout << to_report_json(a, top).dump(2) << "\n";
+    nlohmann::json j = to_report_json(a, top);
+    if (filter)
+      j["filter"] = {{"function", *filter}, {"sites_kept", kept}, {"sites_total", all_sites}};
+    std::cout << j.dump(2) << "\n";
   } else {
     TextReportOptions t;
     t.top = top == 0 ? static_cast<std::size_t>(-1) : top;
+    t.stack_depth = num_callers;
     if (leak_kinds) t.leak_kinds = *leak_kinds;
     std::cout << report_text(a, t);
   }

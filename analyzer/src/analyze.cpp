@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "engine.hpp"
+#include "group_sites.hpp"
+#include "heap_reserved.hpp"
 #include "memtrail/analysis.hpp"
 #include "pipelined_read.hpp"
 #include "symbolize_sites.hpp"
@@ -150,6 +152,11 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   if (engine.cancelled()) a.error = path + ": cancelled";
   a.header = reader.header();
   detail::symbolize_sites(a, options);
+  if (options.group_by_address)
+    detail::rebuild_leak_sites(a);
+  else
+    detail::group_sites_by_source(a);
+  detail::take_heap_reserved_from_samples(a);
   return a;
 }
 

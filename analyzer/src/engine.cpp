@@ -691,7 +691,7 @@ void Engine::finish(Analysis& a) {
       }
       if (b.size >= options_.large_block_bytes)
         record_large_block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
-                                         b.time_ns, kTimeMax, b.thread});
+                                         b.time_ns, kTimeMax, b.thread, cls});
     });
   }
   if (taps_)  // the blocks live at the end, for the session's largest blocks
@@ -746,11 +746,10 @@ void Engine::finish(Analysis& a) {
     if (s.reachable_blocks)
       leaks_.sites.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
   }
-  // Leaks first, then reachable; each by bytes.
+  // Direct, then indirect, then reachable (as LSan and Valgrind); by bytes.
   std::stable_sort(leaks_.sites.begin(), leaks_.sites.end(),
                    [](const LeakSite& x, const LeakSite& y) {
-                     bool xr = x.kind == LeakClass::reachable, yr = y.kind == LeakClass::reachable;
-                     if (xr != yr) return !xr;
+                     if (x.kind != y.kind) return x.kind < y.kind;
                      if (x.bytes != y.bytes) return x.bytes > y.bytes;
                      return x.site < y.site;
                    });

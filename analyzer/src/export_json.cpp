@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "memtrail/export.hpp"
+#include "memtrail/site_caller.hpp"
 #include "memtrail/size.hpp"
 
 namespace memtrail {
@@ -21,19 +22,42 @@ double us(std::uint64_t ns) {
 
 }  // namespace
 
-json to_full_json(const Analysis& a) {
-  json j = to_report_json(a, 0);
-  json sites = json::array();
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
-    const Site& s = a.sites[i];
-    json site = site_to_json(a, i);
-    site["stack_id"] = s.stack;
-    site["direct_bytes"] = s.direct_bytes;
-    site["indirect_bytes"] = s.indirect_bytes;
-    site["reachable_bytes"] = s.reachable_bytes;
-    sites.push_back(std::move(site));
+namespace {
+
+// The sites the export lists: all of them, or (with `top`) those its top
+// lists and leak sites name.
+std::vector<bool> sites_to_write(const Analysis& a, const json& base, std::size_t top) {
+  std::vector<bool> keep(a.sites.size(), top == 0);
+  if (top == 0) return keep;
+  for (const auto& [name, list] : base["top_sites"].items())
+    for (const auto& id : list) keep[id.get<std::uint32_t>()] = true;
+  for (const auto& ls : base["leaks"]["sites"]) keep[ls["site"].get<std::uint32_t>()] = true;
+  return keep;
+}
+
+// The report's sections with sites named by id: top lists are arrays of site
+// ids, leak sites {site, kind, bytes, blocks, pool}; pools get timelines.
+json export_base(const Analysis& a, std::size_t top) {
+  json j = to_report_json(a, 1);  // the sections; its one-site lists are replaced
+  json tops;
+  const std::pair<const char*, SiteOrder> orders[] = {{"calls", SiteOrder::calls},
+                                                      {"bytes", SiteOrder::bytes},
+                                                      {"peak", SiteOrder::peak},
+                                                      {"temporaries", SiteOrder::temporaries},
+                                                      {"leaked", SiteOrder::leaked}};
+  for (auto& [name, order] : orders) tops[name] = top_sites(a, order, top);
+  j["top_sites"] = tops;
+  json leak_sites = json::array();
+  for (const LeakSite& ls : a.leaks.sites) {
+    if (top && leak_sites.size() >= top) break;
+    const PoolStats* p = a.pool(a.sites[ls.site].pool);
+    leak_sites.push_back({{"site", ls.site},
+                          {"kind", std::string(to_string(ls.kind))},
+                          {"bytes", ls.bytes},
+                          {"blocks", ls.blocks},
+                          {"pool", p ? p->info.name : std::string()}});
   }
-  j["sites"] = sites;
+  j["leaks"]["sites"] = leak_sites;
   for (std::size_t i = 0; i < a.pools.size(); ++i) {
     const PoolStats& p = a.pools[i];
     json frag = json::array();
@@ -48,16 +72,77 @@ json to_full_json(const Analysis& a) {
   j["marks"] = marks;
   json blocks = json::array();
   for (const BlockLifetime& b : a.large_blocks)
-    blocks.push_back({{"pool", b.pool},
-                      {"site", b.site},
-                      {"address", b.address},
-                      {"size", b.size},
-                      {"alloc_ns", b.alloc_ns},
-                      {"free_ns", b.free_ns == kTimeMax ? json(nullptr) : json(b.free_ns)},
-                      {"thread", b.thread}});
+    blocks.push_back(
+        {{"pool", b.pool},
+         {"site", b.site},
+         {"address", b.address},
+         {"size", b.size},
+         {"alloc_ns", b.alloc_ns},
+         {"free_ns", b.free_ns == kTimeMax ? json(nullptr) : json(b.free_ns)},
+         {"thread", b.thread},
+         {"leak", b.free_ns == kTimeMax ? json(std::string(to_string(b.leak))) : json(nullptr)}});
   j["large_blocks"] = blocks;
   j["timeline"]["device_free"] = series_to_json(a.samples.device_free);
+  j["layout"] = "by-id";
   return j;
+}
+
+// One site: its counters and its frames as ids into the export's `frames`.
+json site_by_id(const Analysis& a, std::uint32_t i, bool shared_table) {
+  const Site& s = a.sites[i];
+  const PoolStats* p = a.pool(s.pool);
+  json j{{"site", i},
+         {"pool", p ? p->info.name : std::string()},
+         {"stack_id", s.stack},
+         {"calls", s.calls},
+         {"reuses", s.reuses},
+         {"bytes_allocated", s.bytes_allocated},
+         {"temporaries", s.temporaries},
+         {"peak_bytes", s.peak_bytes},
+         {"leaked_bytes", s.leaked_bytes},
+         {"leaked_blocks", s.leaked_blocks},
+         {"direct_bytes", s.direct_bytes},
+         {"indirect_bytes", s.indirect_bytes},
+         {"reachable_bytes", s.reachable_bytes},
+         {"live_at_range_end_bytes", s.live_at_range_end_bytes},
+         {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+         {"caller", caller_text(s.frames)}};
+  if (shared_table && s.frames.table() == a.frame_table.get())
+    j["frames"] = s.frames.indices();
+  else
+    j["stack"] = frames_to_json(s.frames);  // a list over a table of its own
+  return j;
+}
+
+}  // namespace
+
+void write_full_json(const Analysis& a, std::size_t top, std::ostream& out) {
+  json base = export_base(a, top);
+  std::vector<bool> keep = sites_to_write(a, base, top);
+  std::string head = base.dump();
+  head.pop_back();  // the closing brace: frames and sites follow, streamed
+  out << head << ",\"frames\":[";
+  bool shared_table = a.frame_table != nullptr;
+  if (shared_table) {
+    // Every distinct frame once; sites refer to them by index.
+    const auto& frames = a.frame_table->frames;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const Frame& f = frames[i];
+      out << (i ? "," : "")
+          << json{{"function", f.function}, {"file", f.file},       {"line", f.line},
+                  {"module", f.module},     {"address", f.address}, {"offset", f.offset},
+                  {"inlined", f.inlined}}
+                 .dump();
+    }
+  }
+  out << "],\"sites\":[";
+  bool first = true;
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
+    if (!keep[i]) continue;
+    out << (first ? "" : ",") << site_by_id(a, i, shared_table).dump();
+    first = false;
+  }
+  out << "]}\n";
 }
 
 json to_chrome_trace(const Analysis& a) {
@@ -123,7 +208,7 @@ json to_chrome_trace(const Analysis& a) {
                         {"address", b.address},
                         {"pool", p ? p->info.name : std::string()},
                         {"site", site_name(a, b.site)},
-                        {"leaked", b.free_ns == kTimeMax}}}});
+                        {"leaked", b.free_ns == kTimeMax && b.leak != LeakClass::reachable}}}});
   }
   for (const Mark& m : a.marks)
     events.push_back({{"name", m.text},

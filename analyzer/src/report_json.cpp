@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/site_caller.hpp"
 
 namespace memtrail {
 
@@ -56,7 +57,8 @@ nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
               {"leaked_blocks", s.leaked_blocks},
               {"live_at_range_end_bytes", s.live_at_range_end_bytes},
               {"live_at_range_end_blocks", s.live_at_range_end_blocks},
-              {"stack", frames_to_json(s.frames)}};
+              {"stack", frames_to_json(s.frames)},
+              {"caller", caller_text(s.frames)}};
 }
 
 nlohmann::json frames_to_json(const FrameList& frames) {
@@ -108,7 +110,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                           {"kind", std::string(to_string(ls.kind))},
                           {"stack", frames_to_json(site.frames)},
                           {"pool", p ? p->info.name : std::string()},
-                          {"site", ls.site}});
+                          {"site", ls.site},
+                          {"caller", caller_text(site.frames)}});
   }
   j["leaks"] = {
       {"direct_bytes", a.leaks.direct_bytes},       {"direct_blocks", a.leaks.direct_blocks},

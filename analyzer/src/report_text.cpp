@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "memtrail/report_chart.hpp"
+#include "memtrail/site_caller.hpp"
 #include "memtrail/size.hpp"
 
 namespace memtrail {
@@ -20,15 +22,20 @@ std::string count(std::uint64_t n) {
   return std::to_string(n);
 }
 
+// "1 block", "3 blocks".
+std::string blocks(std::uint64_t n) {
+  return std::to_string(n) + (n == 1 ? " block" : " blocks");
+}
+
 std::uint64_t series_max(const Series& s) {
   std::uint64_t m = 0;
   for (auto v : s.value) m = std::max(m, v);
   return m;
 }
 
+// One-line lists name the first frame outside the allocation machinery.
 std::string site_title(const Analysis& a, const Site& s) {
-  std::string where =
-      s.frames.empty() ? std::string("(no stack recorded)") : s.frames.front().describe();
+  std::string where = caller_text(s.frames);
   const PoolStats* p = a.pool(s.pool);
   if (p && a.pools.size() > 1) where += "  [" + p->info.name + "]";
   return where;
@@ -93,8 +100,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   out += fmt("  temporary allocations  %s\n", count(s.temporary_allocations).c_str());
   out += fmt("  peak used              %s at %s\n", format_size(s.peak_used_bytes).c_str(),
              format_duration(s.peak_time_ns).c_str());
-  out += fmt("  leaked                 %s in %s blocks\n", format_size(s.leaked_bytes).c_str(),
-             count(s.leaked_blocks).c_str());
+  out += fmt("  leaked                 %s in %s\n", format_size(s.leaked_bytes).c_str(),
+             blocks(s.leaked_blocks).c_str());
   if (s.samples) {
     out += fmt("  peak RSS               %s (%s samples)\n", format_size(s.peak_rss_bytes).c_str(),
                count(s.samples).c_str());
@@ -126,27 +133,25 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                a.ended_by_signal_name.c_str());
   else
     out += " (no reachability data: every block live at the end counts as direct)\n";
-  out += fmt("  direct     %12s in %s blocks\n", format_size(l.direct_bytes).c_str(),
-             count(l.direct_blocks).c_str());
-  out += fmt("  indirect   %12s in %s blocks\n", format_size(l.indirect_bytes).c_str(),
-             count(l.indirect_blocks).c_str());
+  out += fmt("  direct     %12s in %s\n", format_size(l.direct_bytes).c_str(),
+             blocks(l.direct_blocks).c_str());
+  out += fmt("  indirect   %12s in %s\n", format_size(l.indirect_bytes).c_str(),
+             blocks(l.indirect_blocks).c_str());
   if (l.possible_blocks > 0)
-    out += fmt("  possible   %12s in %s blocks (only interior pointers reach them)\n",
-               format_size(l.possible_bytes).c_str(), count(l.possible_blocks).c_str());
-  out += fmt("  reachable  %12s in %s blocks (not leaks)\n", format_size(l.reachable_bytes).c_str(),
-             count(l.reachable_blocks).c_str());
+    out += fmt("  possible   %12s in %s (only interior pointers reach them)\n",
+               format_size(l.possible_bytes).c_str(), blocks(l.possible_blocks).c_str());
+  out += fmt("  reachable  %12s in %s (not leaks)\n", format_size(l.reachable_bytes).c_str(),
+             blocks(l.reachable_blocks).c_str());
   if (l.runtime_blocks > 0)
-    out +=
-        fmt("  runtime    %12s in %s blocks (the C/C++ runtime's own: ld.so, libstdc++'s "
-            "pool)\n",
-            format_size(l.runtime_bytes).c_str(), count(l.runtime_blocks).c_str());
+    out += fmt("  runtime    %12s in %s (the C/C++ runtime's own: ld.so, libstdc++'s pool)\n",
+               format_size(l.runtime_bytes).c_str(), blocks(l.runtime_blocks).c_str());
   std::size_t shown = 0;
   for (const LeakSite& ls : l.sites) {
     if (!o.leak_kinds.has(ls.kind)) continue;
     if (shown++ >= o.top) break;
     const Site& site = a.sites[ls.site];
-    out += fmt("\n  %s leak: %s in %s blocks%s\n", std::string(to_string(ls.kind)).c_str(),
-               format_size(ls.bytes).c_str(), count(ls.blocks).c_str(),
+    out += fmt("\n  %s leak: %s in %s%s\n", std::string(to_string(ls.kind)).c_str(),
+               format_size(ls.bytes).c_str(), blocks(ls.blocks).c_str(),
                a.pools.size() > 1 && a.pool(site.pool)
                    ? (" [" + a.pool(site.pool)->info.name + "]").c_str()
                    : "");
@@ -170,6 +175,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  count(site.calls).c_str(), format_size(site.bytes_allocated).c_str(),
                  format_size(site.peak_bytes).c_str(), count(site.temporaries).c_str(),
                  site_title(a, site).c_str());
+      out += format_stack(site.frames, o.stack_depth, "      ");
     }
   }
 
@@ -211,11 +217,15 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
     out += scope_growth_text(a);
   }
 
+  out += memory_over_time_section(a);
   histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
   histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
 
   for (const auto& w : a.symbol_warnings) out += "\nnote: " + w;
   if (!a.symbol_warnings.empty()) out += "\n";
+  // LSan's closing line, for the scripts and habits that grep for it.
+  out += fmt("\nSUMMARY: memtrail: %" PRIu64 " byte(s) leaked in %" PRIu64 " allocation(s).\n",
+             s.leaked_bytes, s.leaked_blocks);
   return out;
 }
 

@@ -191,3 +191,40 @@ TEST(Export, PprofDecodesWithPprofSchema) {
 
 }  // namespace
 }  // namespace memtrail
+
+namespace memtrail {
+namespace {
+
+// Chrome's `leaked` on a large block means what `report` counts: a block
+// reachable at exit is live, not leaked (issue 20: exports counted it).
+TEST(Export, ChromeLeakedFlagLeavesReachableBlocksOut) {
+  TraceBuilder b(temp_trace("chrome-leaks.mtr"));
+  b.pool(1, "malloc", PoolKind::heap);
+  b.stack(1, 0, 0x1000);
+  b.alloc(10, 1, 0x100000, 2 << 20, 1);  // reachable at exit
+  b.alloc(20, 1, 0x400000, 3 << 20, 1);  // lost
+  b.reachability(30, 1, 0x100000, 2 << 20, LeakClass::reachable);
+  b.reachability(30, 1, 0x400000, 3 << 20, LeakClass::direct);
+  const std::string& path = b.finish();
+  auto r = memtrail("report --json --no-symbols " + shell_quote(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["summary"]["leaked_bytes"], 3 << 20);
+  auto c = memtrail("export --no-symbols --format chrome " + shell_quote(path));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::uint64_t leaked = 0, live = 0;
+  json chrome = json::parse(c.out);  // named: the loop reads into it
+  for (const auto& e : chrome["traceEvents"])
+    if (e["ph"] == "X")
+      (e["args"]["leaked"] ? leaked : live) += e["args"]["size"].get<std::uint64_t>();
+  EXPECT_EQ(leaked, 3u << 20);
+  EXPECT_EQ(live, 2u << 20);
+  auto j = memtrail("export --no-symbols --format json " + shell_quote(path));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  json blocks = json::parse(j.out)["large_blocks"];
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0]["leak"], "reachable");
+  EXPECT_EQ(blocks[1]["leak"], "direct");
+}
+
+}  // namespace
+}  // namespace memtrail

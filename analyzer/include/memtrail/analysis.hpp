@@ -113,6 +113,10 @@ struct AnalysisOptions {
   std::vector<std::string> pools;
 
   bool symbolize = true;  // false: frames are module+offset only
+  // Sites are (pool, symbolized stack) as a reader sees them: stacks whose
+  // frames have the same function, file, line and inlining merge into one
+  // site. True keeps one site per recorded stack (raw return addresses).
+  bool group_by_address = false;
   // Reuse and update TRACE.symbols (frames keyed by build id + offset) so
   // later reports of the same trace skip DWARF. Best effort, never an error.
   bool symbol_cache = true;
@@ -295,6 +299,9 @@ struct BlockLifetime {
   std::uint64_t alloc_ns = 0;
   std::uint64_t free_ns = kTimeMax;  // kTimeMax: still live at the end
   std::uint32_t thread = 0;
+  // Live at the end of the trace: its class (reachable is no leak, as in
+  // the report). unknown: freed, or live without a classification.
+  LeakClass leak = LeakClass::unknown;
 };
 
 struct ProcessSamples {

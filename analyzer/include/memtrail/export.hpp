@@ -1,8 +1,9 @@
 // Exports of an analysis to the formats other tools read. docs/analyzer.md
 // documents each (Chrome counters, SQLite schema, pprof sample types).
 //
-//   json    the full analysis: report JSON with every site, plus timelines,
-//           fragmentation series, marks and large-block lifetimes
+//   json    the full analysis: report sections, every site and frame once
+//           (referred to by id), timelines, fragmentation series, marks and
+//           large-block lifetimes
 //   chrome  Trace Event Format JSON for ui.perfetto.dev / chrome://tracing:
 //           counters per pool (used, reserved), process (rss, heap), slices
 //           for large blocks, instants for marks
@@ -22,7 +23,13 @@
 
 namespace memtrail {
 
-nlohmann::json to_full_json(const Analysis& a);
+// The full analysis as JSON, each site and each distinct frame once: the
+// report's sections with top lists and leak sites naming sites by id,
+// `frames` (every distinct frame) and `sites` (counters, `frames`: ids into
+// it). Streamed: memory is the Analysis plus one site at a time. `top` > 0
+// limits each top list and the leak sites to that many, and `sites` to the
+// sites they name.
+void write_full_json(const Analysis& a, std::size_t top, std::ostream& out);
 nlohmann::json to_chrome_trace(const Analysis& a);
 
 // What one folded line weighs.

@@ -1,6 +1,8 @@
 // Human-readable report of an Analysis: the text `memtrail report` prints.
-// Sections: summary, leaks (by class, sites with symbolized stacks), top
-// sites, pools, scopes, histograms.
+// Sections: summary, leaks (direct, indirect, then reachable; sites with
+// their backtraces), top sites (caller line and backtrace), pools, scopes,
+// memory over time (report_chart.hpp), histograms, and LSan's closing
+// `SUMMARY: memtrail: N byte(s) leaked in M allocation(s).` line.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,7 @@ namespace memtrail {
 
 struct TextReportOptions {
   std::size_t top = 10;                   // sites per list
-  std::size_t stack_depth = 12;           // frames printed per stack
+  std::size_t stack_depth = 12;           // frames printed per stack (--num-callers)
   LeakKinds leak_kinds = kReportedKinds;  // leak sites listed (--show-leak-kinds)
 };
 

@@ -1,0 +1,127 @@
+// Merging sites by their symbolized stacks (group_sites.hpp).
+#include "group_sites.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace memtrail::detail {
+
+namespace {
+
+// What a reader sees of one frame. Unnamed frames keep their address: two
+// unknown functions must not merge just because nothing is known of them.
+std::string frame_identity(const Frame& f) {
+  std::string id = f.inlined ? "i" : "o";
+  id += f.module;
+  id += '\0';
+  if (f.function.empty() && f.file.empty())
+    return id + (f.module.empty() ? std::to_string(f.address) : std::to_string(f.offset));
+  id += f.function;
+  id += '\0';
+  id += f.file;
+  id += '\0';
+  return id + std::to_string(f.line);
+}
+
+void add_site(Site& into, const Site& s) {
+  into.calls += s.calls;
+  into.reuses += s.reuses;
+  into.bytes_allocated += s.bytes_allocated;
+  into.temporaries += s.temporaries;
+  into.peak_bytes += s.peak_bytes;  // live bytes at one moment: they add up
+  into.leaked_bytes += s.leaked_bytes;
+  into.leaked_blocks += s.leaked_blocks;
+  into.direct_bytes += s.direct_bytes;
+  into.direct_blocks += s.direct_blocks;
+  into.indirect_bytes += s.indirect_bytes;
+  into.indirect_blocks += s.indirect_blocks;
+  into.reachable_bytes += s.reachable_bytes;
+  into.reachable_blocks += s.reachable_blocks;
+  into.live_at_range_end_bytes += s.live_at_range_end_bytes;
+  into.live_at_range_end_blocks += s.live_at_range_end_blocks;
+}
+
+// One id per distinct frame identity.
+class FrameIds {
+ public:
+  std::uint32_t id(const Frame& f) {
+    return ids_.try_emplace(frame_identity(f), static_cast<std::uint32_t>(ids_.size()))
+        .first->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// The id of each entry of the shared frame table: a few hundred strings, not
+// one per frame per site.
+std::vector<std::uint32_t> table_frame_ids(const FrameTable* table, FrameIds& ids) {
+  std::vector<std::uint32_t> out;
+  if (!table) return out;
+  out.reserve(table->frames.size());
+  for (const Frame& f : table->frames) out.push_back(ids.id(f));
+  return out;
+}
+
+// (pool, frame ids) of a site.
+std::vector<std::uint32_t> site_key(const Site& s, const FrameTable* shared,
+                                    const std::vector<std::uint32_t>& table_ids, FrameIds& ids) {
+  std::vector<std::uint32_t> key{s.pool};
+  if (shared && s.frames.table() == shared)
+    for (std::uint32_t i : s.frames.indices()) key.push_back(table_ids[i]);
+  else  // a list over a table of its own
+    for (const Frame& f : s.frames) key.push_back(ids.id(f));
+  return key;
+}
+
+}  // namespace
+
+void group_sites_by_source(Analysis& a) {
+  if (a.sites.empty()) return;
+  FrameIds ids;
+  const FrameTable* shared = a.frame_table.get();
+  std::vector<std::uint32_t> table_ids = table_frame_ids(shared, ids);
+  std::map<std::vector<std::uint32_t>, std::uint32_t> first_of_key;
+  std::vector<std::uint32_t> new_index(a.sites.size());
+  std::deque<Site> merged;
+  // Popped as they merge, like the engine's hand-over: never held twice.
+  for (std::uint32_t i = 0; !a.sites.empty(); ++i) {
+    Site s = std::move(a.sites.front());
+    a.sites.pop_front();
+    auto [it, fresh] = first_of_key.try_emplace(site_key(s, shared, table_ids, ids),
+                                                static_cast<std::uint32_t>(merged.size()));
+    new_index[i] = it->second;
+    if (fresh)
+      merged.push_back(std::move(s));
+    else
+      add_site(merged[it->second], s);
+  }
+  a.sites = std::move(merged);
+  for (BlockLifetime& b : a.large_blocks)
+    if (b.site < new_index.size()) b.site = new_index[b.site];
+  rebuild_leak_sites(a);
+}
+
+void rebuild_leak_sites(Analysis& a) {
+  std::vector<LeakSite> out;
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
+    const Site& s = a.sites[i];
+    if (const PoolStats* p = a.pool(s.pool); p && p->upstream) continue;
+    if (s.direct_blocks) out.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
+    if (s.indirect_blocks)
+      out.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
+    if (s.reachable_blocks)
+      out.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LeakSite& x, const LeakSite& y) {
+    if (x.kind != y.kind) return x.kind < y.kind;  // direct < indirect < reachable
+    if (x.bytes != y.bytes) return x.bytes > y.bytes;
+    return x.site < y.site;
+  });
+  a.leaks.sites = std::move(out);
+}
+
+}  // namespace memtrail::detail

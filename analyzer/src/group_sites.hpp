@@ -1,0 +1,23 @@
+// Sites as a reader sees them: the engine keys a site by (pool, recorded
+// stack), so one source-level call site reached through several return
+// addresses (an unrolled loop, the same function in several threads whose
+// stacks end in different thread-start frames, inlined copies) would print
+// as several entries with identical text. analyze() merges them here.
+#pragma once
+
+#include "memtrail/analysis.hpp"
+
+namespace memtrail::detail {
+
+// Merges the sites of `a` whose pools and symbolized stacks (function, file,
+// line, inlined flag and module of every frame; module+offset where the
+// function is unknown) are equal, remapping every site index (leak sites,
+// large blocks). Run after symbolize_sites().
+void group_sites_by_source(Analysis& a);
+
+// Rebuilds Leaks::sites from the sites: leaf pools only; direct, then
+// indirect, then reachable (as LSan and Valgrind list them); by bytes
+// within a class.
+void rebuild_leak_sites(Analysis& a);
+
+}  // namespace memtrail::detail

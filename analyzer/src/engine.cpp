@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "leak_sites.hpp"
+
 namespace memtrail::detail {
 
 // The per-event path (on_event -> on_alloc/on_free -> release_block ->
@@ -734,25 +736,9 @@ void Engine::finish(Analysis& a) {
     a.sites.push_back(std::move(sites_.front().out));
     sites_.pop_front();
   }
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
-    const Site& s = a.sites[i];
-    if (s.pool < pools_.size() && pools_[s.pool].is_upstream) continue;
-    if (s.direct_blocks)
-      leaks_.sites.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
-    if (s.indirect_blocks)
-      leaks_.sites.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
-    if (s.possible_blocks)
-      leaks_.sites.push_back({i, LeakClass::possible, s.possible_bytes, s.possible_blocks});
-    if (s.reachable_blocks)
-      leaks_.sites.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
-  }
-  // Direct, then indirect, then reachable (as LSan and Valgrind); by bytes.
-  std::stable_sort(leaks_.sites.begin(), leaks_.sites.end(),
-                   [](const LeakSite& x, const LeakSite& y) {
-                     if (x.kind != y.kind) return x.kind < y.kind;
-                     if (x.bytes != y.bytes) return x.bytes > y.bytes;
-                     return x.site < y.site;
-                   });
+  leaks_.sites = leak_sites_of(a.sites, [&](std::uint32_t pool) {
+    return pool < pools_.size() && pools_[pool].is_upstream;
+  });
   a.leaks = std::move(leaks_);
 
   for (std::size_t id = 0; id < pools_.size(); ++id) {

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "leak_sites.hpp"
+
 namespace memtrail::detail {
 
 namespace {
@@ -38,6 +40,8 @@ void add_site(Site& into, const Site& s) {
   into.direct_blocks += s.direct_blocks;
   into.indirect_bytes += s.indirect_bytes;
   into.indirect_blocks += s.indirect_blocks;
+  into.possible_bytes += s.possible_bytes;
+  into.possible_blocks += s.possible_blocks;
   into.reachable_bytes += s.reachable_bytes;
   into.reachable_blocks += s.reachable_blocks;
   into.live_at_range_end_bytes += s.live_at_range_end_bytes;
@@ -106,22 +110,10 @@ void group_sites_by_source(Analysis& a) {
 }
 
 void rebuild_leak_sites(Analysis& a) {
-  std::vector<LeakSite> out;
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
-    const Site& s = a.sites[i];
-    if (const PoolStats* p = a.pool(s.pool); p && p->upstream) continue;
-    if (s.direct_blocks) out.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
-    if (s.indirect_blocks)
-      out.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
-    if (s.reachable_blocks)
-      out.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
-  }
-  std::stable_sort(out.begin(), out.end(), [](const LeakSite& x, const LeakSite& y) {
-    if (x.kind != y.kind) return x.kind < y.kind;  // direct < indirect < reachable
-    if (x.bytes != y.bytes) return x.bytes > y.bytes;
-    return x.site < y.site;
+  a.leaks.sites = leak_sites_of(a.sites, [&](std::uint32_t pool) {
+    const PoolStats* p = a.pool(pool);
+    return p && p->upstream;
   });
-  a.leaks.sites = std::move(out);
 }
 
 }  // namespace memtrail::detail

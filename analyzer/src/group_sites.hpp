@@ -15,9 +15,7 @@ namespace memtrail::detail {
 // large blocks). Run after symbolize_sites().
 void group_sites_by_source(Analysis& a);
 
-// Rebuilds Leaks::sites from the sites: leaf pools only; direct, then
-// indirect, then reachable (as LSan and Valgrind list them); by bytes
-// within a class.
+// Rebuilds Leaks::sites from the merged sites (leak_sites.hpp).
 void rebuild_leak_sites(Analysis& a);
 
 }  // namespace memtrail::detail

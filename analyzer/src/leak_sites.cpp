@@ -1,0 +1,49 @@
+// Leak sites in the order a Valgrind or LeakSanitizer user reads them.
+#include "leak_sites.hpp"
+
+#include <algorithm>
+
+namespace memtrail::detail {
+
+namespace {
+
+int rank(LeakClass kind) {
+  switch (kind) {
+    case LeakClass::direct:
+      return 0;
+    case LeakClass::indirect:
+      return 1;
+    case LeakClass::possible:
+      return 2;
+    case LeakClass::reachable:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+}  // namespace
+
+std::vector<LeakSite> leak_sites_of(const std::deque<Site>& sites,
+                                    const std::function<bool(std::uint32_t pool)>& is_upstream) {
+  std::vector<LeakSite> out;
+  for (std::uint32_t i = 0; i < sites.size(); ++i) {
+    const Site& s = sites[i];
+    if (is_upstream(s.pool)) continue;
+    if (s.direct_blocks) out.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
+    if (s.indirect_blocks)
+      out.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
+    if (s.possible_blocks)
+      out.push_back({i, LeakClass::possible, s.possible_bytes, s.possible_blocks});
+    if (s.reachable_blocks)
+      out.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LeakSite& x, const LeakSite& y) {
+    if (x.kind != y.kind) return rank(x.kind) < rank(y.kind);
+    if (x.bytes != y.bytes) return x.bytes > y.bytes;
+    return x.site < y.site;
+  });
+  return out;
+}
+
+}  // namespace memtrail::detail

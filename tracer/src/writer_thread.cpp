@@ -245,6 +245,7 @@ void Session::emit_sample() {
   e.address = sample_rss ? rss_bytes(statm) : 0;
   e.size = mi.uordblks + mi.hblkhd;
   e.requested = mi.arena + mi.hblkhd;
+  if (auto probe = g_device_free_probe.load(std::memory_order_acquire)) e.aux = probe();
   writer->add_event(e);
 }
 

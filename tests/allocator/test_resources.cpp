@@ -124,6 +124,11 @@ TEST(CudaResources, DeviceMemoryWhenAGpuIsPresent) {
   void* m = managed.allocate(kMiB);
   std::memset(m, 1, kMiB);
   managed.deallocate(m, kMiB);
+  CudaAsyncResource async(0, 0);  // the legacy default stream
+  void* d = async.allocate(kMiB);
+  EXPECT_GE(async.pool_usage().used, kMiB);
+  async.deallocate(d, kMiB);
+  EXPECT_GE(async.pool_usage().used_high, kMiB);
 #endif
 }
 

@@ -9,6 +9,7 @@
 #include "fake_device_api.hpp"
 #include "memtrail/alloc/bfc_pool.hpp"
 #include "memtrail/alloc/caching_pool.hpp"
+#include "memtrail/alloc/capacity_resource.hpp"
 #include "memtrail/alloc/cuda_resources.hpp"
 
 namespace {
@@ -176,6 +177,21 @@ TEST(CudaUpstreams, PendingEventsAreDestroyedWithThePool) {
   }
   EXPECT_EQ(api.live_events(), 0u);
   EXPECT_EQ(api.live_allocations(), 0u);
+}
+
+TEST(CudaUpstreams, ACapacityLimitOverTheDeviceKeepsItsEvents) {
+  FakeDeviceApi api({64 * kMiB});
+  CudaDeviceResource dev(api, 0);
+  CapacityLimitedResource limited(dev, 32 * kMiB, "16 of 64");
+  CachingPool pool(limited, native());
+  void* p = pool.malloc(kMiB, 1);
+  pool.record_stream(p, 2);
+  pool.free(p);
+  EXPECT_EQ(api.live_events(), 1u);  // a real event, recorded on stream 2
+  EXPECT_EQ(names(api).back(), "cudaEventRecord@2");
+  api.complete_stream(2);
+  pool.free(pool.malloc(kMiB, 1));
+  EXPECT_EQ(api.live_events(), 0u);
 }
 
 TEST(CudaUpstreams, StreamOrderedUpstreamAllocatesOnItsStream) {

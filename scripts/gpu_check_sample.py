@@ -59,6 +59,16 @@ def main():
          pool["allocations"], fig["pool_allocations"])
     same("caching pool segment reserves = memory_stats num_device_alloc",
          pool["segment_reserves"], fig["num_device_alloc"])
+    # The stream-ordered pool's reserve as the tracer sampled it (at every
+    # stream-ordered call) peaks at what the sample read with its 8 MiB live,
+    # and is all given back with the context.
+    so = pools.get("cuda:0 stream-ordered")
+    if so is None:
+        print("MISMATCH no 'cuda:0 stream-ordered' pool in the trace")
+        return bad + 1
+    same("stream-ordered pool peak reserved = RESERVED_MEM_CURRENT with 8 MiB live",
+         so["peak_reserved_bytes"], fig["async_reserved"])
+    same("stream-ordered pool reserve after the context", so["final_reserved_bytes"], 0)
     return bad
 
 

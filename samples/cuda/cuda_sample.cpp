@@ -77,8 +77,13 @@ PoolFigures caching_pool_phase() {
   return f;  // the pool gives every segment back here
 }
 
+struct AsyncFigures {
+  int allocs = 0;
+  std::uint64_t reserved = 0;  // the pool's reserve with all blocks live: its peak
+};
+
 // Eight 1 MiB blocks from the device's stream-ordered pool, freed in order.
-int async_phase() {
+AsyncFigures async_phase() {
   cudaStream_t s = nullptr;
   cudaStreamCreate(&s);
   CudaAsyncResource async(0, id_of(s), "cuda sample async");
@@ -97,7 +102,7 @@ int async_phase() {
   expect(live.used >= (8u << 20) && live.reserved >= live.used, "8 MiB used and reserved");
   expect(done.used == 0 && done.used_high >= (8u << 20), "all given back; high stays");
   cudaStreamDestroy(s);
-  return static_cast<int>(blocks.size());
+  return {static_cast<int>(blocks.size()), live.reserved};
 }
 
 }  // namespace
@@ -110,15 +115,15 @@ int main() {
   }
   cuda_sample::leak_device_buffers();
   const PoolFigures pool = caching_pool_phase();
-  const int async_allocs = async_phase();
+  const AsyncFigures async = async_phase();
   // Context destroy: compute-sanitizer and memtrail report the leak here.
   cudaDeviceReset();
   std::printf(
       "cuda_sample: figures leak_blocks=%d leak_bytes=%zu num_device_alloc=%lld "
-      "reserved_peak=%lld pool_allocations=%lld async_allocs=%d\n",
+      "reserved_peak=%lld pool_allocations=%lld async_allocs=%d async_reserved=%llu\n",
       cuda_sample::kLeakBlocks, cuda_sample::kLeakBlocks * cuda_sample::kLeakBytes,
       (long long)pool.num_device_alloc, (long long)pool.reserved_peak, (long long)pool.allocations,
-      async_allocs);
+      async.allocs, (unsigned long long)async.reserved);
   std::printf("cuda_sample: %s\n", failures ? "FAILED" : "ok");
   return failures ? 1 : 0;
 }

@@ -50,6 +50,14 @@ struct TableQueries final : DeviceQueries {
     auto it = streams.find(stream);
     return it == streams.end() ? 0 : it->second;
   }
+  // RESERVED_MEM_CURRENT per stream-ordered pool (null: a device's current one).
+  std::map<std::pair<int, CUmemoryPool>, std::uint64_t> reserved;
+  bool pool_reserved(int device, CUmemoryPool pool, std::uint64_t* bytes) override {
+    auto it = reserved.find({device, pool});
+    if (it == reserved.end()) return false;
+    *bytes = it->second;
+    return true;
+  }
   bool memory_info(std::uint64_t* f, std::uint64_t* t) override {
     if (total == 0) return false;
     *f = free;

@@ -16,7 +16,8 @@ using memtrail::test::shell_quote;
 using memtrail::test::TempDir;
 
 // Device: 4096 B leaked at context destroy, 1000 B freed; managed: 2048 B
-// freed; pinned: 512 B live at exit (a leak).
+// freed; pinned: 512 B live at exit (a leak); a stream-ordered block freed,
+// its pool reserving 2 MiB until the context goes.
 void write_cuda_trace(const std::string& path) {
   RecorderOptions options;
   options.output = path;
@@ -26,6 +27,7 @@ void write_cuda_trace(const std::string& path) {
   TableQueries queries;
   queries.devices[fake_context(1)] = 0;
   CudaTracker tracker(sink, queries);
+  tracker.set_memory_info_interval_ns(0);  // sample at every call
   CUdeviceptr leaked = 0x7f0000000000, freed = 0x7f0000100000, managed = 0x7f1000000000;
   void* pinned = reinterpret_cast<void*>(0x200000000);
   cuMemAlloc_v2_params a{&leaked, 4096}, b{&freed, 1000};
@@ -35,6 +37,12 @@ void write_cuda_trace(const std::string& path) {
   drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, b, fake_context(1));
   drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, m, fake_context(1));
   drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, h, fake_context(1));
+  CUdeviceptr async = 0x7f2000000000;
+  cuMemAllocAsync_params s{&async, 3000, nullptr};
+  queries.reserved[{0, nullptr}] = 2 << 20;
+  drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, s, fake_context(1));
+  cuMemFreeAsync_params fs{async, nullptr};
+  drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, fs, fake_context(1));
   cuMemFree_v2_params fb{freed}, fm{managed};
   drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, fb, fake_context(1));
   drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, fm, fake_context(1));
@@ -84,6 +92,29 @@ TEST_F(CudaTrace, ReportShowsDevicePoolsAndTheirLeaks) {
   // 4096 device + 512 pinned bytes leaked, in two blocks.
   EXPECT_NE(r.out.find("\"leaked_bytes\": 4608"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"leaked_blocks\": 2"), std::string::npos) << r.out;
+}
+
+// One pool's object in `report --json` (its keys are sorted: "allocations"
+// first, nothing nested after "name").
+std::string pool_json(const std::string& out, const std::string& name) {
+  std::size_t at = out.find("\"name\": \"" + name + "\"");
+  if (at == std::string::npos) return "";
+  std::size_t begin = out.rfind("\"allocations\":", at);
+  return out.substr(begin, out.find('}', at) - begin);
+}
+
+TEST_F(CudaTrace, StreamOrderedReserveIsThePoolsReservedCurve) {
+  auto r = run_command(cli("report --json " + shell_quote(trace())));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string pool = pool_json(r.out, "cuda:0 stream-ordered");
+  ASSERT_FALSE(pool.empty()) << r.out;
+  EXPECT_NE(pool.find("\"peak_reserved_bytes\": 2097152"), std::string::npos) << pool;
+  EXPECT_NE(pool.find("\"final_reserved_bytes\": 0"), std::string::npos) << pool;
+  EXPECT_NE(pool.find("\"segment_reserves\": 1"), std::string::npos) << pool;
+  EXPECT_NE(pool.find("\"leaked_blocks\": 0"), std::string::npos) << pool;
+  // The block itself is the device pool's: 3000 B allocated and freed.
+  std::string device = pool_json(r.out, "cuda:0 device");
+  EXPECT_NE(device.find("\"allocations\": 3"), std::string::npos) << device;
 }
 
 TEST_F(CudaTrace, DiffAndExportCoverDevicePools) {

@@ -129,6 +129,49 @@ TEST_F(CudaTrackerTest, StreamOrderedFamilyCarriesStreamIds) {
   EXPECT_EQ(tracker.counts().live_bytes, 1200u);
 }
 
+// The stream-ordered pools' reserved bytes (RESERVED_MEM_CURRENT, summed
+// over the device's current pool and the explicit pools used) are sampled
+// with the other samples into "cuda:N stream-ordered" as segment changes,
+// and all given back when the context goes.
+TEST_F(CudaTrackerTest, StreamOrderedPoolsReserveIsSampledAsSegments) {
+  CUmemoryPool own = reinterpret_cast<CUmemoryPool>(0x3000);
+  queries.reserved[{1, nullptr}] = 4 << 20;  // the device's pool after the first alloc
+  CUdeviceptr a = 0x7f2000000000, b = 0x7f2000100000;
+  cuMemAllocAsync_params async{&a, 300, fake_stream(1)};
+  drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, async, fake_context(2));
+  queries.reserved[{1, own}] = 2 << 20;
+  cuMemAllocFromPoolAsync_params from_pool{&b, 900, own, fake_stream(1)};
+  drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, from_pool, fake_context(2));
+  queries.reserved[{1, nullptr}] = 0;  // trimmed at a synchronization
+  cuMemFreeAsync_params free{a, fake_stream(1)};
+  drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, free, fake_context(2));
+  drive(tracker, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, free, fake_context(2));  // no change
+  tracker.on_context_destroy(fake_context(2));
+
+  std::vector<Event> segs;
+  for (const Event& e : sink.events)
+    if (e.kind == EventKind::segment_reserve || e.kind == EventKind::segment_release)
+      segs.push_back(e);
+  ASSERT_EQ(segs.size(), 4u);
+  const std::uint64_t base = segs[0].address;
+  EXPECT_EQ(sink.pool(segs[0]).name, "cuda:1 stream-ordered");
+  EXPECT_EQ(sink.pool(segs[0]).kind, PoolKind::cuda);
+  EXPECT_EQ(sink.pool(segs[0]).device, 1);
+  EXPECT_EQ(segs[0].kind, EventKind::segment_reserve);  // 0 -> 4 MiB
+  EXPECT_EQ(segs[0].size, 4u << 20);
+  EXPECT_EQ(segs[1].kind, EventKind::segment_reserve);  // 4 -> 6 MiB
+  EXPECT_EQ(segs[1].address, base + (4 << 20));
+  EXPECT_EQ(segs[1].size, 2u << 20);
+  EXPECT_EQ(segs[2].kind, EventKind::segment_release);  // 6 -> 2 MiB
+  EXPECT_EQ(segs[2].address, base + (2 << 20));
+  EXPECT_EQ(segs[2].size, 4u << 20);
+  EXPECT_EQ(segs[3].kind, EventKind::segment_release);  // context destroyed: 2 -> 0
+  EXPECT_EQ(segs[3].address, base);
+  EXPECT_EQ(segs[3].size, 2u << 20);
+  for (const Event& e : segs) EXPECT_EQ(e.pool, segs[0].pool);
+  EXPECT_NE(sink.pool(segs[0]).id, 0u);
+}
+
 TEST_F(CudaTrackerTest, VirtualMemoryFamily) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;

@@ -12,12 +12,14 @@ import tempfile
 
 CHECKER = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gpu_check_sample.py")
 FIGURES = ("leak_blocks=3 leak_bytes=786432 num_device_alloc=3 reserved_peak=35651584 "
-           "pool_allocations=103 async_allocs=8")
+           "pool_allocations=103 async_allocs=8 async_reserved=33554432")
 GOOD = {
     "pools": [
         {"name": "cuda:0 device", "allocations": 14, "peak_used_bytes": 35651584 + 786432},
         {"name": "cuda sample pool", "peak_reserved_bytes": 35651584, "allocations": 103,
          "segment_reserves": 3},
+        {"name": "cuda:0 stream-ordered", "peak_reserved_bytes": 33554432,
+         "final_reserved_bytes": 0},
     ],
     "leaks": {"sites": [
         {"pool": "cuda:0 device", "blocks": 3, "bytes": 786432, "stack": [
@@ -60,6 +62,10 @@ def main():
     want("an extra cudaMalloc", run(changed(lambda r: r["pools"][0].update(allocations=15)))[0], 1)
     want("pool peak differs", run(changed(lambda r: r["pools"][1].update(peak_reserved_bytes=1)))[0], 1)
     want("no device pool", run(changed(lambda r: r["pools"].pop(0)))[0], 1)
+    want("reserve peak differs",
+         run(changed(lambda r: r["pools"][2].update(peak_reserved_bytes=2 << 20)))[0], 1)
+    want("reserve not given back",
+         run(changed(lambda r: r["pools"][2].update(final_reserved_bytes=1)))[0], 1)
     print("gpu_check_sample:", "FAILED" if failures else "ok")
     return 1 if failures else 0
 

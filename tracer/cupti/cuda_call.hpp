@@ -26,10 +26,11 @@ struct CudaCall {
   CallOp op = CallOp::none;
   Family family = Family::device;
   std::uint64_t address = 0;
-  std::uint64_t size = 0;       // bytes granted (pitch * height for pitched memory)
-  std::uint64_t requested = 0;  // bytes asked for (width * height for pitched memory)
-  std::uint64_t handle = 0;     // VMM generic allocation handle
-  CUstream stream = nullptr;    // stream-ordered calls
+  std::uint64_t size = 0;           // bytes granted (pitch * height for pitched memory)
+  std::uint64_t requested = 0;      // bytes asked for (width * height for pitched memory)
+  std::uint64_t handle = 0;         // VMM generic allocation handle
+  CUstream stream = nullptr;        // stream-ordered calls
+  CUmemoryPool mem_pool = nullptr;  // cuMemAllocFromPoolAsync's pool (null: the device's)
   bool per_thread_stream = false;
   int device = -1;  // VMM: the device named in CUmemAllocationProp
 };

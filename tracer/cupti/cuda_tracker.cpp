@@ -1,6 +1,7 @@
 // CudaTracker: see cuda_tracker.hpp.
 #include "cuda_tracker.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -11,6 +12,15 @@ namespace {
 // device: they are all the device's memory as the program sees it.
 Family pool_family(Family f) {
   return f == Family::async ? Family::device : f;
+}
+
+// Pool key of "cuda:N stream-ordered" in pools_ (beside the families).
+constexpr int kReserveKey = 100;
+
+// Where a device's stream-ordered reserve is drawn: made-up addresses,
+// reserved bytes growing upwards from the base, given back from the top.
+std::uint64_t reserve_base(int device) {
+  return (0xcafeull << 48) | (static_cast<std::uint64_t>(device < 0 ? 0 : device) << 40);
 }
 
 std::uint64_t now_ns() {
@@ -56,6 +66,12 @@ PoolInfo cuda_pool_info(Family family, int device) {
   return info;
 }
 
+PoolInfo cuda_reserve_pool_info(int device) {
+  PoolInfo info = cuda_pool_info(Family::device, device);
+  info.name = "cuda:" + std::to_string(info.device) + " stream-ordered";
+  return info;
+}
+
 std::uint32_t CudaTracker::pool_for(Family family, int device) {
   Family f = pool_family(family);
   if (f == Family::pinned || f == Family::managed) device = -1;  // one pool per process
@@ -87,7 +103,11 @@ bool CudaTracker::on_driver_call(const ApiCall& call) {
       vmm(call, c);
       break;
   }
-  if (c.op != CallOp::none) measure_memory(false);
+  if (c.op != CallOp::none) {
+    // Stream-ordered calls are what grows a pool's reserve: sampled at each.
+    if (c.family == Family::async) sample_pool_reserves(false, -1);
+    measure_memory(false);
+  }
   return true;
 }
 
@@ -104,8 +124,12 @@ void CudaTracker::alloc(const ApiCall& call, const CudaCall& c) {
     int device = c.family == Family::pinned ? -1 : queries_.device_of(call.context);
     e.pool = pool_for(c.family, device);
     // Stream-ordered blocks carry their stream (CUPTI stream id) in aux.
-    if (c.family == Family::async)
+    if (c.family == Family::async) {
       e.aux = queries_.stream_id(call.context, c.stream, c.per_thread_stream);
+      auto& pools = mem_pools_[device];
+      if (std::find(pools.begin(), pools.end(), c.mem_pool) == pools.end())
+        pools.push_back(c.mem_pool);
+    }
     blocks_[c.address] = Block{e.pool, c.size, call.context};
   }
   sink_.record_with_stack(e);
@@ -237,12 +261,55 @@ void CudaTracker::leak_blocks(CUcontext context) {
 void CudaTracker::on_context_destroy(CUcontext context) {
   if (context == nullptr) return;
   leak_blocks(context);
+  sample_pool_reserves(true, queries_.device_of(context));
   sink_.flush();
 }
 
 void CudaTracker::on_exit() {
   leak_blocks(nullptr);
+  sample_pool_reserves(true, -1);
   sink_.flush();
+}
+
+// Stream-ordered pools keep freed memory reserved; the driver says how
+// much (RESERVED_MEM_CURRENT). Each change becomes a segment_reserve or
+// segment_release of the difference in "cuda:N stream-ordered", so the
+// report's reserved curve and peak of that pool are the pools' reserve as
+// sampled. `release`: the pools are going away with the context (device
+// `release_device`, -1 = every device): all of it is given back.
+void CudaTracker::sample_pool_reserves(bool release, int release_device) {
+  std::vector<Event> events;
+  {
+    Internal quiet(sink_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [device, pools] : mem_pools_) {
+      if (release && release_device >= 0 && device != release_device) continue;
+      std::uint64_t now = 0;
+      bool known = release;
+      for (CUmemoryPool pool : pools) {
+        std::uint64_t bytes = 0;
+        if (!release && queries_.pool_reserved(device, pool, &bytes)) {
+          now += bytes;
+          known = true;
+        }
+      }
+      std::uint64_t& was = recorded_reserve_[device];
+      if (!known || now == was) continue;
+      Event e;
+      e.kind = now > was ? EventKind::segment_reserve : EventKind::segment_release;
+      e.detail = static_cast<std::uint8_t>(SegmentDetail::whole);
+      auto key = std::make_pair(kReserveKey, device);
+      auto it = pools_.find(key);
+      if (it == pools_.end())
+        it = pools_.emplace(key, sink_.register_pool(cuda_reserve_pool_info(device))).first;
+      e.pool = it->second;
+      e.address = reserve_base(device) + std::min(now, was);
+      e.size = now > was ? now - was : was - now;
+      was = now;
+      events.push_back(e);
+    }
+  }
+  for (const Event& e : events) sink_.record_plain(e);
 }
 
 CudaTracker::Counts CudaTracker::counts() const {
@@ -268,6 +335,7 @@ void CudaTracker::measure_memory(bool force) {
   std::uint64_t last = last_info_ns_.load(std::memory_order_relaxed);
   if (!force && now - last < info_interval_ns_) return;
   if (!last_info_ns_.compare_exchange_strong(last, now) && !force) return;
+  sample_pool_reserves(false, -1);
   std::uint64_t free = 0, total = 0;
   if (!queries_.memory_info(&free, &total)) return;
   device_free_.store(free, std::memory_order_relaxed);

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cuda_call.hpp"
 #include "memtrail/event.hpp"
@@ -49,6 +50,9 @@ class DeviceQueries {
   virtual std::uint32_t stream_id(CUcontext context, CUstream stream, bool per_thread) = 0;
   // The current context's device free/total bytes; false when unavailable.
   virtual bool memory_info(std::uint64_t* free, std::uint64_t* total) = 0;
+  // A stream-ordered memory pool's CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+  // (pool null: the device's current pool); false when unavailable.
+  virtual bool pool_reserved(int device, CUmemoryPool pool, std::uint64_t* bytes) = 0;
 };
 
 // One API call as the callback sees it.
@@ -104,6 +108,9 @@ class CudaTracker {
   void out_of_memory(const ApiCall& call, const CudaCall& c);
   void leak_blocks(CUcontext context);
   void measure_memory(bool force);
+  // Records the change in each device's stream-ordered pools' reserved
+  // bytes (all of it given back when `release_device` >= -1 matches).
+  void sample_pool_reserves(bool release, int release_device);
 
   CudaSink& sink_;
   DeviceQueries& queries_;
@@ -113,6 +120,10 @@ class CudaTracker {
   std::map<std::uint64_t, Block> mappings_;             // VMM mapped ranges, by address
   std::map<std::pair<int, int>, std::uint32_t> pools_;  // (family, device) -> pool id
   std::uint64_t leaked_blocks_ = 0, leaked_bytes_ = 0;
+  // Stream-ordered pools seen per device, and their reserved bytes as last
+  // recorded in the pool "cuda:N stream-ordered".
+  std::map<int, std::vector<CUmemoryPool>> mem_pools_;
+  std::map<int, std::uint64_t> recorded_reserve_;
   std::atomic<std::uint64_t> device_free_{0}, device_total_{0};
   std::atomic<std::uint64_t> last_info_ns_{0};
   std::uint64_t info_interval_ns_ = 10'000'000;
@@ -120,5 +131,8 @@ class CudaTracker {
 
 // Pool names: "cuda:N device", "cuda pinned", "cuda managed", "cuda:N vmm".
 PoolInfo cuda_pool_info(Family family, int device);
+// "cuda:N stream-ordered": the reserved bytes of the device's stream-ordered
+// memory pools, drawn as segments of one made-up address range.
+PoolInfo cuda_reserve_pool_info(int device);
 
 }  // namespace memtrail::cupti

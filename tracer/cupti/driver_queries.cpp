@@ -7,8 +7,13 @@ namespace memtrail::cupti {
 
 DriverQueries::DriverQueries() {
   // RTLD_NOLOAD: only the libcuda the program's runtime already loaded.
-  if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD))
-    mem_get_info_ = reinterpret_cast<MemGetInfo>(dlsym(cuda, "cuMemGetInfo_v2"));
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (cuda == nullptr) return;
+  mem_get_info_ = reinterpret_cast<MemGetInfo>(dlsym(cuda, "cuMemGetInfo_v2"));
+  device_get_ = reinterpret_cast<DeviceGet>(dlsym(cuda, "cuDeviceGet"));
+  device_get_mem_pool_ = reinterpret_cast<DeviceGetMemPool>(dlsym(cuda, "cuDeviceGetMemPool"));
+  mem_pool_get_attribute_ =
+      reinterpret_cast<MemPoolGetAttribute>(dlsym(cuda, "cuMemPoolGetAttribute"));
 }
 
 int DriverQueries::device_of(CUcontext context) {
@@ -28,6 +33,22 @@ bool DriverQueries::memory_info(std::uint64_t* free, std::uint64_t* total) {
   if (mem_get_info_ == nullptr || mem_get_info_(&f, &t) != CUDA_SUCCESS) return false;
   *free = f;
   *total = t;
+  return true;
+}
+
+bool DriverQueries::pool_reserved(int device, CUmemoryPool pool, std::uint64_t* bytes) {
+  if (mem_pool_get_attribute_ == nullptr) return false;
+  if (pool == nullptr) {  // cuMemAllocAsync: the device's current pool
+    CUdevice dev = 0;
+    if (device < 0 || device_get_ == nullptr || device_get_mem_pool_ == nullptr ||
+        device_get_(&dev, device) != CUDA_SUCCESS ||
+        device_get_mem_pool_(&pool, dev) != CUDA_SUCCESS)
+      return false;
+  }
+  cuuint64_t value = 0;
+  if (mem_pool_get_attribute_(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &value) != CUDA_SUCCESS)
+    return false;
+  *bytes = value;
   return true;
 }
 

@@ -13,10 +13,17 @@ class DriverQueries final : public DeviceQueries {
   int device_of(CUcontext context) override;
   std::uint32_t stream_id(CUcontext context, CUstream stream, bool per_thread) override;
   bool memory_info(std::uint64_t* free, std::uint64_t* total) override;
+  bool pool_reserved(int device, CUmemoryPool pool, std::uint64_t* bytes) override;
 
  private:
   using MemGetInfo = CUresult (*)(size_t*, size_t*);
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using DeviceGetMemPool = CUresult (*)(CUmemoryPool*, CUdevice);
+  using MemPoolGetAttribute = CUresult (*)(CUmemoryPool, CUmemPool_attribute, void*);
   MemGetInfo mem_get_info_ = nullptr;
+  DeviceGet device_get_ = nullptr;
+  DeviceGetMemPool device_get_mem_pool_ = nullptr;
+  MemPoolGetAttribute mem_pool_get_attribute_ = nullptr;
 };
 
 }  // namespace memtrail::cupti

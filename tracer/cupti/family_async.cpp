@@ -34,10 +34,16 @@ bool decode_async(CUpti_CallbackId cbid, const void* params, bool exit, CudaCall
       if (exit) async_alloc<cuMemAllocAsync_ptsz_params>(params, true, out);
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
-      if (exit) async_alloc<cuMemAllocFromPoolAsync_params>(params, false, out);
+      if (exit) {
+        async_alloc<cuMemAllocFromPoolAsync_params>(params, false, out);
+        out->mem_pool = static_cast<const cuMemAllocFromPoolAsync_params*>(params)->pool;
+      }
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz:
-      if (exit) async_alloc<cuMemAllocFromPoolAsync_ptsz_params>(params, true, out);
+      if (exit) {
+        async_alloc<cuMemAllocFromPoolAsync_ptsz_params>(params, true, out);
+        out->mem_pool = static_cast<const cuMemAllocFromPoolAsync_ptsz_params*>(params)->pool;
+      }
       return true;
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
       if (!exit) async_free<cuMemFreeAsync_params>(params, false, out);

@@ -133,6 +133,22 @@ TEST(CudaResources, DeviceMemoryWhenAGpuIsPresent) {
 #endif
 }
 
+TEST(CudaResources, WithoutADeviceConstructionThrowsTheRuntimesReason) {
+  std::string why;
+  if (cuda_device_count(&why) > 0) GTEST_SKIP() << "a CUDA device is present";
+  for (int kind = 0; kind < 4; ++kind) {
+    try {
+      if (kind == 0) CudaDeviceResource r(0);
+      if (kind == 1) CudaPinnedResource r;
+      if (kind == 2) CudaManagedResource r(0);
+      if (kind == 3) CudaAsyncResource r(0, 0);
+      ADD_FAILURE() << "kind " << kind << " constructed without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "memtrail: no CUDA device: " + why);
+    }
+  }
+}
+
 // record_stream over the real runtime: the free waits for a real CUDA event
 // on the other stream (the legacy default stream, 0), which a malloc after
 // the device went idle sees complete.

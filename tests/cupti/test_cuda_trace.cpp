@@ -112,6 +112,9 @@ TEST_F(CudaTrace, StreamOrderedReserveIsThePoolsReservedCurve) {
   EXPECT_NE(pool.find("\"final_reserved_bytes\": 0"), std::string::npos) << pool;
   EXPECT_NE(pool.find("\"segment_reserves\": 1"), std::string::npos) << pool;
   EXPECT_NE(pool.find("\"leaked_blocks\": 0"), std::string::npos) << pool;
+  auto text = run_command(cli("report " + shell_quote(trace())));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cuda:0 stream-ordered"), std::string::npos) << text.out;
   // The block itself is the device pool's: 3000 B allocated and freed.
   std::string device = pool_json(r.out, "cuda:0 device");
   EXPECT_NE(device.find("\"allocations\": 3"), std::string::npos) << device;

@@ -59,6 +59,10 @@ def main():
          pool["allocations"], fig["pool_allocations"])
     same("caching pool segment reserves = memory_stats num_device_alloc",
          pool["segment_reserves"], fig["num_device_alloc"])
+    # Its upstream, CudaDeviceResource, recorded the same cudaMallocs.
+    upstream = pools.get("cuda device 0")
+    same("upstream 'cuda device 0' allocations = num_device_alloc",
+         upstream["allocations"] if upstream else None, fig["num_device_alloc"])
     # The stream-ordered pool's reserve as the tracer sampled it (at every
     # stream-ordered call) peaks at what the sample read with its 8 MiB live,
     # and is all given back with the context.

@@ -20,6 +20,7 @@ GOOD = {
          "segment_reserves": 3},
         {"name": "cuda:0 stream-ordered", "peak_reserved_bytes": 33554432,
          "final_reserved_bytes": 0},
+        {"name": "cuda device 0", "allocations": 3},
     ],
     "leaks": {"sites": [
         {"pool": "cuda:0 device", "blocks": 3, "bytes": 786432, "stack": [
@@ -64,6 +65,8 @@ def main():
     want("no device pool", run(changed(lambda r: r["pools"].pop(0)))[0], 1)
     want("reserve peak differs",
          run(changed(lambda r: r["pools"][2].update(peak_reserved_bytes=2 << 20)))[0], 1)
+    want("upstream saw another cudaMalloc",
+         run(changed(lambda r: r["pools"][3].update(allocations=4)))[0], 1)
     want("reserve not given back",
          run(changed(lambda r: r["pools"][2].update(final_reserved_bytes=1)))[0], 1)
     print("gpu_check_sample:", "FAILED" if failures else "ok")

@@ -19,6 +19,7 @@
 
 #include "addr_map.hpp"
 #include "best_fit_bins.hpp"
+#include "memtrail/alloc/device_api.hpp"
 #include "memtrail/alloc/errors.hpp"
 #include "memtrail/recorder.hpp"
 #include "node_cache.hpp"
@@ -201,10 +202,19 @@ struct CachingPool::Impl {
   std::vector<std::function<bool()>> free_callbacks;
   std::vector<OomObserver> oom_observers;
   std::vector<ExpandableSegment*> expandable_segments;
-  // Abstract CUDA events: per stream, (sequence number, block) in record order.
-  std::map<StreamId, std::deque<std::pair<std::uint64_t, Block*>>> cuda_events;
+  // CUDA events: per stream, in record order. Each is complete once
+  // synchronize_stream() has passed its sequence number or, over a CUDA
+  // upstream, once the real event recorded on the stream has (PyTorch's
+  // cudaEventQuery at the next malloc).
+  struct StreamEvent {
+    std::uint64_t seq;
+    Block* block;
+    std::uint64_t device_event;  // 0: abstract only
+  };
+  std::map<StreamId, std::deque<StreamEvent>> cuda_events;
   std::map<StreamId, std::uint64_t> recorded, completed;
-  Block* spare = nullptr;      // recycled Block objects, chained through `next`
+  DeviceApi* device_api = upstream.device_api();  // null: events are abstract
+  Block* spare = nullptr;                         // recycled Block objects, chained through `next`
   bool any_divisions = false;  // roundup_power2_divisions set: round_size asks the config
   // No option that changes a cache hit or a free is in use: no expandable
   // segments, no rounding divisions, no max_split_size, no garbage
@@ -242,6 +252,9 @@ struct CachingPool::Impl {
 
   ~Impl() {
     flush();
+    for (auto& [s, q] : cuda_events)
+      for (auto& e : q)
+        if (e.device_event) device_api->destroy_event(e.device_event);
     // Give every segment back; blocks still handed out are lost with it.
     std::vector<Block*> all;
     collect_blocks(all);
@@ -277,7 +290,7 @@ struct CachingPool::Impl {
     std::set<Block*> waiting;
     for (auto& [s, q] : cuda_events)
       for (auto& e : q)
-        if (!e.second->allocated) waiting.insert(e.second);
+        if (!e.block->allocated) waiting.insert(e.block);
     out.insert(out.end(), waiting.begin(), waiting.end());
   }
 
@@ -1155,7 +1168,8 @@ struct CachingPool::Impl {
     streams.swap(block->stream_uses);
     for (StreamId s : streams) {
       block->event_count++;
-      cuda_events[s].emplace_back(++recorded[s], block);
+      const std::uint64_t event = device_api ? device_api->record_event(device_index(), s) : 0;
+      cuda_events[s].push_back({++recorded[s], block, event});
     }
   }
 
@@ -1163,13 +1177,22 @@ struct CachingPool::Impl {
     for (auto it = cuda_events.begin(); it != cuda_events.end();) {
       auto& queue = it->second;
       const std::uint64_t done = completed[it->first];
-      while (!queue.empty() && queue.front().first <= done) {
-        Block* block = queue.front().second;
+      while (!queue.empty() && event_complete(queue.front(), done)) {
+        Block* block = queue.front().block;
         queue.pop_front();
         if (--block->event_count == 0) free_block(block);
       }
       it = queue.empty() ? cuda_events.erase(it) : std::next(it);
     }
+  }
+
+  bool event_complete(const StreamEvent& e, std::uint64_t done) {
+    if (e.seq > done && (!e.device_event || !device_api->event_done(e.device_event))) return false;
+    if (e.device_event) device_api->destroy_event(e.device_event);
+    return true;
+  }
+  int device_index() const {
+    return std::max(0, self.device() >= 0 ? self.device() : upstream.device());
   }
 
   void synchronize_stream(StreamId stream) {
@@ -1188,8 +1211,13 @@ struct CachingPool::Impl {
     stats.num_sync_all_streams++;
     for (auto& [s, seq] : recorded) completed[s] = seq;
     for (auto& [s, queue] : cuda_events)
-      for (auto& e : queue)
-        if (--e.second->event_count == 0) free_block(e.second);
+      for (auto& e : queue) {
+        if (e.device_event) {  // PyTorch: cudaEventSynchronize, then the block is free
+          device_api->wait_event(e.device_event);
+          device_api->destroy_event(e.device_event);
+        }
+        if (--e.block->event_count == 0) free_block(e.block);
+      }
     cuda_events.clear();
   }
 

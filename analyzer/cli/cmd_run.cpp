@@ -1,7 +1,7 @@
 // memtrail run: runs a program under the LD_PRELOAD heap tracer.
 //
 //   memtrail run [-o FILE] [--depth N] [--no-stacks] [--sample-ms N] [--no-follow]
-//                [--quiet] [--] PROGRAM ARGS...
+//                [--cuda] [--quiet] [--] PROGRAM ARGS...
 //
 // It only prepares the environment (LD_PRELOAD and MEMTRAIL_* variables that
 // libmemtrail_preload.so reads in its constructor), runs the program, waits,
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "run_cuda.hpp"
 #include "run_output.hpp"
 #include "run_signals.hpp"
 
@@ -31,6 +32,7 @@ namespace memtrail::cli {
 namespace {
 
 constexpr const char* kPreloadName = "libmemtrail_preload.so";
+constexpr const char* kCuptiName = "libmemtrail_cupti.so";
 constexpr int kMaxStackDepth = 256;
 
 struct RunOptions {
@@ -40,6 +42,7 @@ struct RunOptions {
   int sample_ms = 10;
   bool follow = true;
   bool quiet = false;          // no line saying where the trace went
+  bool cuda = false;           // trace CUDA memory (CUDA_INJECTION64_PATH)
   std::vector<char*> program;  // argv of the program, null-terminated
 };
 
@@ -56,6 +59,8 @@ void print_usage(std::FILE* out) {
                "  --no-stacks         record no call stacks (faster, no call sites)\n"
                "  --sample-ms N       RSS/heap sample interval in ms, 0 = off (default 10)\n"
                "  --no-follow         do not trace child processes\n"
+               "  --cuda              also trace CUDA device, pinned and managed memory\n"
+               "                      (CUPTI, through CUDA_INJECTION64_PATH)\n"
                "  -q, --quiet         do not say where the trace went\n"
                "\n"
                "Exits with PROGRAM's exit code; if PROGRAM was killed by a signal, dies of\n"
@@ -113,6 +118,8 @@ int parse_arguments(int argc, char** argv, RunOptions* options) {
       options->stacks = false;
     } else if (arg == "--no-follow") {
       options->follow = false;
+    } else if (arg == "--cuda") {
+      options->cuda = true;
     } else if (arg == "-q" || arg == "--quiet") {
       options->quiet = true;
     } else if ((got = value_of("-o", &value)) != 0 || (got = value_of("--output", &value)) != 0) {
@@ -149,14 +156,14 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// <dir of this binary>/../lib/libmemtrail_preload.so: the build tree and the
-// install tree share the bin/ + lib/ layout.
-std::string preload_library_path() {
+// <dir of this binary>/../lib/NAME (libmemtrail_preload.so, ...): the build
+// tree and the install tree share the bin/ + lib/ layout.
+std::string library_path(const char* name) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return std::string("../lib/") + kPreloadName;
+  if (n <= 0) return std::string("../lib/") + name;
   self[n] = '\0';
-  return directory_of(self) + "/../lib/" + kPreloadName;
+  return directory_of(self) + "/../lib/" + name;
 }
 
 bool is_executable_file(const std::string& path) {
@@ -229,10 +236,16 @@ int cmd_run(int argc, char** argv) {
                            ? "program '" + program + "' does not exist or is not executable"
                            : "program '" + program + "' not found in PATH");
   }
-  std::string preload = preload_library_path();
+  std::string preload = library_path(kPreloadName);
   if (access(preload.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "memtrail run: preload library %s is missing (%s)\n", preload.c_str(),
                  std::strerror(errno));
+    return 2;
+  }
+
+  if (std::string error;
+      options.cuda && !prepare_cuda_injection(library_path(kCuptiName), &error)) {
+    std::fprintf(stderr, "memtrail run: %s\n", error.c_str());
     return 2;
   }
 

@@ -8,6 +8,7 @@
 #include <memory_resource>
 #include <vector>
 
+#include "memtrail/alloc/caching_pool.hpp"
 #include "memtrail/alloc/capacity_resource.hpp"
 #include "memtrail/alloc/cuda_resources.hpp"
 #include "memtrail/alloc/host_resources.hpp"
@@ -124,7 +125,50 @@ TEST(CudaResources, DeviceMemoryWhenAGpuIsPresent) {
   void* m = managed.allocate(kMiB);
   std::memset(m, 1, kMiB);
   managed.deallocate(m, kMiB);
+  CudaAsyncResource async(0, 0);  // the legacy default stream
+  void* d = async.allocate(kMiB);
+  EXPECT_GE(async.pool_usage().used, kMiB);
+  async.deallocate(d, kMiB);
+  EXPECT_GE(async.pool_usage().used_high, kMiB);
 #endif
+}
+
+TEST(CudaResources, WithoutADeviceConstructionThrowsTheRuntimesReason) {
+  std::string why;
+  if (cuda_device_count(&why) > 0) GTEST_SKIP() << "a CUDA device is present";
+  for (int kind = 0; kind < 4; ++kind) {
+    try {
+      if (kind == 0) CudaDeviceResource r(0);
+      if (kind == 1) CudaPinnedResource r;
+      if (kind == 2) CudaManagedResource r(0);
+      if (kind == 3) CudaAsyncResource r(0, 0);
+      ADD_FAILURE() << "kind " << kind << " constructed without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "memtrail: no CUDA device: " + why);
+    }
+  }
+}
+
+// record_stream over the real runtime: the free waits for a real CUDA event
+// on the other stream (the legacy default stream, 0), which a malloc after
+// the device went idle sees complete.
+TEST(CudaResources, CachingPoolWaitsForARealEventWhenAGpuIsPresent) {
+  std::string why;
+  if (cuda_device_count(&why) == 0) GTEST_SKIP() << "no CUDA device (" << why << ")";
+  CudaDeviceResource device(0);
+  CachingPool pool(device, CachingConfig::parse(""));
+  void* p = pool.malloc(kMiB, 1);  // 1: cudaStreamLegacy's value, only a key to the pool
+  pool.record_stream(p, 0);
+  pool.free(p);
+  EXPECT_EQ(pool.memory_stats().at("active_bytes.all.current"), static_cast<std::int64_t>(kMiB));
+  int mallocs = 0;
+  for (int i = 0; i < 1000 && pool.memory_stats().at("active_bytes.all.current") != 0; ++i) {
+    pool.free(pool.malloc(512, 1));  // each malloc queries the event
+    ++mallocs;
+  }
+  EXPECT_EQ(pool.memory_stats().at("active_bytes.all.current"), 0) << mallocs << " mallocs";
+  pool.empty_cache();
+  EXPECT_EQ(pool.reserved_bytes(), 0u);
 }
 
 }  // namespace

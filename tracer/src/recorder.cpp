@@ -792,6 +792,10 @@ void set_track_live_heap(bool on) {
     s->track_live.store(on, std::memory_order_release);
 }
 
+void set_device_free_probe(std::uint64_t (*fn)()) {
+  runtime::g_device_free_probe.store(fn, std::memory_order_release);
+}
+
 void set_heap_is_glibc(bool glibc) {
   runtime::g_glibc_heap.store(glibc, std::memory_order_relaxed);
 }

@@ -36,6 +36,8 @@ namespace memtrail::runtime {
 
 // Samples read mallinfo2 only while malloc is glibc's (set_heap_is_glibc).
 inline std::atomic<bool> g_glibc_heap{true};
+// set_device_free_probe(): the device free bytes for `sample` events.
+inline std::atomic<std::uint64_t (*)()> g_device_free_probe{nullptr};
 
 inline constexpr int kMaxStackDepth = 256;
 inline constexpr int kMaxNameBytes = 64;

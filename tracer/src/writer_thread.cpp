@@ -247,6 +247,7 @@ void Session::emit_sample() {
   e.address = sample_rss ? rss_bytes(statm) : 0;
   e.size = heap.in_use;
   e.requested = heap.reserved;
+  if (auto probe = g_device_free_probe.load(std::memory_order_acquire)) e.aux = probe();
   writer->add_event(e);
 }
 

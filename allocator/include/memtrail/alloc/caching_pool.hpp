@@ -18,7 +18,9 @@
 // (record_stream) defers a free until those streams are synchronized. CUDA
 // events are modelled abstractly: an event recorded on a stream completes
 // when synchronize_stream() (or synchronize()) is called for that stream; as
-// in PyTorch, completed events are processed at the next malloc.
+// in PyTorch, completed events are processed at the next malloc. Over a CUDA
+// upstream (Upstream::device_api()), each event is also a real CUDA event on
+// that stream, complete when the device has run past it.
 //
 // Thread-safe: one recursive lock, like the original's recursive mutex (a
 // spinlock here, not taken by a cache hit or a free while the process has

@@ -17,6 +17,8 @@ class CapacityLimitedResource final : public Upstream {
   bool supports_address_reservation() const override {
     return inner_.supports_address_reservation();
   }
+  // A limit over a CUDA device is still that device: pools record its events.
+  DeviceApi* device_api() const override { return inner_.device_api(); }
 
  protected:
   bool charges_process_limits() const override { return false; }  // the inner one does

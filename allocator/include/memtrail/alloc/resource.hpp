@@ -22,6 +22,8 @@
 
 namespace memtrail::alloc {
 
+class DeviceApi;
+
 class Resource : public std::pmr::memory_resource {
  public:
   Resource(std::string name, MemorySpace space, PoolKind kind, const Resource* upstream,
@@ -85,6 +87,9 @@ class Upstream : public Resource {
   // UINT64_MAX when unbounded. Free = capacity - in use, as far as known.
   virtual std::uint64_t capacity() const = 0;
   virtual std::uint64_t free_bytes() const;
+  // The CUDA runtime behind a CUDA upstream (pools record stream events
+  // through it); nullptr for host memory.
+  virtual DeviceApi* device_api() const { return nullptr; }
   // Bytes handed out: live segments plus mapped pages.
   std::uint64_t bytes_in_use() const { return in_use_.load(std::memory_order_relaxed); }
 

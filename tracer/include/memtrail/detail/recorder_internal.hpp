@@ -148,6 +148,10 @@ std::uint64_t program_thread_drains();
 // (e.g. with record_without_stack) still reach the file. nullptr clears it.
 void set_exit_hook(void (*fn)());
 
+// `fn` answers the device free bytes each `sample` event carries (aux); the
+// CUDA injection sets it. nullptr: samples carry 0.
+void set_device_free_probe(std::uint64_t (*fn)());
+
 // Re-reads the module map (dl_iterate_phdr) before the next drain. Call after
 // dlopen/dlclose.
 void notify_modules_changed();

@@ -108,7 +108,7 @@ json site_by_id(const Analysis& a, std::uint32_t i, bool shared_table) {
          {"live_at_range_end_blocks", s.live_at_range_end_blocks},
          {"caller", caller_text(s.frames)}};
   if (shared_table && s.frames.table() == a.frame_table.get())
-    j["frames"] = s.frames.indices();
+    j["frames"] = std::vector<std::uint32_t>(s.frames.indices().begin(), s.frames.indices().end());
   else
     j["stack"] = frames_to_json(s.frames);  // a list over a table of its own
   return j;

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -117,8 +118,9 @@ class FrameList {
   const_reverse_iterator rend() const { return const_reverse_iterator(begin()); }
 
   std::vector<Frame> to_vector() const { return {begin(), end()}; }
-  // The shared table this list indexes.
+  // The shared table this list indexes, and its indices into table()->frames.
   const FrameTable* table() const { return table_.get(); }
+  std::span<const std::uint32_t> indices() const { return {index(), count_}; }
 
  private:
   const Frame* base() const { return table_ ? table_->frames.data() : nullptr; }

@@ -126,6 +126,7 @@ void* Workspace::alloc(std::size_t bytes, std::size_t alignment) {
     trimmed_ = true;
     trimmed_step_ = steps_;
   }
+  ++cycle_count_;
   const bool spill_all = debug_ == DebugMode::SPILL_EVERYTHING;
   if (!trimmer && !spill_all && fits(req, align)) return bump(req, align);
   if (circular() && current_size_ > 0 && !trimmer && !spill_all) {
@@ -272,6 +273,7 @@ void Workspace::enter() {
   ++generation_;
   open_ = true;
   cycle_allocations_ = 0;
+  cycle_count_ = 0;
   external_this_ = 0;
   if (!circular()) {
     reset_offsets();
@@ -343,6 +345,10 @@ void Workspace::close() {
     reset_offsets();
   else if (cycle_allocations_ < initial_block_size_ && !trimmed_)
     host_offset_ += initial_block_size_ - cycle_allocations_;  // next cycle starts on a block
+  // While tracing, the next cycles' blocks fit the list without growing it:
+  // a learned loop body makes no heap allocation, not even for the tracing.
+  max_cycle_count_ = std::max(max_cycle_count_, cycle_count_);
+  if (tracing()) traced_live_.reserve(max_cycle_count_);
   open_ = false;
   record_scope_end(scope_id_, pool_id());
 }

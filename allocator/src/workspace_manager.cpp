@@ -55,6 +55,9 @@ DebugMode debug_from_environment() {
 void WorkspaceBuffer::validate(const std::string& what) const {
   if (!attached_) return;
   auto ws = ws_.lock();
+  // The check allocates nothing (it runs on every get() in a loop body that
+  // must make no heap allocation); the messages are built only to throw.
+  if (ws && (ws->circular() || (ws->is_open() && ws->generation() == generation_))) return;
   const std::string tail = ". Allocated at: " + describe_site(site_) +
                            " (return address of "
                            "WorkspaceManager::allocate's caller)";

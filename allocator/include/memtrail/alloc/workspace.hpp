@@ -119,6 +119,7 @@ class Workspace final : public Resource {
   void* mirror_ = nullptr;
   std::uint64_t current_size_ = 0, host_offset_ = 0, initial_block_size_ = 0;
   std::uint64_t cycle_allocations_ = 0, last_cycle_ = 0, max_cycle_ = 0;
+  std::uint64_t cycle_count_ = 0, max_cycle_count_ = 0;  // allocations per cycle
   std::uint64_t cycles_ = 0, steps_ = 0, steps_number_ = 1, trimmed_step_ = 0;
   std::uint64_t generation_ = 0, learned_size_ = 0;
   std::uint64_t spilled_bytes_ = 0, pinned_bytes_ = 0;

@@ -163,6 +163,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                       {"spilled_bytes", sc.spilled_bytes},
                       {"escaped_per_entry", series_to_json(sc.escaped_per_entry)}});
   j["scopes"] = scopes;
+  if (!a.workspaces.empty()) j["workspaces"] = workspaces_to_json(a);
 
   json tops;
   const std::pair<const char*, SiteOrder> orders[] = {{"calls", SiteOrder::calls},

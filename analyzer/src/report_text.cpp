@@ -198,6 +198,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  format_size(sc.live_bytes_at_end).c_str());
   }
 
+  out += workspaces_text(a);
+
   histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
   histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
 

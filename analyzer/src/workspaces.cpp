@@ -5,6 +5,7 @@
 #include <map>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 #include "workspace_tracker.hpp"
 
@@ -256,14 +257,20 @@ std::string workspaces_text(const Analysis& a) {
                   static_cast<unsigned long long>(w.cycles_with_system_allocations_after_learning),
                   static_cast<unsigned long long>(w.cycles_after_learning));
     out += line;
-    for (const WorkspaceSpillSite& s : w.spill_sites) {
-      std::string where = "(no stack)";
-      if (s.site != WorkspaceSpillSite::kNoSite && !a.sites[s.site].frames.empty())
-        where = a.sites[s.site].frames.front().describe();
-      std::snprintf(line, sizeof line, "    spills from %s: %llu, %s\n", where.c_str(),
+    constexpr std::size_t kTextSites = 5;  // --json has them all
+    for (std::size_t i = 0; i < w.spill_sites.size() && i < kTextSites; ++i) {
+      const WorkspaceSpillSite& s = w.spill_sites[i];
+      std::snprintf(line, sizeof line, "    %llu spills, %s from:\n",
                     static_cast<unsigned long long>(s.spills), format_size(s.bytes).c_str());
       out += line;
+      if (s.site == WorkspaceSpillSite::kNoSite)
+        out += "      (no stack recorded)\n";
+      else
+        out += format_stack(a.sites[s.site].frames, 2, "      ");
     }
+    if (w.spill_sites.size() > kTextSites)
+      out += "    ... " + std::to_string(w.spill_sites.size() - kTextSites) +
+             " more spilling sites (report --json lists them)\n";
   }
   return out;
 }

@@ -98,7 +98,7 @@ class IterationReplay final : public TraceVisitor {
   std::uint32_t thread_ = 0, depth_ = 0;
   std::uint64_t requests_before_ = 0, spills_before_ = 0;
   std::uint64_t recorded_ = 0, recorded_bytes_ = 0;  // of the open iteration
-  std::unordered_set<std::uint64_t> live_;  // blocks of the open iteration
+  std::unordered_set<std::uint64_t> live_;           // blocks of the open iteration
 };
 
 void IterationReplay::on_event(const Event& e) {

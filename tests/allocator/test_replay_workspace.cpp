@@ -99,7 +99,7 @@ TEST(ReplayWorkspace, MarksBoundIterationsOnTheirThread) {
   t.alloc(0x100, 300);
   t.alloc(0x200, 60);
   t.free(0x200);
-  t.mark();  // 0x100 (300 bytes) still live: escapes iteration 3
+  t.mark();             // 0x100 (300 bytes) still live: escapes iteration 3
   t.alloc(0x400, 500);  // after the last mark: outside
   WorkspaceReplayResult r = replay(t.finish(), "policyAllocation:STRICT");
   EXPECT_FALSE(r.by_scope);

@@ -305,7 +305,9 @@ struct Analysis {
   std::vector<PoolStats> pools;
   std::vector<std::string> pool_names;  // every pool the trace defines, analyzed or not
   std::vector<ScopeStats> scopes;
-  std::vector<WorkspaceReport> workspaces;  // workspaces.hpp (pools of kind workspace)
+  // One per pool of kind workspace (memtrail/workspaces.hpp).
+  std::vector<WorkspaceReport> workspaces;
+
   Histogram size_histogram;      // granted size of allocations in range (leaf pools)
   Histogram lifetime_histogram;  // ns from alloc to free, blocks freed in range (leaf pools)
   Series used;                   // process-wide used over time

@@ -91,7 +91,7 @@ void Engine::on_pool(const PoolInfo& info) {
   p.out.info.id = std::min(info.id, kMaxPools - 1);
   p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                    info.name) != options_.pools.end();
-  if (p.included) workspaces_.on_pool(p.out.info);
+  workspaces_.on_pool(p.out.info, p.included);
   // Only an analyzed pool makes its parent an upstream: with --pool naming the
   // upstream alone, its blocks are the process-wide figures.
   if (p.included && info.parent != 0 && info.parent != info.id) {

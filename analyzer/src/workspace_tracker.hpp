@@ -19,7 +19,9 @@ namespace memtrail::detail {
 class WorkspaceTracker {
  public:
   bool active() const { return active_; }
-  void on_pool(const PoolInfo& p);
+  // Every pool (system allocations are counted in pools left out of the
+  // analysis too); a workspace gets a section only when `included`.
+  void on_pool(const PoolInfo& p, bool included);
   void on_scope(const ScopeInfo& s);
   // Every event once active(); `in_range` as the engine decided it.
   void on_event(const Event& e, bool in_range);

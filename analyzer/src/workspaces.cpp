@@ -17,7 +17,7 @@ constexpr std::uint64_t kMaxScopes = 1u << 16;   // as the engine's
 
 }  // namespace
 
-void WorkspaceTracker::on_pool(const PoolInfo& p) {
+void WorkspaceTracker::on_pool(const PoolInfo& p, bool included) {
   if (p.id >= level_.size()) {
     level_.resize(p.id + 1, Level::none);
     ws_of_pool_.resize(p.id + 1, -1);
@@ -33,6 +33,8 @@ void WorkspaceTracker::on_pool(const PoolInfo& p) {
       level_[p.id] = Level::upstream;
       break;
     case PoolKind::workspace:
+      level_[p.id] = Level::none;
+      if (!included) break;
       if (ws_of_pool_[p.id] < 0) {
         ws_of_pool_[p.id] = static_cast<std::int32_t>(ws_.size());
         ws_.emplace_back();

@@ -81,6 +81,11 @@ TEST(WorkspaceSample, ReportShowsLearningAndNoSystemAllocationAfterItButTheSpill
   EXPECT_EQ(w["spill_sites"][0]["bytes"], 4096);
   EXPECT_EQ(w["spill_sites"][0]["spills"], 2);
   EXPECT_TRUE(stack_has(w["spill_sites"][0]["stack"], "train_step"));
+  // Analyzing the workspace pool alone still counts the heap allocations
+  // made in its cycles.
+  json only = json_of(memtrail("report --json --pool LOOP " + shell_quote(trace.file())));
+  ASSERT_TRUE(only.contains("workspaces"));
+  EXPECT_EQ(only["workspaces"][0]["system_allocations_after_learning"], 1);
   // The pool itself: the reuses and the learned buffer.
   for (const auto& p : j["pools"])
     if (p["name"] == "LOOP") {

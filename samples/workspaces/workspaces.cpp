@@ -7,6 +7,15 @@
 //
 //   workspaces [--no-workspace] [STEPS]    (default 8)
 //
+// The workspace's configuration comes from MEMTRAIL_WORKSPACE_CONF (ND4J's
+// defaults when unset), so the same loop runs from an MMAP workspace larger
+// than a MEMTRAIL_MAX_BYTES RAM limit:
+//   MEMTRAIL_MAX_BYTES=1M
+//   MEMTRAIL_WORKSPACE_CONF=initialSize:4M,policyLocation:MMAP,policyLearning:NONE
+//   workspaces
+// (with policyLocation:RAM the 4 MiB buffer is refused: the limit's message,
+// exit 1).
+//
 // --no-workspace takes the same arrays from malloc and marks each step's
 // start (and the loop's end) with the mark "step": the trace a
 // `memtrail replay --allocator workspace --iteration-mark step` reads.
@@ -19,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -108,6 +118,29 @@ float train_step(Arrays& arrays, std::vector<float>& w1, std::vector<float>& w2,
   return loss / static_cast<float>(batch);
 }
 
+// The training loop: STEPS steps, the arrays of each from one cycle of the
+// workspace "LOOP" (or from malloc, marking each step).
+float train(bool use_workspace, int steps, std::vector<float>& w1, std::vector<float>& w2) {
+  WorkspaceManager& manager = WorkspaceManager::for_current_thread();
+  const WorkspaceConfiguration config = WorkspaceConfiguration::from_environment();
+  const std::string id = "LOOP";
+  float loss = 0;
+  for (int step = 1; step <= steps; ++step) {
+    const int batch = step == kDoubleStep ? 2 * kBatch : kBatch;
+    if (use_workspace) {
+      auto ws = manager.get_and_activate(config, id);  // one cycle of "LOOP"
+      Arrays arrays(&manager);
+      loss = train_step(arrays, w1, w2, batch, step);
+    } else {
+      memtrail::record_mark("step");
+      Arrays arrays(nullptr);
+      loss = train_step(arrays, w1, w2, batch, step);
+    }
+  }
+  if (!use_workspace) memtrail::record_mark("step");  // the last step ends here
+  return loss;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,23 +164,13 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < w1.size(); ++i) w1[i] = 0.05f * std::cos(static_cast<float>(i));
   for (std::size_t i = 0; i < w2.size(); ++i) w2[i] = 0.05f * std::sin(static_cast<float>(i));
 
-  WorkspaceManager& manager = WorkspaceManager::for_current_thread();
-  const WorkspaceConfiguration config;  // ND4J's defaults
-  const std::string id = "LOOP";
   float loss = 0;
-  for (int step = 1; step <= steps; ++step) {
-    const int batch = step == kDoubleStep ? 2 * kBatch : kBatch;
-    if (use_workspace) {
-      auto ws = manager.get_and_activate(config, id);  // one cycle of "LOOP"
-      Arrays arrays(&manager);
-      loss = train_step(arrays, w1, w2, batch, step);
-    } else {
-      memtrail::record_mark("step");
-      Arrays arrays(nullptr);
-      loss = train_step(arrays, w1, w2, batch, step);
-    }
+  try {
+    loss = train(use_workspace, steps, w1, w2);
+  } catch (const std::exception& e) {  // a bad configuration, a limit
+    std::fprintf(stderr, "workspaces: %s\n", e.what());
+    return 1;
   }
-  if (!use_workspace) memtrail::record_mark("step");  // the last step ends here
   std::printf("workspaces: %d steps (%s), final loss %.4f\n", steps,
               use_workspace ? "workspace LOOP" : "malloc", loss);
   return 0;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "temp_dir.hpp"
 #include "trace_builder.hpp"
 
 namespace memtrail {
@@ -153,6 +154,28 @@ TEST(WorkspaceSample, ReplayOfTheLoopWithoutWorkspacesPredictsTheLearnedSize) {
     EXPECT_NE(bad.err.find(says), std::string::npos) << args << ": " << bad.err;
     EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
   }
+}
+
+// The same loop from an MMAP workspace of 4 MiB under a 1 MiB RAM limit:
+// the file's pages are not RAM, so it runs; its temp file is gone at exit.
+// A RAM buffer of that size is refused with the limit's message.
+TEST(WorkspaceSample, MmapWorkspaceLargerThanTheRamLimit) {
+  test::TempDir dir("ws-mmap");
+  ASSERT_FALSE(dir.path().empty());
+  const std::string env = "MEMTRAIL_MAX_BYTES=1M MEMTRAIL_WORKSPACE_CONF=initialSize:4M,";
+  auto mmap =
+      test::run_command(env + "policyLocation:MMAP,policyLearning:NONE,tempFilePath:" + dir.path() +
+                        " " + MEMTRAIL_WORKSPACES_BIN);
+  EXPECT_EQ(mmap.exit_code, 0) << mmap.err;
+  EXPECT_NE(mmap.out.find("workspaces: 8 steps (workspace LOOP)"), std::string::npos) << mmap.out;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));  // the mapped file was removed
+  auto ram =
+      test::run_command(env + "policyLocation:RAM,policyLearning:NONE " + MEMTRAIL_WORKSPACES_BIN);
+  EXPECT_EQ(ram.exit_code, 1);
+  EXPECT_NE(ram.err.find("workspace [LOOP]: Can't allocate [HOST] memory for its buffer"),
+            std::string::npos)
+      << ram.err;
+  EXPECT_NE(ram.err.find("MEMTRAIL_MAX_BYTES exceeded"), std::string::npos) << ram.err;
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ bool Workspace::fits(std::uint64_t req, std::uint64_t alignment) const {
   return round_up(host_offset_, alignment) + req <= current_size_;
 }
 
-void* Workspace::alloc(std::size_t bytes, std::size_t alignment) {
+void* Workspace::alloc_slow(std::size_t bytes, std::size_t alignment) {
   MEMTRAIL_ALLOCATOR_ENTRY();
   const std::uint64_t align = std::max<std::uint64_t>(alignment, kAlignmentBase);
   if (bytes > kMaxRequestBytes)

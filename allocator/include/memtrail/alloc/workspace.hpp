@@ -24,6 +24,7 @@
 
 #include "memtrail/alloc/resource.hpp"
 #include "memtrail/alloc/workspace_config.hpp"
+#include "memtrail/recorder.hpp"
 
 namespace memtrail::alloc {
 namespace detail {
@@ -75,7 +76,23 @@ class Workspace final : public Resource {
   // pointer, wraps (circular) or spills. Throws OutOfMemoryError
   // "Can't allocate memory: Workspace is full" under FAIL, LimitError when a
   // spill exceeds a limit. Never returns nullptr (a 0-byte request takes 16).
-  void* alloc(std::size_t bytes, std::size_t alignment = kAlignmentBase);
+  void* alloc(std::size_t bytes, std::size_t alignment = kAlignmentBase) {
+    // The common case inline (docs/BENCHMARKS.md, workspaces): a scoped
+    // workspace, not tracing, no debug mode, a request that fits. Exactly
+    // what alloc_slow() does then (the offset of a scoped workspace is
+    // always a multiple of 16).
+    const std::uint64_t req = (static_cast<std::uint64_t>(bytes) + 15) & ~std::uint64_t{15};
+    if (alignment <= kAlignmentBase && bytes - 1 < current_size_ &&
+        host_offset_ + req <= current_size_ && (host_offset_ & 15) == 0 &&
+        debug_ != DebugMode::SPILL_EVERYTHING && !circular() && !tracing()) {
+      void* p = buffer_ + host_offset_;
+      host_offset_ += req;
+      cycle_allocations_ += req;
+      ++cycle_count_;
+      return p;
+    }
+    return alloc_slow(bytes, alignment);
+  }
 
   // Cycle boundaries (WorkspaceManager calls these; see Activation).
   void enter();  // notifyScopeEntered: new generation, BLOCK_LEFT resets
@@ -99,6 +116,7 @@ class Workspace final : public Resource {
     std::uint64_t bytes;
     std::uint64_t step;
   };
+  void* alloc_slow(std::size_t bytes, std::size_t alignment);
   void* bump(std::uint64_t req, std::uint64_t alignment);
   void* spill(std::uint64_t req, std::uint64_t alignment, bool trimmer);
   bool fits(std::uint64_t req, std::uint64_t alignment) const;

@@ -97,8 +97,9 @@ class IterationReplay final : public TraceVisitor {
   bool open_ = false, with_buffer_ = false;
   std::uint32_t thread_ = 0, depth_ = 0;
   std::uint64_t requests_before_ = 0, spills_before_ = 0;
-  std::uint64_t recorded_ = 0, recorded_bytes_ = 0;  // of the open iteration
-  std::unordered_set<std::uint64_t> live_;           // blocks of the open iteration
+  // Of the open iteration: allocations, their bytes, those that were `alloc`.
+  std::uint64_t recorded_ = 0, recorded_bytes_ = 0, recorded_system_ = 0;
+  std::unordered_set<std::uint64_t> live_;  // blocks of the open iteration
 };
 
 void IterationReplay::on_event(const Event& e) {
@@ -151,13 +152,14 @@ void IterationReplay::begin(std::uint32_t thread) {
   with_buffer_ = ws_.stats().current_size > 0;
   requests_before_ = upstream_.requests();
   spills_before_ = ws_.stats().external_total;
-  recorded_ = recorded_bytes_ = 0;
+  recorded_ = recorded_bytes_ = recorded_system_ = 0;
 }
 
 void IterationReplay::allocate(const Event& e) {
   const std::uint64_t size = e.requested ? e.requested : e.size;
   ++recorded_;
   recorded_bytes_ += size;
+  if (e.kind == EventKind::alloc) ++recorded_system_;
   live_.insert(e.address);
   try {
     ws_.alloc(size);
@@ -181,7 +183,7 @@ void IterationReplay::end() {
   live_.clear();
   if (!with_buffer_) return;
   ++r_.iterations_after_learning;
-  r_.recorded_allocations_after_learning += recorded_;
+  r_.recorded_allocations_after_learning += recorded_system_;
   r_.system_allocations_after_learning += upstream_.requests() - requests_before_;
   r_.spills_after_learning += s.external_total - spills_before_;
 }

@@ -127,6 +127,10 @@ TEST(WorkspaceSample, ReplayOfTheLoopWithoutWorkspacesPredictsTheLearnedSize) {
   EXPECT_EQ(self["workspace_replay"]["iterations_by"], "scope");
   EXPECT_EQ(self["workspace_replay"]["iterations"], 8);
   EXPECT_EQ(self["workspace_replay"]["learned_size"], 6988);
+  // Of the recorded pool's allocations after learning only the spill was a
+  // system allocation (an `alloc`; the 48 bumps are `reuse`s).
+  EXPECT_EQ(self["workspace_replay"]["recorded_allocations_after_learning"], 1);
+  EXPECT_EQ(self["workspace_replay"]["system_allocations_after_learning"], 1);
 
   // A STRICT workspace learns step 1's 5376 bytes exactly; in the double
   // step dh (at 5632) and dW1 (at 6144) do not fit, dW2 (at 4096) does.

@@ -9,7 +9,8 @@
 // that text (a mark at the start of each iteration and one after the last:
 // the allocations after the final mark are not an iteration). Only the
 // allocations of pool `pool` made on the iteration's thread count; each one
-// of the recording was a system allocation (malloc, or the pool's own).
+// `alloc` of the recording was a system allocation (a `reuse`, a pool's cache
+// hit, was not).
 // The trace is read as it runs: memory is bounded by one iteration's live
 // blocks, not by the length of the trace.
 #pragma once
@@ -39,8 +40,9 @@ struct WorkspaceReplayResult {
   std::uint64_t spills = 0, spills_after_learning = 0;
   std::uint64_t failed_allocations = 0;  // policySpill FAIL: the program would have thrown
   // Iterations that began with the workspace holding its buffer (learned, or
-  // an initialSize), and the system allocations in them: as recorded, and
-  // with the workspace (its buffer and spill requests to the upstream).
+  // an initialSize), and the system allocations in them: as recorded (the
+  // pool's `alloc` events, not its `reuse`s), and with the workspace (its
+  // buffer and spill requests to the upstream).
   std::uint64_t iterations_after_learning = 0;
   std::uint64_t recorded_allocations_after_learning = 0;
   std::uint64_t system_allocations_after_learning = 0;

@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "memtrail/alloc/replay.hpp"
 #include "memtrail/size.hpp"
+#include "replay_workspace_cmd.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -25,15 +26,21 @@ constexpr const char* kUsage =
     "usage: memtrail replay SCRIPT|TRACE [--allocator caching|bfc|malloc] [--conf STR]\n"
     "                       [--capacity SIZE] [--pool NAME] [--keep-addresses] [--partial]\n"
     "                       [--json]\n"
+    "       memtrail replay TRACE --allocator workspace --iteration-mark NAME [--conf STR]\n"
+    "                       [--pool NAME] [--partial] [--json]\n"
     "\n"
     "  SCRIPT            one operation per line: 'A = malloc 1000 [stream=1]', 'free A',\n"
     "                    'record_stream A 2', 'synchronize [2]', 'empty_cache', 'stats';\n"
     "                    read as it runs ('-' reads stdin); sizes up to 2^63-1 bytes\n"
     "  TRACE             a .mtr trace: the alloc/free sequence of one pool is replayed\n"
     "  --allocator       policy (default caching: PyTorch's CUDA caching allocator;\n"
-    "                    bfc: XLA's BFC arena; malloc: no caching)\n"
+    "                    bfc: XLA's BFC arena; malloc: no caching; workspace: ND4J's\n"
+    "                    workspace over the allocations of each iteration)\n"
     "  --conf STR        caching: PYTORCH_CUDA_ALLOC_CONF syntax, e.g. max_split_size_mb:128\n"
     "                    bfc: preallocate:False,memory_fraction:0.9,memory_limit:8GiB\n"
+    "                    workspace: ND4J's fields, e.g. policyAllocation:STRICT,minSize:1M\n"
+    "  --iteration-mark NAME  workspace: iterations are the entries of scope NAME, or\n"
+    "                    the spans between consecutive marks NAME\n"
     "  --capacity SIZE   size of the virtual device (default unbounded); OOMs are counted\n"
     "  --pool NAME       pool of the trace to replay (default: the heap, 'malloc')\n"
     "  --keep-addresses  TRACE only: segments take the addresses the pool recorded, so\n"
@@ -106,10 +113,29 @@ std::string open_input(const std::string& path, Input& input) {
   return {};
 }
 
+// --allocator workspace: checks what only that mode takes, then runs it.
+int replay_workspace(const std::string& input, const std::string& allocator,
+                     const std::string& mark, const std::string& pool,
+                     const alloc::ReplayOptions& options, bool json, bool partial) {
+  if (allocator != "workspace")
+    return usage_error("--iteration-mark is for --allocator workspace, not " + allocator);
+  if (mark.empty())
+    return usage_error("--allocator workspace needs --iteration-mark NAME (a scope or mark)");
+  if (options.capacity) return usage_error("--capacity is not used by --allocator workspace");
+  if (options.keep_addresses)
+    return usage_error("--keep-addresses is not used by --allocator workspace");
+  Input in;
+  if (std::string error = open_input(input, in); !error.empty()) return usage_error(error);
+  if (!in.trace)
+    return usage_error("--allocator workspace needs a trace (.mtr); '" + input +
+                       "' is a replay script");
+  return run_workspace_replay({input, pool, mark, options.conf, json, partial});
+}
+
 }  // namespace
 
 int cmd_replay(int argc, char** argv) {
-  std::string input, allocator = "caching", pool = "malloc";
+  std::string input, allocator = "caching", pool = "malloc", iteration_mark;
   alloc::ReplayOptions options;
   bool json = false, partial = false;
   for (int i = 1; i < argc; ++i) {
@@ -132,6 +158,9 @@ int cmd_replay(int argc, char** argv) {
         if (!size) return usage_error("--capacity " + error);
         if (*size == 0) return usage_error("--capacity must be more than 0 bytes");
         options.capacity = *size;
+      } else if (a == "--iteration-mark") {
+        iteration_mark = value("--iteration-mark");
+        if (iteration_mark.empty()) return usage_error("--iteration-mark needs a non-empty NAME");
       } else if (a == "--pool") {
         pool = value("--pool");
       } else if (a == "--json") {
@@ -160,8 +189,10 @@ int cmd_replay(int argc, char** argv) {
     options.allocator = alloc::ReplayAllocator::bfc;
   else if (allocator == "malloc")
     options.allocator = alloc::ReplayAllocator::malloc;
-  else
-    return usage_error("unknown allocator '" + allocator + "' (caching, bfc or malloc)");
+  else if (allocator != "workspace")
+    return usage_error("unknown allocator '" + allocator + "' (caching, bfc, malloc or workspace)");
+  if (allocator == "workspace" || !iteration_mark.empty())
+    return replay_workspace(input, allocator, iteration_mark, pool, options, json, partial);
 
   Input in;
   if (std::string error = open_input(input, in); !error.empty()) return usage_error(error);

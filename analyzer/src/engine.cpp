@@ -95,6 +95,7 @@ void Engine::on_pool(const PoolInfo& info) {
   p.out.info.id = std::min(info.id, kMaxPools - 1);
   p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                    info.name) != options_.pools.end();
+  workspaces_.on_pool(p.out.info, p.included);
   // Only an analyzed pool makes its parent an upstream: with --pool naming the
   // upstream alone, its blocks are the process-wide figures.
   if (p.included && info.parent != 0 && info.parent != info.id) {
@@ -111,6 +112,7 @@ void Engine::on_scope(const ScopeInfo& s) {
   std::uint32_t id = std::min(s.id, kMaxScopes - 1);
   grow_scopes(id);
   scopes_[id].out.info = s;
+  workspaces_.on_scope(s);
 }
 
 void Engine::grow_scopes(std::uint32_t id) {
@@ -349,6 +351,7 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
     summary_.first_event_ns = std::min(summary_.first_event_ns, e.time_ns);
     summary_.last_event_ns = std::max(summary_.last_event_ns, e.time_ns);
   }
+  if (workspaces_.active()) workspaces_.on_event(e, in_range);
   switch (e.kind) {
     case EventKind::alloc:
     case EventKind::reuse:
@@ -798,6 +801,7 @@ void Engine::finish(Analysis& a) {
   stack_nodes_.shrink_to_fit();
   a.stack_nodes = std::move(stack_nodes_);
   a.header = header_;
+  workspaces_.finish(a);
 }
 
 SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {

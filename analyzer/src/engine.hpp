@@ -17,6 +17,7 @@
 #include "memtrail/trace_file.hpp"
 #include "scope_growth.hpp"
 #include "session_taps.hpp"
+#include "workspace_tracker.hpp"
 
 namespace memtrail::detail {
 
@@ -256,6 +257,7 @@ class Engine : public TraceVisitor {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> fragmentation_scratch_;
   bool skip_stack_nodes_ = false;
   SessionTaps* taps_ = nullptr;
+  WorkspaceTracker workspaces_;  // the workspaces section (workspaces.cpp)
   bool stopped_ = false;
   bool cancelled_ = false;
   bool range_ended_ = false;

@@ -174,6 +174,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                       {"growth_sites", growth}});
   }
   j["scopes"] = scopes;
+  if (!a.workspaces.empty()) j["workspaces"] = workspaces_to_json(a);
 
   json tops;
   const std::pair<const char*, SiteOrder> orders[] = {{"calls", SiteOrder::calls},

@@ -218,6 +218,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   }
 
   out += memory_over_time_section(a);
+  out += workspaces_text(a);
+
   histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
   histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
 

@@ -51,6 +51,7 @@
 #include "memtrail/event.hpp"
 #include "memtrail/frame.hpp"
 #include "memtrail/trace_file.hpp"
+#include "memtrail/workspaces.hpp"
 
 namespace memtrail {
 
@@ -331,6 +332,9 @@ struct Analysis {
   std::vector<PoolStats> pools;
   std::vector<std::string> pool_names;  // every pool the trace defines, analyzed or not
   std::vector<ScopeStats> scopes;
+  // One per pool of kind workspace (memtrail/workspaces.hpp).
+  std::vector<WorkspaceReport> workspaces;
+
   Histogram size_histogram;      // granted size of allocations in range (leaf pools)
   Histogram lifetime_histogram;  // ns from alloc to free, blocks freed in range (leaf pools)
   Series used;                   // process-wide used over time

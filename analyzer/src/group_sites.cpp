@@ -81,6 +81,59 @@ std::vector<std::uint32_t> site_key(const Site& s, const FrameTable* shared,
   return key;
 }
 
+// Entries that name the same merged site become one (`add` folds the second
+// into the first), in the order of their first.
+template <class T, class Site, class Add>
+void merge_by_site(std::vector<T>& items, Site site_of, Add add) {
+  std::vector<T> out;
+  std::unordered_map<std::uint32_t, std::size_t> at;
+  for (T& item : items) {
+    auto [it, fresh] = at.try_emplace(site_of(item), out.size());
+    if (fresh)
+      out.push_back(std::move(item));
+    else
+      add(out[it->second], item);
+  }
+  items = std::move(out);
+}
+
+// Every index into Analysis::sites outside the leak list (rebuilt).
+void remap_site_indices(Analysis& a, const std::vector<std::uint32_t>& new_index) {
+  auto remap = [&](std::uint32_t& site) {
+    if (site < new_index.size()) site = new_index[site];
+  };
+  for (BlockLifetime& b : a.large_blocks) remap(b.site);
+  for (ScopeStats& scope : a.scopes) {
+    for (GrowthSite& g : scope.growth_sites) remap(g.site);
+    merge_by_site(
+        scope.growth_sites, [](const GrowthSite& g) { return g.site; },
+        [](GrowthSite& into, const GrowthSite& g) {
+          into.bytes_per_entry += g.bytes_per_entry;
+          into.live_bytes += g.live_bytes;
+        });
+    std::stable_sort(scope.growth_sites.begin(), scope.growth_sites.end(),
+                     [](const GrowthSite& x, const GrowthSite& y) {
+                       return x.bytes_per_entry > y.bytes_per_entry;
+                     });
+  }
+  for (WorkspaceReport& w : a.workspaces) {
+    for (WorkspaceSpillSite& s : w.spill_sites) remap(s.site);
+    merge_by_site(
+        w.spill_sites,
+        [](const WorkspaceSpillSite& s) {
+          // Spills whose alloc has no site stay apart (by their stack).
+          return s.site == WorkspaceSpillSite::kNoSite ? ~s.stack : s.site;
+        },
+        [](WorkspaceSpillSite& into, const WorkspaceSpillSite& s) {
+          into.spills += s.spills;
+          into.bytes += s.bytes;
+        });
+    std::stable_sort(
+        w.spill_sites.begin(), w.spill_sites.end(),
+        [](const WorkspaceSpillSite& x, const WorkspaceSpillSite& y) { return x.bytes > y.bytes; });
+  }
+}
+
 }  // namespace
 
 void group_sites_by_source(Analysis& a) {
@@ -104,8 +157,7 @@ void group_sites_by_source(Analysis& a) {
       add_site(merged[it->second], s);
   }
   a.sites = std::move(merged);
-  for (BlockLifetime& b : a.large_blocks)
-    if (b.site < new_index.size()) b.site = new_index[b.site];
+  remap_site_indices(a, new_index);
   rebuild_leak_sites(a);
 }
 

@@ -145,7 +145,7 @@ TEST_F(SampleReports, LeaksAreDirectThenIndirectThenReachable) {
     char k = s["kind"].get<std::string>()[0];
     if (kinds.empty() || kinds.back() != k) kinds += k;
   }
-  EXPECT_EQ(kinds, "dir");  // direct..., indirect, reachable...
+  EXPECT_EQ(kinds, "dipr");  // direct, indirect, possible (the interior pointer), reachable
   std::string text = report_text("--top 50 " + trace("leaks"));
   EXPECT_NE(text.find("direct leak: 640 B in 1 block [malloc]\n"), std::string::npos) << text;
   EXPECT_LT(text.rfind("\n  direct leak: "), text.find("\n  indirect leak: 288 B in 9 blocks"));

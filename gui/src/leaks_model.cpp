@@ -98,6 +98,10 @@ std::uint64_t LeaksModel::number(const Site& s, int column) const {
       return s.indirect_bytes;
     case indirect_blocks:
       return s.indirect_blocks;
+    case possible_bytes:
+      return s.possible_bytes;
+    case possible_blocks:
+      return s.possible_blocks;
     case reachable_bytes:
       return s.reachable_bytes;
     case reachable_blocks:
@@ -162,8 +166,8 @@ QVariant LeaksModel::rowData(int row, int column, int role) const {
   if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   if (n == 0) return QString();
-  const bool bytes =
-      column == direct_bytes || column == indirect_bytes || column == reachable_bytes;
+  const bool bytes = column == direct_bytes || column == indirect_bytes ||
+                     column == possible_bytes || column == reachable_bytes;
   return bytes ? bytesText(n) : countText(n);
 }
 
@@ -182,8 +186,9 @@ QVariant LeaksModel::frameData(int row, int frame, int column, int role) const {
 
 QVariant LeaksModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const names[] = {"Leak site",       "Direct",    "Direct blocks",   "Indirect",
-                                      "Indirect blocks", "Reachable", "Reachable blocks"};
+  static const char* const names[] = {"Leak site",       "Direct",          "Direct blocks",
+                                      "Indirect",        "Indirect blocks", "Possible",
+                                      "Possible blocks", "Reachable",       "Reachable blocks"};
   return section >= 0 && section < column_count ? tr(names[section]) : QVariant();
 }
 

@@ -1,5 +1,5 @@
 // The Leaks tab's model: one row per leak site of the range's Analysis
-// (Leaks::sites, leaf pools) with its direct, indirect and reachable bytes
+// (Leaks::sites, leaf pools) with its direct, indirect, possible and reachable bytes
 // and blocks, labelled by its first frame outside the allocation machinery;
 // the children of a row are the site's symbolized frames, innermost first.
 // Sorted by leaked (direct + indirect) bytes, then reachable bytes.
@@ -29,6 +29,8 @@ class LeaksModel : public QAbstractItemModel {
     direct_blocks,
     indirect_bytes,
     indirect_blocks,
+    possible_bytes,  // Valgrind's possibly lost: only interior pointers reach them
+    possible_blocks,
     reachable_bytes,
     reachable_blocks,
     column_count

@@ -49,10 +49,11 @@ void LeaksView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Ana
   if (range) {
     const Leaks& l = range->leaks;
     totals_->setText(
-        tr("%1 leak sites.  Direct: %2.  Indirect: %3.  Reachable: %4.%5")
+        tr("%1 leak sites.  Direct: %2.  Indirect: %3.  Possible: %4.  Reachable: %5.%6")
             .arg(model_->rowCount())
             .arg(bytesAndBlocks(l.direct_bytes, l.direct_blocks),
                  bytesAndBlocks(l.indirect_bytes, l.indirect_blocks),
+                 bytesAndBlocks(l.possible_bytes, l.possible_blocks),
                  bytesAndBlocks(l.reachable_bytes, l.reachable_blocks),
                  l.classified ? QString() : tr("  (no leak classes recorded: live = direct)")));
     if (model_->rowCount() > 0) {  // the largest site's stack and source show at once

@@ -43,6 +43,7 @@ void SummaryView::showNumbers() {
   setValue("leaked-direct", tr("Leaked, direct"), bytesAndBlocks(l.direct_bytes, l.direct_blocks));
   setValue("leaked-indirect", tr("Leaked, indirect"),
            bytesAndBlocks(l.indirect_bytes, l.indirect_blocks));
+  setValue("possible", tr("Possibly lost"), bytesAndBlocks(l.possible_bytes, l.possible_blocks));
   setValue("reachable", tr("Reachable at exit"),
            bytesAndBlocks(l.reachable_bytes, l.reachable_blocks));
   setValue("runtime", tr("C/C++ runtime's blocks"),

@@ -48,6 +48,8 @@ class SummaryViewTest : public QObject {
                                        .arg(gui::bytesText(js["peak_used_bytes"]),
                                             gui::durationText(js["peak_time_ns"])));
     const auto& jl = report_["leaks"];
+    QCOMPARE(v.value("possible"),
+             gui::bytesAndBlocks(jl["possible_bytes"], jl["possible_blocks"]));
     QCOMPARE(v.value("reachable"),
              gui::bytesAndBlocks(jl["reachable_bytes"], jl["reachable_blocks"]));
     QVERIFY(v.value("processes").startsWith("1 ("));

@@ -4,6 +4,7 @@
 #include "memtrail/export.hpp"
 #include "memtrail/site_caller.hpp"
 #include "memtrail/size.hpp"
+#include "site_json.hpp"
 
 namespace memtrail {
 
@@ -90,23 +91,11 @@ json export_base(const Analysis& a, std::size_t top) {
 // One site: its counters and its frames as ids into the export's `frames`.
 json site_by_id(const Analysis& a, std::uint32_t i, bool shared_table) {
   const Site& s = a.sites[i];
-  const PoolStats* p = a.pool(s.pool);
-  json j{{"site", i},
-         {"pool", p ? p->info.name : std::string()},
-         {"stack_id", s.stack},
-         {"calls", s.calls},
-         {"reuses", s.reuses},
-         {"bytes_allocated", s.bytes_allocated},
-         {"temporaries", s.temporaries},
-         {"peak_bytes", s.peak_bytes},
-         {"leaked_bytes", s.leaked_bytes},
-         {"leaked_blocks", s.leaked_blocks},
-         {"direct_bytes", s.direct_bytes},
-         {"indirect_bytes", s.indirect_bytes},
-         {"reachable_bytes", s.reachable_bytes},
-         {"live_at_range_end_bytes", s.live_at_range_end_bytes},
-         {"live_at_range_end_blocks", s.live_at_range_end_blocks},
-         {"caller", caller_text(s.frames)}};
+  json j = detail::site_counters_json(a, i);
+  j["stack_id"] = s.stack;
+  j["direct_bytes"] = s.direct_bytes;
+  j["indirect_bytes"] = s.indirect_bytes;
+  j["reachable_bytes"] = s.reachable_bytes;
   if (shared_table && s.frames.table() == a.frame_table.get())
     j["frames"] = std::vector<std::uint32_t>(s.frames.indices().begin(), s.frames.indices().end());
   else

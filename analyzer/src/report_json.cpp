@@ -3,6 +3,7 @@
 
 #include "memtrail/analysis.hpp"
 #include "memtrail/site_caller.hpp"
+#include "site_json.hpp"
 
 namespace memtrail {
 
@@ -43,7 +44,7 @@ nlohmann::json fragmentation_to_json(const Fragmentation& f) {
               {"external", f.external}};
 }
 
-nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
+nlohmann::json detail::site_counters_json(const Analysis& a, std::uint32_t i) {
   const Site& s = a.sites[i];
   const PoolStats* p = a.pool(s.pool);
   return json{{"site", i},
@@ -57,8 +58,13 @@ nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
               {"leaked_blocks", s.leaked_blocks},
               {"live_at_range_end_bytes", s.live_at_range_end_bytes},
               {"live_at_range_end_blocks", s.live_at_range_end_blocks},
-              {"stack", frames_to_json(s.frames)},
               {"caller", caller_text(s.frames)}};
+}
+
+nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
+  json j = detail::site_counters_json(a, i);
+  j["stack"] = frames_to_json(a.sites[i].frames);
+  return j;
 }
 
 nlohmann::json frames_to_json(const FrameList& frames) {

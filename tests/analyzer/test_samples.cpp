@@ -7,11 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "report_json_helpers.hpp"
 #include "trace_builder.hpp"
 
 namespace memtrail {
 namespace {
 
+using memtrail::test::stack_has;
 using nlohmann::json;
 using test::memtrail;
 using test::shell_quote;
@@ -25,12 +27,6 @@ json traced_report(const std::string& program_and_args, const std::string& name)
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::filesystem::remove_all(trace);  // the run directory `memtrail run -o` made
   return r.exit_code == 0 ? json::parse(r.out) : json();
-}
-
-bool stack_has(const json& stack, const std::string& function_part) {
-  for (const auto& f : stack)
-    if (f["function"].get<std::string>().find(function_part) != std::string::npos) return true;
-  return false;
 }
 
 // samples/leaks: the leaks its source documents, per class.

@@ -12,12 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "report_json_helpers.hpp"
 #include "temp_dir.hpp"
 #include "trace_builder.hpp"
 
 namespace memtrail {
 namespace {
 
+using memtrail::test::stack_has;
 using nlohmann::json;
 using test::memtrail;
 using test::shell_quote;
@@ -44,12 +46,6 @@ class SampleTrace {
 json json_of(const test::CommandResult& r) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.exit_code == 0 ? json::parse(r.out) : json();
-}
-
-bool stack_has(const json& stack, const std::string& function_part) {
-  for (const auto& f : stack)
-    if (f["function"].get<std::string>().find(function_part) != std::string::npos) return true;
-  return false;
 }
 
 TEST(WorkspaceSample, ReportShowsLearningAndNoSystemAllocationAfterItButTheSpill) {
@@ -92,6 +88,22 @@ TEST(WorkspaceSample, ReportShowsLearningAndNoSystemAllocationAfterItButTheSpill
     if (p["name"] == "LOOP") {
       EXPECT_EQ(p["reuses"], 48);
     }
+}
+
+// Four steps stop before the double batch: once learned, the loop body makes
+// no system allocation at all (the acceptance, from the trace).
+TEST(WorkspaceSample, NoSystemAllocationAfterLearningWithoutTheOversizedStep) {
+  SampleTrace trace(" 4", "ws-sample-4");
+  json j = json_of(memtrail("report --json " + shell_quote(trace.file())));
+  ASSERT_TRUE(j.contains("workspaces")) << j.dump();
+  const json& w = j["workspaces"][0];
+  EXPECT_EQ(w["cycles"], 4);
+  EXPECT_EQ(w["learned_size"], 6988);
+  EXPECT_EQ(w["cycles_after_learning"], 3);
+  EXPECT_EQ(w["reuses"], 21);  // 3 steps x 7 arrays
+  EXPECT_EQ(w["spills_after_learning"], 0);
+  EXPECT_EQ(w["system_allocations_after_learning"], 0);
+  EXPECT_EQ(w["cycles_with_system_allocations_after_learning"], 0);
 }
 
 TEST(WorkspaceSample, ReplayOfTheLoopWithoutWorkspacesPredictsTheLearnedSize) {

@@ -2,6 +2,7 @@
 #include "heap_probe.hpp"
 
 #include <malloc.h>
+#include <pthread.h>
 
 #include <chrono>
 
@@ -32,6 +33,7 @@ HeapProbe::Figures HeapProbe::read(int wait_ms) {
 }
 
 void HeapProbe::run() {
+  pthread_setname_np(pthread_self(), "memtrail-heap");
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return asked_ || stop_; });

@@ -21,6 +21,7 @@
 #include "memtrail/alloc/host_resources.hpp"
 #include "memtrail/alloc/replay.hpp"
 #include "memtrail/recorder.hpp"
+#include "traced_session.hpp"
 
 namespace {
 
@@ -117,28 +118,12 @@ void BM_BfcPoolAlternating(benchmark::State& state) {
 }
 BENCHMARK(BM_BfcPoolAlternating);
 
-struct Session {
-  std::string path = "/tmp/memtrail-bench-allocator-" + std::to_string(getpid()) + ".mtr";
-  explicit Session(bool stacks) {
-    memtrail::RecorderOptions o;
-    o.output = path;
-    o.stacks = stacks;
-    o.stack_depth = 10;
-    o.sample_interval_ms = 0;
-    if (!memtrail::start(o)) std::abort();
-  }
-  ~Session() {
-    memtrail::stop();
-    std::remove(path.c_str());
-  }
-};
-
 // Tracing on: each pair records two events (reuse + free).
 void BM_CachingPoolTraced(benchmark::State& state) {
   SystemHeapResource heap;
   CachingPool pool(heap, CachingConfig{});
   pool.free(pool.malloc(4096));
-  Session session(state.range(0) != 0);
+  memtrail::bench::TracedSession session("allocator", state.range(0) != 0);
   for (auto _ : state) {
     void* p = pool.malloc(4096);
     benchmark::DoNotOptimize(p);
@@ -156,7 +141,7 @@ void BM_BfcPoolTraced(benchmark::State& state) {
   o.memory_limit = 1ull << 30;
   BfcPool pool(heap, o);
   pool.deallocate_raw(pool.allocate_raw(4096));
-  Session session(state.range(0) != 0);
+  memtrail::bench::TracedSession session("allocator", state.range(0) != 0);
   for (auto _ : state) {
     void* p = pool.allocate_raw(4096);
     benchmark::DoNotOptimize(p);

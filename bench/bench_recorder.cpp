@@ -10,28 +10,9 @@
 #include <string>
 
 #include "memtrail/recorder.hpp"
+#include "traced_session.hpp"
 
 namespace {
-
-std::string bench_path() {
-  return "/tmp/memtrail-bench-recorder-" + std::to_string(getpid()) + ".mtr";
-}
-
-// Starts a session for one benchmark run and removes its file afterwards.
-struct Session {
-  std::string path = bench_path();
-  explicit Session(bool stacks, int depth = 10) {
-    memtrail::RecorderOptions o;
-    o.output = path;
-    o.stacks = stacks;
-    o.stack_depth = depth;
-    if (!memtrail::start(o)) std::abort();
-  }
-  ~Session() {
-    memtrail::stop();
-    std::remove(path.c_str());
-  }
-};
 
 void BM_MallocFreePair(benchmark::State& state) {
   for (auto _ : state) {
@@ -53,7 +34,7 @@ void BM_RecordTracingOff(benchmark::State& state) {
 BENCHMARK(BM_RecordTracingOff);
 
 void BM_RecordNoStacks(benchmark::State& state) {
-  Session session(false);
+  memtrail::bench::TracedSession session("recorder", false, 10, true);
   std::uint32_t pool = memtrail::register_pool(
       {0, 0, "bench", memtrail::PoolKind::other, memtrail::MemorySpace::host, -1});
   std::uintptr_t a = 0x1000;
@@ -76,7 +57,7 @@ __attribute__((noinline)) void record_at_depth(int depth, std::uint32_t pool, st
 }
 
 void BM_RecordStacks10(benchmark::State& state) {
-  Session session(true, 10);
+  memtrail::bench::TracedSession session("recorder", true, 10, true);
   std::uint32_t pool = memtrail::register_pool(
       {0, 0, "bench", memtrail::PoolKind::other, memtrail::MemorySpace::host, -1});
   std::uintptr_t a = 0x1000;

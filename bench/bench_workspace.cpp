@@ -20,6 +20,7 @@
 #include "memtrail/alloc/workspace.hpp"
 #include "memtrail/alloc/workspace_manager.hpp"
 #include "memtrail/recorder.hpp"
+#include "traced_session.hpp"
 
 namespace {
 
@@ -136,22 +137,6 @@ void BM_TrainingStep(benchmark::State& state) {
 }
 BENCHMARK(BM_TrainingStep)->Arg(0)->Arg(1);
 
-struct Session {
-  std::string path = "/tmp/memtrail-bench-workspace-" + std::to_string(getpid()) + ".mtr";
-  explicit Session(bool stacks) {
-    memtrail::RecorderOptions o;
-    o.output = path;
-    o.stacks = stacks;
-    o.stack_depth = 10;
-    o.sample_interval_ms = 0;
-    if (!memtrail::start(o)) std::abort();
-  }
-  ~Session() {
-    memtrail::stop();
-    std::remove(path.c_str());
-  }
-};
-
 // The workspace step with tracing on: 7 reuse + 7 free events, the scope
 // begin/end and a workspace_reset per step. Arg: stacks (10 frames) or not.
 void BM_TrainingStepTraced(benchmark::State& state) {
@@ -159,7 +144,7 @@ void BM_TrainingStepTraced(benchmark::State& state) {
   WorkspaceManager manager(&heap);
   const WorkspaceConfiguration config;
   step_workspace(manager, config);  // learned before tracing starts
-  Session session(state.range(0) != 0);
+  memtrail::bench::TracedSession session("workspace", state.range(0) != 0);
   for (auto _ : state) step_workspace(manager, config);
   state.SetLabel(state.range(0) ? "workspace, traced, stacks (10 frames)"
                                 : "workspace, traced, no stacks");

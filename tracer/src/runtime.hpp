@@ -16,6 +16,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -357,7 +358,9 @@ struct Session {
   // Moves `c` to where its next event is; false at the end of the pass's share.
   bool cursor_next_block(DrainCursor& c);
   void emit_tables();
-  void emit_sample();
+  // The glibc figures for a sample now due (read outside work_mutex).
+  std::optional<HeapProbe::Figures> heap_figures_if_sample_due();
+  void emit_sample(const HeapProbe::Figures& heap);
 };
 
 // The active session (nullptr when not tracing).

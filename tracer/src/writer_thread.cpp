@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <optional>
 
 #include "runtime.hpp"
 
@@ -232,11 +233,18 @@ void Session::emit_tables() {
   }
 }
 
-void Session::emit_sample() {
+std::optional<HeapProbe::Figures> Session::heap_figures_if_sample_due() {
+  // Not after a fatal signal: mallinfo2() takes every malloc arena's lock,
+  // and the thread the signal stopped may hold one.
+  if (now_ns() < next_sample_ns || ended_by_signal.load(std::memory_order_relaxed) != 0)
+    return std::nullopt;
   // Normally answered in microseconds; see heap_probe.hpp for why not here.
   constexpr int kHeapProbeWaitMs = 20;
-  HeapProbe::Figures heap;
-  if (g_glibc_heap.load(std::memory_order_relaxed)) heap = heap_probe.read(kHeapProbeWaitMs);
+  if (!g_glibc_heap.load(std::memory_order_relaxed)) return HeapProbe::Figures{};
+  return heap_probe.read(kHeapProbeWaitMs);
+}
+
+void Session::emit_sample(const HeapProbe::Figures& heap) {
   Event e;
   e.kind = EventKind::sample;
   // In order with the events, and without squashing them: stamped at the
@@ -583,6 +591,10 @@ void Session::writer_main() {
                     static_cast<long>(wait_ns % 1'000'000'000)};
       ::syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &most, nullptr, 0);
     }
+    // A due sample's glibc figures are read before the lock: the probe
+    // thread may wait for a core (one CPU, busy program threads), and the
+    // program threads that drain need the lock meanwhile.
+    std::optional<HeapProbe::Figures> heap = heap_figures_if_sample_due();
     std::lock_guard work(work_mutex);
     std::uint64_t ticket = flush_requested.load(std::memory_order_acquire);
     if (ticket != serving) {
@@ -606,8 +618,8 @@ void Session::writer_main() {
         now = now_ns();
         // Not after a fatal signal: mallinfo2() takes every malloc arena's
         // lock, and the thread the signal stopped may hold one.
-        if (now >= next_sample_ns && ended_by_signal.load(std::memory_order_relaxed) == 0) {
-          emit_sample();
+        if (heap && ended_by_signal.load(std::memory_order_relaxed) == 0) {
+          emit_sample(*heap);
           next_sample_ns = now + options.sample_interval_ms * kMs;
         }
         if (now >= next_flush_ns ||

@@ -1,6 +1,8 @@
 // memtrail run's final line (trace_outcome.hpp).
 #include "trace_outcome.hpp"
 
+#include "memtrail/size.hpp"
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -88,7 +90,7 @@ std::string run_outcome_message(const RunIndex& run, const std::string& shown_na
       unusable.push_back(p.name + (why.empty() ? "" : " (" + why + ")"));
   }
   const std::size_t n = run.processes.size();
-  const std::string count = std::to_string(n) + (n == 1 ? " trace" : " traces");
+  const std::string count = count_text(n, "trace");
   if (incomplete.empty() && unusable.empty())
     return "memtrail: trace written to " + shown_name + " (" + count + ")";
   std::string line = unusable.size() == n

@@ -12,6 +12,7 @@
 #include "group_sites.hpp"
 #include "heap_reserved.hpp"
 #include "memtrail/analysis.hpp"
+#include "memtrail/size.hpp"
 #include "pipelined_read.hpp"
 #include "symbolize_sites.hpp"
 
@@ -36,8 +37,8 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
   }
   if (r.dropped_bytes > 0) {
     std::string what = !r.warning.empty() ? r.warning
-                                          : std::to_string(r.dropped_bytes) +
-                                                " bytes after the last whole chunk were dropped";
+                                          : "dropped " + count_text(r.dropped_bytes, "byte") +
+                                                " after the last whole chunk";
     if (allow_partial)
       a.warning = a.path + ": cut file: " + what;
     else
@@ -46,7 +47,7 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
   }
   if (!r.complete)
     a.warning = a.path + ": no end-of-trace marker (program killed?); analyzed " +
-                std::to_string(r.chunks) + " whole chunks";
+                count_text(r.chunks, "whole chunk");
 }
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "memtrail/gen_suppressions.hpp"
+#include "memtrail/size.hpp"
 
 namespace memtrail {
 
@@ -63,8 +64,7 @@ std::string generate_suppressions(const Analysis& a, const CheckConfig& config,
     if (suppressions.match(site.frames) >= 0) continue;
     std::string rule = suppression_for(site.frames);
     std::string what = std::string(to_string(ls.kind)) + " leak of " + std::to_string(ls.bytes) +
-                       " bytes in " + std::to_string(ls.blocks) +
-                       (ls.blocks == 1 ? " block" : " blocks");
+                       " bytes in " + count_text(ls.blocks, "block");
     if (rule.empty()) {
       out += "# " + what + ": no stack recorded, no rule can name it\n";
     } else if (written.insert(rule).second) {

@@ -15,13 +15,13 @@ namespace {
 
 // "6885 bytes (6.72 KiB)": exact for tests and scripts, readable for people.
 std::string bytes_text(std::uint64_t n) {
-  std::string s = std::to_string(n) + (n == 1 ? " byte" : " bytes");
+  std::string s = count_text(n, "byte");
   if (n >= 1024) s += " (" + format_size(n) + ")";
   return s;
 }
 
 std::string blocks_text(std::uint64_t n) {
-  return std::to_string(n) + (n == 1 ? " block" : " blocks");
+  return count_text(n, "block");
 }
 
 const char* kind_name(LeakClass k) {
@@ -290,7 +290,7 @@ std::string format_check_text(const CheckResult& r, const SuppressionSet& suppre
     }
   }
   std::size_t failed = r.failures(), total = r.items.size();
-  std::string limits = std::to_string(total) + (total == 1 ? " limit" : " limits");
+  std::string limits = count_text(total, "limit");
   out += failed
              ? "memtrail check: FAILED, " + std::to_string(failed) + " of " + limits + " exceeded\n"
              : "memtrail check: passed, " + limits + " checked\n";

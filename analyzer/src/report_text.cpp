@@ -24,7 +24,7 @@ std::string count(std::uint64_t n) {
 
 // "1 block", "3 blocks".
 std::string blocks(std::uint64_t n) {
-  return std::to_string(n) + (n == 1 ? " block" : " blocks");
+  return count_text(n, "block");
 }
 
 std::uint64_t series_max(const Series& s) {

@@ -213,6 +213,8 @@ TEST(Cli, TraceWithoutEndMarkerIsAnalyzedWithANote) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   EXPECT_NE(r.err.find("no end-of-trace marker"), std::string::npos) << r.err;
+  // One flush wrote one chunk: said in the singular.
+  EXPECT_NE(r.err.find("; analyzed 1 whole chunk\n"), std::string::npos) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["summary"]["leaked_bytes"], 300);
   std::remove(path.c_str());

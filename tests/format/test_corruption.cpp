@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "memtrail/size.hpp"
 #include "memtrail/trace_file.hpp"
 #include "trace_collector.hpp"
 
@@ -83,8 +84,8 @@ TEST_F(Corruption, CutAtEveryOffsetReadsUpToTheLastWholeChunk) {
     EXPECT_EQ(c.events.size(), r.events);
     EXPECT_EQ(r.dropped_bytes, cut - last_end) << "cut " << cut;
     if (cut > last_end)
-      EXPECT_NE(r.warning.find(std::to_string(cut - last_end) +
-                               " bytes after the last whole chunk were dropped"),
+      EXPECT_NE(r.warning.find("dropped " + count_text(cut - last_end, "byte") +
+                               " after the last whole chunk"),
                 std::string::npos)
           << r.warning;
     else
@@ -215,7 +216,7 @@ TEST_F(Corruption, TrailingGarbageAfterTheEndMarkerIsAWarning) {
   ReadResult r = test::read_trace(path, c);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(r.complete);
-  EXPECT_EQ(r.warning, path + ": 4 bytes after the end-of-trace marker were ignored");
+  EXPECT_EQ(r.warning, path + ": ignored 4 bytes after the end-of-trace marker");
 }
 
 }  // namespace

@@ -111,8 +111,8 @@ TEST_F(DumpCli, CutFileWarnsOnStderrAndExitsZero) {
   CliRun r = run_cli(path);
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("; incomplete (no end marker)\n"), std::string::npos) << r.out;
-  EXPECT_EQ(r.err, "memtrail dump: warning: " + path +
-                       ": 16 bytes after the last whole chunk were dropped\n");
+  EXPECT_EQ(r.err,
+            "memtrail dump: warning: " + path + ": dropped 16 bytes after the last whole chunk\n");
 }
 
 TEST_F(DumpCli, BadInputExitsTwoWithOneLine) {

@@ -76,4 +76,12 @@ std::string format_size(std::uint64_t bytes) {
   return buf;
 }
 
+std::string count_text(std::uint64_t n, std::string_view noun) {
+  std::string text = std::to_string(n);
+  text += ' ';
+  text += noun;
+  if (n != 1) text += 's';
+  return text;
+}
+
 }  // namespace memtrail

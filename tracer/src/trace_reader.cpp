@@ -28,6 +28,7 @@
 #include "byte_io.hpp"
 #include "decoder_state.hpp"
 #include "format_layout.hpp"
+#include "memtrail/size.hpp"
 #include "memtrail/trace_file.hpp"
 #include "model_scan.hpp"
 
@@ -839,8 +840,8 @@ FrameKind TraceReader::Impl::next_frame(std::uint64_t& offset, Frame& f, ReadRes
   auto cut = [&](std::uint64_t off) {
     stop.ok = true;
     stop.dropped_bytes = file_size - off;
-    stop.warning = path + ": " + std::to_string(stop.dropped_bytes) +
-                   " bytes after the last whole chunk were dropped";
+    stop.warning = path + ": dropped " + count_text(stop.dropped_bytes, "byte") +
+                   " after the last whole chunk";
     return FrameKind::stop;
   };
   auto fail = [&](std::string what) {
@@ -898,8 +899,8 @@ void TraceReader::Impl::end_of_trace(ReadResult& r, const Frame& end, std::uint6
     return;
   }
   if (offset < file_size)
-    r.warning = path + ": " + std::to_string(file_size - offset) +
-                " bytes after the end-of-trace marker were ignored";
+    r.warning = path + ": ignored " + count_text(file_size - offset, "byte") +
+                " after the end-of-trace marker";
   r.ok = true;
 }
 

@@ -18,4 +18,8 @@ std::optional<std::uint64_t> parse_size(std::string_view text, std::string* erro
 // Human-readable size for reports: "512 B", "1.50 KiB", "20.00 MiB".
 std::string format_size(std::uint64_t bytes);
 
+// A count with its noun, singular for exactly one: "1 block", "3 blocks",
+// "0 whole chunks". `noun` is the singular and takes a plain "s" plural.
+std::string count_text(std::uint64_t n, std::string_view noun);
+
 }  // namespace memtrail

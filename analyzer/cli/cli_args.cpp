@@ -64,6 +64,17 @@ bool Args::number(std::string_view name, std::uint64_t& out) {
   return true;
 }
 
+bool take_num_callers(Args& args, std::uint64_t& out) {
+  std::uint64_t n = 0;
+  if (!args.number("--num-callers", n)) return false;
+  if (args.failed()) return true;
+  if (n < 1 || n > 500)
+    args.fail("--num-callers " + std::to_string(n) + ": expected 1 to 500 frames");
+  else
+    out = n;
+  return true;
+}
+
 int Args::unknown() {
   fail("unknown option '" + args_[pos_] + "'");
   return usage_error();

@@ -65,6 +65,12 @@ using memtrail::parse_duration_ns;  // memtrail/duration.hpp
 //   --from TIME  --to TIME  --from-mark NAME  --to-mark NAME  --pool NAME
 //   --no-symbols  --no-symbol-cache  --partial
 bool take_analysis_option(Args& args, AnalysisOptions& options);
+// `--num-callers N`: frames printed per backtrace, 1..500 (Valgrind's
+// option; report, check and diff take it, default kDefaultNumCallers).
+inline constexpr std::uint64_t kDefaultNumCallers = 12;
+bool take_num_callers(Args& args, std::uint64_t& out);
+#define MEMTRAIL_NUM_CALLERS_HELP \
+  "  --num-callers N     frames shown per site's backtrace (default 12)\n"
 // Help text for the options above, for each command's --help.
 extern const char* const kAnalysisOptionsHelp;
 

@@ -46,6 +46,7 @@ void print_usage() {
       "  --policy FILE            JSON with limits and suppressions (flags override it)\n"
       "  --junit FILE             write a JUnit XML report (one testcase per limit)\n"
       "  --top N                  offending sites shown per failure (default 5)\n"
+      "  --num-callers N          frames shown per offending site (default 12)\n"
       "  --show-leak-kinds K,...  leak classes that count: definite, indirect, possible,\n"
       "                           reachable, all (default definite,indirect)\n"
       "  --gen-suppressions       print a 'leak:' rule for each failing leak site on stdout\n"
@@ -63,6 +64,7 @@ struct Flags {
       max_scope_growth;
   std::optional<double> tolerance;
   std::optional<std::size_t> top;
+  std::uint64_t num_callers = kDefaultNumCallers;
   std::vector<std::string> suppression_files;
   bool no_default_suppressions = false;
   std::string baseline, write_baseline, junit, policy, trace, run_trace;
@@ -219,6 +221,7 @@ int cmd_check(int argc, char** argv) {
                size_value(args, "--max-scope-growth", f.max_scope_growth)) {
     } else if (args.number("--max-leaked-blocks", top)) {
       f.max_leaked_blocks = top;
+    } else if (take_num_callers(args, f.num_callers)) {
     } else if (args.number("--top", top)) {
       f.top = top;
     } else if (args.value("--tolerance", v)) {
@@ -283,6 +286,7 @@ int cmd_check(int argc, char** argv) {
   if (f.max_scope_growth) config.max_scope_growth = f.max_scope_growth;
   if (f.tolerance) config.tolerance_percent = *f.tolerance;
   if (f.top) config.top_sites = *f.top;
+  config.frames_per_site = f.num_callers;
   if (f.leak_kinds) config.leak_kinds = *f.leak_kinds;
   if (!f.baseline.empty()) config.baseline = f.baseline;
   if (f.no_default_suppressions) config.default_suppressions = false;

@@ -21,7 +21,8 @@ const char* const kUsage =
     "both). The options apply to both.\n"
     "\n"
     "  --json              machine-readable diff (schema memtrail.diff/1)\n"
-    "  --top N             sites listed (default 10; 0 = all)\n" MEMTRAIL_SELECTION_HELP;
+    "  --top N             sites listed (default 10; 0 = all)\n" MEMTRAIL_NUM_CALLERS_HELP
+        MEMTRAIL_SELECTION_HELP;
 
 }  // namespace
 
@@ -30,10 +31,11 @@ int cmd_diff(int argc, char** argv) {
   AnalysisOptions options;
   bool json = false;
   std::uint64_t top = 10;
+  std::uint64_t num_callers = kDefaultNumCallers;
   std::vector<std::string> files;
   ProcessSelection selection;
   auto own = [&](Args& a) {
-    return take_selection_option(a, selection) ||
+    return take_selection_option(a, selection) || take_num_callers(a, num_callers) ||
            (a.flag("--json") ? (json = true) : a.number("--top", top));
   };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
@@ -54,7 +56,7 @@ int cmd_diff(int argc, char** argv) {
     std::cout << to_diff_json(d, top).dump(2) << "\n";
   else
     std::cout << "memtrail diff: A = " << files[0] << ", B = " << files[1] << "\n\n"
-              << diff_text(d, top == 0 ? static_cast<std::size_t>(-1) : top);
+              << diff_text(d, top == 0 ? static_cast<std::size_t>(-1) : top, num_callers);
   return 0;
 }
 

@@ -29,8 +29,7 @@ const char* const kUsage =
     "  --top N             sites per list (default 10; 0 = all)\n"
     "  --show-leak-kinds K,...  leak sites listed: definite, indirect, possible,\n"
     "                      reachable, all, none (default definite,indirect,possible;\n"
-    "                      JSON: all)\n"
-    "  --num-callers N     frames shown per site's backtrace (default 12)\n"
+    "                      JSON: all)\n" MEMTRAIL_NUM_CALLERS_HELP
     "  --filter-function NAME  only sites whose backtrace has a function\n"
     "                      containing NAME (peaks, timelines, pools: all)\n"
     "  --at TIME           reserved/used per pool (cached free, fragmented) and\n"
@@ -44,7 +43,7 @@ int cmd_report(int argc, char** argv) {
   AnalysisOptions options;
   bool json = false;
   std::uint64_t top = 10;
-  std::uint64_t num_callers = 12;
+  std::uint64_t num_callers = kDefaultNumCallers;
   std::optional<std::string> filter;
   std::vector<std::string> files;
   ProcessSelection selection;
@@ -69,13 +68,11 @@ int cmd_report(int argc, char** argv) {
       filter = v;
       return true;
     }
-    return take_selection_option(a, selection) || a.number("--num-callers", num_callers) ||
+    return take_selection_option(a, selection) || take_num_callers(a, num_callers) ||
            (a.flag("--json") ? (json = true) : a.number("--top", top));
   };
   if (auto rc = parse_trace_command(args, kUsage, options, files, own)) return *rc;
   expect_one_trace(args, files);
-  if (!args.failed() && (num_callers < 1 || num_callers > 500))
-    args.fail("--num-callers " + std::to_string(num_callers) + ": expected 1 to 500 frames");
   if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
 
   auto traces = resolve_traces("report", files[0], selection);

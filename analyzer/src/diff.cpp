@@ -151,7 +151,7 @@ nlohmann::json to_diff_json(const DiffResult& d, std::size_t top) {
   return j;
 }
 
-std::string diff_text(const DiffResult& d, std::size_t top) {
+std::string diff_text(const DiffResult& d, std::size_t top, std::size_t stack_depth) {
   std::string out;
   char buf[512];
   const Summary& a = d.summary[0];
@@ -203,7 +203,7 @@ std::string diff_text(const DiffResult& d, std::size_t top) {
                   std::to_string(s.calls[0]).c_str(), std::to_string(s.calls[1]).c_str(),
                   s.pool.c_str());
     out += buf;
-    out += format_stack(s.frames, 8, "    ");
+    out += format_stack(s.frames, stack_depth, "    ");
   }
   return out;
 }

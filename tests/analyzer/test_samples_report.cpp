@@ -138,6 +138,38 @@ TEST_F(SampleReports, NumCallersLimitsEachBacktrace) {
   EXPECT_NE(bad.err.find("--num-callers 0"), std::string::npos) << bad.err;
 }
 
+TEST_F(SampleReports, CheckAndDiffTakeNumCallersToo) {
+  // check prints Valgrind's 12 frames by default: all 5 of leak_unrolled's.
+  auto full = memtrail("check " + trace("unrolled"));
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_NE(full.err.find("    #0 (anonymous namespace)::leak_unrolled() at "), std::string::npos)
+      << full.err;
+  EXPECT_NE(full.err.find("    #4 _start\n"), std::string::npos) << full.err;
+  EXPECT_EQ(occurrences(full.err, "more frames"), 0u) << full.err;
+
+  auto one = memtrail("check --num-callers 1 " + trace("unrolled"));
+  EXPECT_EQ(one.exit_code, 1) << one.err;
+  EXPECT_EQ(occurrences(one.err, "    #1 "), 0u) << one.err;
+  EXPECT_EQ(occurrences(one.err, "\n    ... 4 more frames\n"), 1u) << one.err;
+
+  // diff of a trace with itself lists no site; against the leaks sample
+  // every site of both is listed with --num-callers frames.
+  auto d = memtrail("diff --top 0 --num-callers 2 " + trace("unrolled") + " " + trace("leaks"));
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("    main at "), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("\n    ... 3 more frames\n"), std::string::npos) << d.out;
+  EXPECT_EQ(occurrences(d.out, "__libc_start_call_main"), 0u) << d.out;
+
+  for (const char* command : {"check", "diff"}) {
+    auto bad = memtrail(std::string(command) + " --num-callers 501 " + trace("unrolled") + " " +
+                        trace("unrolled"));
+    EXPECT_EQ(bad.exit_code, 2) << command;
+    EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+    EXPECT_NE(bad.err.find("--num-callers 501: expected 1 to 500 frames"), std::string::npos)
+        << bad.err;
+  }
+}
+
 TEST_F(SampleReports, LeaksAreDirectThenIndirectThenReachable) {
   json j = report_json(trace("leaks"));
   std::string kinds;

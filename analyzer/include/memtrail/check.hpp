@@ -71,10 +71,10 @@ struct CheckConfig {
   std::vector<std::string> suppression_files;
   std::vector<std::string> suppressions;  // inline `leak:...` lines (policy)
   bool default_suppressions = true;
-  std::string baseline;          // path; empty = none
-  double tolerance_percent = 0;  // on baseline peaks
-  std::size_t top_sites = 5;     // offending sites shown per failure
-  std::size_t frames_per_site = 8;
+  std::string baseline;              // path; empty = none
+  double tolerance_percent = 0;      // on baseline peaks
+  std::size_t top_sites = 5;         // offending sites shown per failure
+  std::size_t frames_per_site = 12;  // --num-callers
   // Growth per iteration of any scope (recorded, or of --iteration-mark),
   // rounded to bytes: a loop whose live bytes grow by more fails.
   std::optional<std::uint64_t> max_scope_growth;

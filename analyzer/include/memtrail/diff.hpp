@@ -43,7 +43,8 @@ struct DiffResult {
 DiffResult diff_analyses(const Analysis& a, const Analysis& b);
 // Schema "memtrail.diff/1"; `top` limits the site list (0 = all).
 nlohmann::json to_diff_json(const DiffResult& d, std::size_t top = 20);
-std::string diff_text(const DiffResult& d, std::size_t top = 10);
+// `stack_depth`: frames printed per site (--num-callers).
+std::string diff_text(const DiffResult& d, std::size_t top = 10, std::size_t stack_depth = 12);
 
 // The identity used to match a site across traces: pool name plus, per
 // frame, the function name (or module file name + offset when unsymbolized).

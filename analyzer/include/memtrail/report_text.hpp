@@ -2,7 +2,8 @@
 // Sections: summary, leaks (direct, indirect, then reachable; sites with
 // their backtraces), top sites (caller line and backtrace), pools, scopes,
 // memory over time (report_chart.hpp), histograms, and LSan's closing
-// `SUMMARY: memtrail: N byte(s) leaked in M allocation(s).` line.
+// `SUMMARY: memtrail: N byte(s) leaked in M allocation(s).` line (of an
+// attached process, which kept running: "... still live at detach").
 #pragma once
 
 #include <cstdint>

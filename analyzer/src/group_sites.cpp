@@ -2,7 +2,6 @@
 #include "group_sites.hpp"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -60,25 +59,75 @@ class FrameIds {
   std::unordered_map<std::string, std::uint32_t> ids_;
 };
 
-// The id of each entry of the shared frame table: a few hundred strings, not
-// one per frame per site.
-std::vector<std::uint32_t> table_frame_ids(const FrameTable* table, FrameIds& ids) {
-  std::vector<std::uint32_t> out;
-  if (!table) return out;
-  out.reserve(table->frames.size());
-  for (const Frame& f : table->frames) out.push_back(ids.id(f));
-  return out;
-}
+// A site's key as a reader sees it: its pool and the identity of each frame.
+class SiteKeys {
+ public:
+  explicit SiteKeys(const FrameTable* shared) : shared_(shared) {
+    // The shared table's ids once: a few hundred strings, not one per frame
+    // per site.
+    if (!shared) return;
+    table_ids_.reserve(shared->frames.size());
+    for (const Frame& f : shared->frames) table_ids_.push_back(ids_.id(f));
+  }
 
-// (pool, frame ids) of a site.
-std::vector<std::uint32_t> site_key(const Site& s, const FrameTable* shared,
-                                    const std::vector<std::uint32_t>& table_ids, FrameIds& ids) {
-  std::vector<std::uint32_t> key{s.pool};
-  if (shared && s.frames.table() == shared)
-    for (std::uint32_t i : s.frames.indices()) key.push_back(table_ids[i]);
-  else  // a list over a table of its own
-    for (const Frame& f : s.frames) key.push_back(ids.id(f));
-  return key;
+  std::vector<std::uint32_t> key(const Site& s) {
+    std::vector<std::uint32_t> key{s.pool};
+    for_each_id(s, [&](std::uint32_t id) { key.push_back(id); });
+    return key;
+  }
+
+  std::uint64_t hash(const Site& s) {
+    std::uint64_t h = mix(0x9e3779b97f4a7c15ull ^ s.pool);
+    for_each_id(s, [&](std::uint32_t id) { h = mix(h ^ id); });
+    return h;
+  }
+
+ private:
+  template <class Fn>
+  void for_each_id(const Site& s, Fn fn) {
+    if (shared_ && s.frames.table() == shared_)
+      for (std::uint32_t i : s.frames.indices()) fn(table_ids_[i]);
+    else  // a list over a table of its own
+      for (const Frame& f : s.frames) fn(ids_.id(f));
+  }
+  static std::uint64_t mix(std::uint64_t x) {  // splitmix64's finalizer
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  }
+
+  const FrameTable* shared_;
+  FrameIds ids_;
+  std::vector<std::uint32_t> table_ids_;
+};
+
+// For each site, the first site with an equal key (itself when none). Keys
+// are hashed, sorted, and compared only where hashes are equal: ~16 bytes per
+// site, where a map of keys held every key (+10 MiB at 10^5 stacks, the GUI's
+// memory target, docs/BENCHMARKS.md).
+std::vector<std::uint32_t> first_equal_sites(const std::deque<Site>& sites, SiteKeys& keys) {
+  const auto n = static_cast<std::uint32_t>(sites.size());
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_hash(n);
+  for (std::uint32_t i = 0; i < n; ++i) by_hash[i] = {keys.hash(sites[i]), i};
+  std::sort(by_hash.begin(), by_hash.end());  // (hash, index): index order within a hash
+  std::vector<std::uint32_t> first(n);
+  for (std::size_t b = 0, e = 0; b < n; b = e) {
+    for (e = b + 1; e < n && by_hash[e].first == by_hash[b].first;) ++e;
+    std::vector<std::pair<std::vector<std::uint32_t>, std::uint32_t>> distinct;
+    for (std::size_t k = b; k < e; ++k) {
+      const std::uint32_t i = by_hash[k].second;
+      first[i] = i;
+      if (e - b == 1) break;
+      std::vector<std::uint32_t> key = keys.key(sites[i]);
+      auto same = std::find_if(distinct.begin(), distinct.end(),
+                               [&](const auto& d) { return d.first == key; });
+      if (same != distinct.end())
+        first[i] = same->second;
+      else
+        distinct.emplace_back(std::move(key), i);
+    }
+  }
+  return first;
 }
 
 // Entries that name the same merged site become one (`add` folds the second
@@ -136,29 +185,31 @@ void remap_site_indices(Analysis& a, const std::vector<std::uint32_t>& new_index
 
 }  // namespace
 
-void group_sites_by_source(Analysis& a) {
-  if (a.sites.empty()) return;
-  FrameIds ids;
-  const FrameTable* shared = a.frame_table.get();
-  std::vector<std::uint32_t> table_ids = table_frame_ids(shared, ids);
-  std::map<std::vector<std::uint32_t>, std::uint32_t> first_of_key;
-  std::vector<std::uint32_t> new_index(a.sites.size());
+std::vector<std::uint32_t> group_sites_by_source(Analysis& a) {
+  if (a.sites.empty()) return {};
+  std::vector<std::uint32_t> new_index;
+  {
+    SiteKeys keys(a.frame_table.get());
+    new_index = first_equal_sites(a.sites, keys);
+  }
   std::deque<Site> merged;
   // Popped as they merge, like the engine's hand-over: never held twice.
+  // A site's first equal comes before it, so its new index is known.
   for (std::uint32_t i = 0; !a.sites.empty(); ++i) {
     Site s = std::move(a.sites.front());
     a.sites.pop_front();
-    auto [it, fresh] = first_of_key.try_emplace(site_key(s, shared, table_ids, ids),
-                                                static_cast<std::uint32_t>(merged.size()));
-    new_index[i] = it->second;
-    if (fresh)
+    if (new_index[i] == i) {
+      new_index[i] = static_cast<std::uint32_t>(merged.size());
       merged.push_back(std::move(s));
-    else
-      add_site(merged[it->second], s);
+    } else {
+      new_index[i] = new_index[new_index[i]];
+      add_site(merged[new_index[i]], s);
+    }
   }
   a.sites = std::move(merged);
   remap_site_indices(a, new_index);
   rebuild_leak_sites(a);
+  return new_index;
 }
 
 void rebuild_leak_sites(Analysis& a) {

@@ -5,6 +5,9 @@
 // as several entries with identical text. analyze() merges them here.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "memtrail/analysis.hpp"
 
 namespace memtrail::detail {
@@ -12,8 +15,9 @@ namespace memtrail::detail {
 // Merges the sites of `a` whose pools and symbolized stacks (function, file,
 // line, inlined flag and module of every frame; module+offset where the
 // function is unknown) are equal, remapping every site index (leak sites,
-// large blocks). Run after symbolize_sites().
-void group_sites_by_source(Analysis& a);
+// large blocks). Run after symbolize_sites(). Returns, for each site index
+// before the merge, its index after (the session maps stacks with it).
+std::vector<std::uint32_t> group_sites_by_source(Analysis& a);
 
 // Rebuilds Leaks::sites from the merged sites (leak_sites.hpp).
 void rebuild_leak_sites(Analysis& a);

@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "engine.hpp"
+#include "group_sites.hpp"
+#include "heap_reserved.hpp"
 #include "memtrail/session.hpp"
 #include "pipelined_read.hpp"
 #include "session_errors.hpp"
@@ -25,14 +27,20 @@ void give_back_pass_memory() {
   malloc_trim(0);
 }
 
-// The first site of each stack (sites of one stack in several pools share
-// their frames).
-void index_sites_by_stack(detail::SessionState& impl) {
-  const auto& sites = impl.whole.sites;
-  impl.site_of_stack.reserve(sites.size());
-  for (std::uint32_t i = 0; i < sites.size(); ++i)
-    impl.site_of_stack.emplace_back(sites[i].stack, i);
-  std::stable_sort(impl.site_of_stack.begin(), impl.site_of_stack.end(),
+// Merges the sites by their symbolized stacks as analyze() does (unless
+// group_by_address), and indexes them by stack: every recorded stack maps
+// to its merged site, the first one where a stack has sites in several pools
+// (they share their frames).
+void group_and_index_sites(detail::SessionState& impl) {
+  Analysis& a = impl.whole;
+  auto& index = impl.site_of_stack;
+  index.reserve(a.sites.size());
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) index.emplace_back(a.sites[i].stack, i);
+  if (!impl.options.analysis.group_by_address) {
+    const std::vector<std::uint32_t> merged = detail::group_sites_by_source(a);
+    for (auto& entry : index) entry.second = merged[entry.second];
+  }
+  std::stable_sort(index.begin(), index.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
 }
 
@@ -186,7 +194,9 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
         return report(LoadStage::symbolizing, done, sites);
       }))
     return fail(SessionError::cancelled, cancelled);
-  index_sites_by_stack(*impl);
+  group_and_index_sites(*impl);
+  // The malloc pool's reserved figures are the glibc samples', as in analyze().
+  detail::take_heap_reserved_from_samples(a);
   if (!report(LoadStage::done, sites, sites)) return fail(SessionError::cancelled, cancelled);
   give_back_pass_memory();
 

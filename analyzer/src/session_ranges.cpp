@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "group_sites.hpp"
 #include "session_impl.hpp"
 
 namespace memtrail {
@@ -72,6 +73,9 @@ std::shared_ptr<const Analysis> Session::analyze_range(std::uint64_t t0, std::ui
     const Site* whole_site = impl_->site_with_stack(site.stack);
     site.frames = whole_site ? whole_site->frames : FrameList(frames(site.stack));
   }
+  // Merged by their symbolized stacks now that they have them, as whole()'s.
+  a->frame_table = impl_->whole.frame_table;
+  if (!o.group_by_address) detail::group_sites_by_source(*a);
   a->symbol_warnings = impl_->whole.symbol_warnings;
   return a;
 }

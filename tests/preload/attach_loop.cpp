@@ -7,10 +7,13 @@
 //          modules within 20 ms), calls plugin_work (malloc 128 + 4242) and
 //          plugin_shutdown (frees the 128); "plugin"
 //   'u':   dlcloses it; "unloaded"
+//   'm':   mmaps 3 anonymous regions of 64 KiB and munmaps the second;
+//          "mapped" (the regions stay mapped)
 //   'q':   exits 0
 // Nothing else allocates between steps (stdout's buffer exists from "ready").
 #include <dlfcn.h>
 #include <errno.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,6 +44,15 @@ __attribute__((noinline)) void step(int n) {
 
 void* g_plugin;
 
+bool map_step() {
+  void* region[3];
+  for (void*& r : region) {
+    r = mmap(nullptr, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED) return false;
+  }
+  return munmap(region[1], 65536) == 0;
+}
+
 bool plugin_step(const char* path) {
   g_plugin = dlopen(path, RTLD_NOW);
   if (g_plugin == nullptr) return false;
@@ -67,6 +79,11 @@ int main(int argc, char** argv) {
     if (c == 'q') return 0;
     if (c == 'd' && argc > 1) {
       std::printf(plugin_step(argv[1]) ? "plugin\n" : "no plugin\n");
+      std::fflush(stdout);
+      continue;
+    }
+    if (c == 'm') {
+      std::printf(map_step() ? "mapped\n" : "mmap failed\n");
       std::fflush(stdout);
       continue;
     }

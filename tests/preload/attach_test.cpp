@@ -143,6 +143,8 @@ TEST(Attach, TracesOnlyTheAttachedWindowAndLeavesTheProcessRunning) {
 
   ASSERT_TRUE(loop.send('a'));
   ASSERT_EQ(loop.line(), "done 1");
+  ASSERT_TRUE(loop.send('m'));
+  ASSERT_EQ(loop.line(), "mapped");
   kill(attach.pid, SIGINT);
   EXPECT_EQ(attach.finish(), 0) << slurp(attach.err_file);
   EXPECT_NE(
@@ -154,6 +156,8 @@ TEST(Attach, TracesOnlyTheAttachedWindowAndLeavesTheProcessRunning) {
   // Still running, untraced: another step, then a clean exit.
   ASSERT_TRUE(loop.send('a'));
   EXPECT_EQ(loop.line(), "done 2");
+  ASSERT_TRUE(loop.send('m'));
+  EXPECT_EQ(loop.line(), "mapped");
   ASSERT_TRUE(loop.send('q'));
   EXPECT_EQ(loop.wait_exit(), 0);
 
@@ -171,6 +175,17 @@ TEST(Attach, TracesOnlyTheAttachedWindowAndLeavesTheProcessRunning) {
   EXPECT_EQ(s["live_at_range_end_bytes"], 60 * 48 + 10 * 24);
   EXPECT_EQ(j["trace"]["attached"], true);
   EXPECT_EQ(j["trace"]["pid"], loop.pid());
+  // The window's mmaps (3 regions of 64 KiB, one unmapped), not the ones
+  // after the detach.
+  bool mmap_pool = false;
+  for (const auto& p : j["pools"])
+    if (p["name"] == "mmap") {
+      mmap_pool = true;
+      EXPECT_EQ(p["segment_reserves"], 3) << p.dump();
+      EXPECT_EQ(p["segment_releases"], 1) << p.dump();
+      EXPECT_EQ(p["final_reserved_bytes"], 2 * 65536) << p.dump();
+    }
+  EXPECT_TRUE(mmap_pool) << report.out;
 
   CommandResult text = run_command(kMemtrail + " report " + shell_quote(trace));
   EXPECT_NE(text.out.find("attached               to a running process: blocks allocated "

@@ -19,6 +19,8 @@ namespace {
 constexpr const char* kHooked[] = {
     "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
     "memalign", "valloc", "pvalloc",
+    // The "mmap" pool's segments (hooks_system.cpp).
+    "mmap", "mmap64", "munmap", "mremap",
     // operator new / delete: plain, array, nothrow, aligned, sized.
     "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
     "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",

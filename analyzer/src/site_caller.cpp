@@ -42,10 +42,10 @@ bool machinery_function(const std::string& function) {
       "memalign", "valloc", "pvalloc", "strdup",       "strndup", "xmalloc"};
   for (auto e : exact)
     if (name == e) return true;
-  static constexpr std::array<std::string_view, 30> prefixes = {
-      // C++ allocation
+  static constexpr std::array<std::string_view, 31> prefixes = {
+      // C++ allocation, memtrail's own pools included
       "operator new", "operator delete", "std::allocator", "std::__new_allocator",
-      "__gnu_cxx::new_allocator", "std::allocator_traits",
+      "__gnu_cxx::new_allocator", "std::allocator_traits", "memtrail::alloc::",
       // glibc internals that a libc without its module name still shows
       "__libc_", "_int_", "__GI_", "__strdup", "__strndup", "__posix_memalign",
       // well-known wrappers

@@ -2,49 +2,13 @@
 
 #include <QFileInfo>
 #include <algorithm>
-#include <array>
-#include <string_view>
 
 #include "format.hpp"
+#include "memtrail/site_caller.hpp"
 
 namespace memtrail::gui {
 
 namespace {
-
-// Function names (or their start) of allocation functions and allocator
-// plumbing: a leak is reported where the program called into them.
-constexpr std::array<std::string_view, 20> kMachinery = {"malloc",
-                                                         "calloc",
-                                                         "realloc",
-                                                         "reallocarray",
-                                                         "free",
-                                                         "posix_memalign",
-                                                         "aligned_alloc",
-                                                         "memalign",
-                                                         "valloc",
-                                                         "pvalloc",
-                                                         "operator new",
-                                                         "__strdup",
-                                                         "strdup",
-                                                         "__strndup",
-                                                         "strndup",
-                                                         "std::allocator",
-                                                         "std::__new_allocator",
-                                                         "__gnu_cxx::new_allocator",
-                                                         "std::allocator_traits",
-                                                         "memtrail::alloc::"};
-
-bool isMachinery(const std::string& function) {
-  for (std::string_view m : kMachinery) {
-    if (function.compare(0, m.size(), m) != 0) continue;
-    // "malloc" must not match "malloc_consolidate_helper" style user names.
-    const char next = function.size() > m.size() ? function[m.size()] : '\0';
-    if (m.back() == ':' || m == "operator new" || m.starts_with("std::") ||
-        m.starts_with("__gnu") || next == '\0' || next == '(' || next == '@' || next == '<')
-      return true;
-  }
-  return false;
-}
 
 std::uint64_t leakedBytes(const Site& s) {
   return s.direct_bytes + s.indirect_bytes;
@@ -53,9 +17,7 @@ std::uint64_t leakedBytes(const Site& s) {
 }  // namespace
 
 std::size_t labelFrame(const FrameList& frames) {
-  for (std::size_t i = 0; i < frames.size(); ++i)
-    if (!isMachinery(frames[i].function)) return i;
-  return 0;
+  return first_caller_frame(frames);  // the analyzer's rule, as `report`'s caller lines
 }
 
 namespace {

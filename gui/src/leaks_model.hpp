@@ -14,9 +14,9 @@
 
 namespace memtrail::gui {
 
-// Index of the frame that names a site: the first one that is not an
-// allocation function or allocator plumbing (malloc, operator new,
-// std::allocator, strdup, memtrail::alloc, ...); 0 if every frame is.
+// Index of the frame that names a site: the analyzer's first_caller_frame
+// (memtrail/site_caller.hpp), the first frame outside the allocation
+// machinery (malloc, operator new, std::allocator, libc internals, ...).
 std::size_t labelFrame(const FrameList& frames);
 
 class LeaksModel : public QAbstractItemModel {

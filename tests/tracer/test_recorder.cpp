@@ -455,7 +455,7 @@ void exit_hook() {
   e.address = 0x1234;
   e.size = 99;
   e.detail = static_cast<std::uint8_t>(LeakClass::direct);
-  detail::record_without_stack(e);
+  detail::record_unwalked_past_guard(e);
 }
 
 TEST_F(RecorderTest, ExitHookRunsBeforeTheTraceIsFinished) {

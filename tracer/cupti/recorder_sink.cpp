@@ -56,9 +56,9 @@ void RecorderSink::record_with_stack(const Event& e) {
 
 void RecorderSink::record_plain(const Event& e) {
   if (e.kind == EventKind::reachability)
-    detail::record_without_stack(e);
+    detail::record_unwalked_past_guard(e);
   else
-    detail::record_no_stack(e);
+    detail::record_unwalked(e);
 }
 
 void RecorderSink::flush() {

@@ -15,7 +15,7 @@ void record_free(std::uint64_t address) {
   e.kind = EventKind::free;
   e.pool = g_heap_pool;
   e.address = address;
-  detail::record_without_stack(e);
+  detail::record_unwalked_past_guard(e);
 }
 
 }  // namespace

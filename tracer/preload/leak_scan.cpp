@@ -218,7 +218,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     e.size = live[i].size;
     e.stack = live[i].stack;
     e.detail = static_cast<std::uint8_t>(classes[i]);
-    detail::record_without_stack(e);
+    detail::record_unwalked_past_guard(e);
   }
 }
 

@@ -44,17 +44,18 @@ bool thread_is_internal() noexcept;
 // the writer is stuck). No-op when not tracing.
 void flush_all_threads();
 
-// Records `event` as given: time and thread are filled in, the stack is NOT
-// captured (event.stack is kept, 0 = none). For exit-time events such as
-// `reachability`, where a stack walk would be wasted.
-void record_without_stack(Event event);
-
 // Like record_slow() (dropped under the reentrancy guard), but never walks
 // the stack: for frees, whose block is identified by its alloc's stack (as
 // heaptrack does it), halving the unwinding a malloc/free pair costs.
 // Returns false on a thread past its exit notice (the recorder's pthread key
 // destructor), where nothing is recorded although glibc still frees there.
-bool record_no_stack(const Event& event);
+bool record_unwalked(const Event& event);
+
+// Records `event` as given, even under the caller's reentrancy guard (lifted
+// for this call): time and thread are filled in, the stack is NOT captured
+// (event.stack is kept, 0 = none). For events the exit hook records, which
+// runs under the guard: reachability (preload and CUPTI) and late frees.
+void record_unwalked_past_guard(Event event);
 
 // Records `event` with a stack taken earlier by backtrace_here() (time and
 // thread are filled in now; frames in the recorder's own modules are
@@ -145,7 +146,7 @@ std::uint64_t program_thread_drains();
 
 // `fn` runs once at process exit (or stop()), after the final drain of the
 // program's threads and before the trace is finished; events it records
-// (e.g. with record_without_stack) still reach the file. nullptr clears it.
+// (e.g. with record_unwalked_past_guard) still reach the file. nullptr clears it.
 void set_exit_hook(void (*fn)());
 
 // `fn` answers the device free bytes each `sample` event carries (aux); the

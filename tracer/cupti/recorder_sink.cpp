@@ -6,7 +6,8 @@
 #include <cstring>
 #include <optional>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/recorder.hpp"
 
 namespace memtrail::cupti {

@@ -1,7 +1,8 @@
 #include "late_frees.hpp"
 
 #include "address_set.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
 #include "preload_state.hpp"
 
 namespace memtrail::preload {

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "late_frees.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
 #include "memtrail/recorder.hpp"
 
 namespace memtrail::preload {

@@ -21,6 +21,16 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memtrail/detail/environment.hpp"
+#include "memtrail/detail/exec.hpp"
+#include "memtrail/detail/heap_window.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
+#include "memtrail/detail/test_counters.hpp"
+#include "memtrail/detail/thread_registry.hpp"
 #include "runtime.hpp"
 
 namespace memtrail {

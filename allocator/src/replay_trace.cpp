@@ -5,6 +5,7 @@
 
 #include "memtrail/alloc/replay.hpp"
 #include "memtrail/trace_file.hpp"
+#include "replay_read_status.hpp"
 
 namespace memtrail::alloc {
 namespace {
@@ -94,28 +95,6 @@ class PoolSequence final : public TraceVisitor {
   std::uint64_t events_ = 0, skipped_frees_ = 0;
 };
 
-// The rule of `report` and `check` (analyzer/src/analyze.cpp): a damaged or
-// cut trace is an error unless allow_partial; a missing end marker is a note.
-std::string read_status(const std::string& path, const ReadResult& r, bool allow_partial) {
-  const char* hint = " (--partial replays what was read)";
-  if (!r.ok) {
-    if (!allow_partial) throw ReplayError(r.error + hint);
-    return r.error + " (replayed what was read before it)";
-  }
-  if (r.dropped_bytes > 0) {
-    const std::string what =
-        "cut file: " + (!r.warning.empty() ? r.warning
-                                           : std::to_string(r.dropped_bytes) +
-                                                 " bytes after the last whole chunk were dropped");
-    if (!allow_partial) throw ReplayError(path + ": " + what + hint);
-    return path + ": " + what;
-  }
-  if (!r.complete)
-    return path + ": no end-of-trace marker (program killed?); replayed " +
-           std::to_string(r.chunks) + " whole chunks";
-  return r.warning;
-}
-
 }  // namespace
 
 ReplayScript ReplayScript::from_trace(const std::string& path, const std::string& pool,
@@ -126,7 +105,7 @@ ReplayScript ReplayScript::from_trace(const std::string& path, const std::string
   script.source = path;
   PoolSequence sequence(pool, script);
   ReadResult result = reader.read(sequence);
-  std::string warning = read_status(path, result, allow_partial);
+  std::string warning = replay_read_status(path, result, allow_partial);
   if (!sequence.found())
     throw ReplayError(path + ": no pool named '" + pool + "' (pools: " + sequence.pool_list() +
                       ")");

@@ -9,6 +9,7 @@
 #include "memtrail/alloc/virtual_resource.hpp"
 #include "memtrail/alloc/workspace.hpp"
 #include "memtrail/trace_file.hpp"
+#include "replay_read_status.hpp"
 
 namespace memtrail::alloc {
 namespace {
@@ -188,19 +189,6 @@ void IterationReplay::end() {
   r_.spills_after_learning += s.external_total - spills_before_;
 }
 
-std::string read_status(const std::string& path, const ReadResult& r, bool allow_partial) {
-  const char* hint = " (--partial replays what was read)";
-  if (!r.ok) {
-    if (!allow_partial) throw ReplayError(r.error + hint);
-    return r.error + " (replayed what was read before it)";
-  }
-  if (r.dropped_bytes > 0) {
-    if (!allow_partial) throw ReplayError(path + ": cut file" + hint);
-    return path + ": cut file: " + std::to_string(r.dropped_bytes) + " bytes dropped";
-  }
-  return r.warning;
-}
-
 }  // namespace
 
 double WorkspaceReplayResult::recorded_per_iteration_after_learning() const {
@@ -225,7 +213,7 @@ WorkspaceReplayResult replay_workspace(const std::string& trace,
   WorkspaceReplayResult r;
   IterationReplay replay(options, r);
   ReadResult read = reader.read(replay);
-  r.warning = read_status(trace, read, options.allow_partial);
+  r.warning = replay_read_status(trace, read, options.allow_partial);
   if (!replay.pool_seen())
     throw ReplayError(trace + ": no pool named '" + options.pool +
                       "' (pools: " + replay.pool_list() + ")");

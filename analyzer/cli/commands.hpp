@@ -10,7 +10,7 @@ int cmd_report(int argc, char** argv);  // cmd_report.cpp
 int cmd_check(int argc, char** argv);   // cmd_check.cpp
 int cmd_diff(int argc, char** argv);    // cmd_diff.cpp
 int cmd_export(int argc, char** argv);  // cmd_export.cpp
-int cmd_replay(int argc, char** argv);  // cmd_replay.cpp
+int cmd_replay(int argc, char** argv);  // replay_exec.cpp: execs memtrail-replay
 int cmd_dump(int argc, char** argv);    // cmd_dump.cpp
 int cmd_attach(int argc, char** argv);  // cmd_attach.cpp
 

@@ -1,6 +1,6 @@
 // memtrail/gtest.hpp: per-test limits measured by the recorder in this
 // process. The writer keeps the heap's live blocks and a window counter
-// (memtrail/detail/recorder_internal.hpp); stacks of failing sites are
+// (tracer/internal/memtrail/detail/heap_window.hpp); stacks of failing sites are
 // symbolized by analyzing this process' own trace over the test's window.
 #include "memtrail/gtest.hpp"
 
@@ -12,7 +12,12 @@
 
 #include "memtrail/analysis.hpp"
 #include "memtrail/check.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/heap_window.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/size.hpp"
 

@@ -168,4 +168,48 @@ TEST(ReplayWorkspace, ErrorsNameTheProblem) {
   EXPECT_THROW(replay(path, "minSize:2M,maxSize:1M"), ConfigError);
 }
 
+// A cut trace and one without its end marker read as in the trace replay
+// (replay_read_status.cpp): refused without allow_partial with the same
+// message, else replayed with the same warning.
+TEST(ReplayWorkspace, CutAndUnfinishedTracesReadAsInTheTraceReplay) {
+  memtrail::test::TempDir dir;
+  Trace t(dir.path + "/whole.mtr");
+  t.mark();
+  t.alloc(0x100, 100);
+  t.free(0x100);
+  t.mark();
+  t.writer().flush();
+  const std::string unfinished =
+      dir.file("unfinished.mtr", memtrail::test::slurp(dir.path + "/whole.mtr"));
+  t.alloc(0x200, 50);
+  t.free(0x200);
+  t.mark();
+  const std::string whole = memtrail::test::slurp(t.finish());
+  const std::string cut = dir.file("cut.mtr", whole.substr(0, whole.size() - 7));
+
+  WorkspaceReplayOptions o;
+  o.mark = "step";
+  std::string refused;
+  try {
+    ReplayScript::from_trace(cut, "malloc", false);
+  } catch (const ReplayError& e) {
+    refused = e.what();
+  }
+  EXPECT_EQ(refused.rfind(cut + ": cut file: ", 0), 0u) << refused;
+  try {
+    replay_workspace(cut, o);
+    FAIL() << "a cut trace without allow_partial";
+  } catch (const ReplayError& e) {
+    EXPECT_EQ(std::string(e.what()), refused);
+  }
+  o.allow_partial = true;
+  EXPECT_EQ(replay_workspace(cut, o).warning,
+            ReplayScript::from_trace(cut, "malloc", true).warning);
+
+  o.allow_partial = false;
+  const std::string note = replay_workspace(unfinished, o).warning;
+  EXPECT_NE(note.find("no end-of-trace marker"), std::string::npos) << note;
+  EXPECT_EQ(note, ReplayScript::from_trace(unfinished, "malloc", false).warning);
+}
+
 }  // namespace

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/test_counters.hpp"
 #include "memtrail/recorder.hpp"
 #include "one_cpu.hpp"
 #include "trace_collector.hpp"

@@ -13,7 +13,14 @@
 #include <set>
 #include <thread>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/environment.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
+#include "memtrail/detail/test_counters.hpp"
+#include "memtrail/detail/thread_registry.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
 #include "one_cpu.hpp"
@@ -455,7 +462,7 @@ void exit_hook() {
   e.address = 0x1234;
   e.size = 99;
   e.detail = static_cast<std::uint8_t>(LeakClass::direct);
-  detail::record_without_stack(e);
+  detail::record_unwalked_past_guard(e);
 }
 
 TEST_F(RecorderTest, ExitHookRunsBeforeTheTraceIsFinished) {

@@ -27,7 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/test_counters.hpp"
 #include "memtrail/recorder.hpp"
 #include "trace_collector.hpp"
 

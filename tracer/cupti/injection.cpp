@@ -10,7 +10,9 @@
 
 #include "cuda_tracker.hpp"
 #include "driver_queries.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
 #include "memtrail/recorder.hpp"
 #include "recorder_sink.hpp"
 

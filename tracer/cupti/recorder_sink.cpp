@@ -6,7 +6,8 @@
 #include <cstring>
 #include <optional>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/recorder.hpp"
 
 namespace memtrail::cupti {
@@ -56,9 +57,9 @@ void RecorderSink::record_with_stack(const Event& e) {
 
 void RecorderSink::record_plain(const Event& e) {
   if (e.kind == EventKind::reachability)
-    detail::record_without_stack(e);
+    detail::record_unwalked_past_guard(e);
   else
-    detail::record_no_stack(e);
+    detail::record_unwalked(e);
 }
 
 void RecorderSink::flush() {

@@ -24,7 +24,6 @@
 
 #include "early_events.hpp"
 #include "got_patch.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
 #include "memtrail/recorder.hpp"
 #include "preload_state.hpp"
 

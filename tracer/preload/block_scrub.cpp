@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/environment.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
 

@@ -10,7 +10,8 @@
 #include <cstring>
 
 #include "linker_blocks.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
 #include "own_dependencies.hpp"
 #include "preload_state.hpp"
 

@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/exec.hpp"
 #include "preload_state.hpp"
 
 extern char** environ;

@@ -9,7 +9,7 @@
 
 #include <cerrno>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/signals.hpp"
 
 namespace {
 

@@ -10,7 +10,10 @@
 #include <cstdarg>
 #include <cstdint>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
 #include "preload_state.hpp"
 
 using namespace memtrail::preload;

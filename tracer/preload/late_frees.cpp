@@ -1,7 +1,8 @@
 #include "late_frees.hpp"
 
 #include "address_set.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
 #include "preload_state.hpp"
 
 namespace memtrail::preload {
@@ -15,7 +16,7 @@ void record_free(std::uint64_t address) {
   e.kind = EventKind::free;
   e.pool = g_heap_pool;
   e.address = address;
-  detail::record_without_stack(e);
+  detail::record_unwalked_past_guard(e);
 }
 
 }  // namespace

@@ -35,7 +35,10 @@
 #include "exit_frame.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/thread_registry.hpp"
 #include "preload_state.hpp"
 #include "reachability.hpp"
 #include "thread_stack_tops.hpp"
@@ -218,7 +221,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     e.size = live[i].size;
     e.stack = live[i].stack;
     e.detail = static_cast<std::uint8_t>(classes[i]);
-    detail::record_without_stack(e);
+    detail::record_unwalked_past_guard(e);
   }
 }
 

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/signals.hpp"
 
 namespace memtrail::preload {
 
@@ -40,7 +40,7 @@ inline bool in_bootstrap_arena(const void* p) {
 
 // Marks the thread as inside the real allocator for the call's duration: a
 // fatal signal sent from outside meanwhile is raised again once it returns
-// (recorder_internal.hpp, t_in_real_allocator). Two thread-local stores and
+// (memtrail/detail/signals.hpp, t_in_real_allocator). Two thread-local stores and
 // a load per call.
 struct RealAllocatorCall {
   [[gnu::always_inline]] RealAllocatorCall() { detail::t_in_real_allocator = true; }

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
 
 namespace memtrail::preload {
 

@@ -16,7 +16,11 @@
 #include "early_events.hpp"
 #include "leak_scan.hpp"
 #include "linker_blocks.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/environment.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
 

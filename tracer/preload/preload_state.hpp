@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "late_frees.hpp"
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/recording.hpp"
 #include "memtrail/recorder.hpp"
 
 namespace memtrail::preload {
@@ -46,7 +46,7 @@ extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
   e.size = size;
   e.detail = static_cast<std::uint8_t>(fn);
   // No stack: the alloc's stack already identifies the block.
-  return detail::record_no_stack(e);
+  return detail::record_unwalked(e);
 }
 
 // True when the program's malloc (the next definition after ours) is glibc's:

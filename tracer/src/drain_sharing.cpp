@@ -15,6 +15,7 @@
 
 #include <cstring>
 
+#include "memtrail/detail/environment.hpp"
 #include "runtime.hpp"
 
 namespace memtrail::runtime {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/environment.hpp"
 #include "memtrail/recorder.hpp"
 
 extern char** environ;

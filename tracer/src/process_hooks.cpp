@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/signals.hpp"
 #include "runtime.hpp"
 
 // glibc's sigaction itself: `sigaction` is the preload's interposer.
@@ -96,7 +98,7 @@ void finish_trace_on_signal(int sig) {
 }
 
 // Sent from outside the thread, not caused by what it executes: these can
-// wait until the real allocator returns (recorder_internal.hpp).
+// wait until the real allocator returns (memtrail/detail/signals.hpp).
 bool may_defer(int sig) {
   switch (sig) {
     case SIGHUP:

@@ -21,6 +21,16 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memtrail/detail/environment.hpp"
+#include "memtrail/detail/exec.hpp"
+#include "memtrail/detail/heap_window.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/runtime_hooks.hpp"
+#include "memtrail/detail/session_state.hpp"
+#include "memtrail/detail/test_counters.hpp"
+#include "memtrail/detail/thread_registry.hpp"
 #include "runtime.hpp"
 
 namespace memtrail {
@@ -736,14 +746,14 @@ void record_slow(const Event& event, int skip_frames) {
   asm volatile("" ::: "memory");
 }
 
-bool record_no_stack(const Event& event) {
+bool record_unwalked(const Event& event) {
   if (runtime::t_exited) return false;
   runtime::record_impl(event, 0, false);
   asm volatile("" ::: "memory");
   return true;
 }
 
-void record_without_stack(Event event) {
+void record_unwalked_past_guard(Event event) {
   // Exit-time events (reachability) are recorded from the exit hook, which
   // runs inside stop() under the reentrancy guard: lift it for this call.
   int saved = runtime::t_internal;

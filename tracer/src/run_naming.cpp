@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-#include "memtrail/detail/recorder_internal.hpp"
+#include "memtrail/detail/exec.hpp"
 #include "runtime.hpp"
 
 namespace memtrail {

@@ -20,6 +20,9 @@
 #include <iterator>
 #include <optional>
 
+#include "memtrail/detail/environment.hpp"
+#include "memtrail/detail/heap_window.hpp"
+#include "memtrail/detail/live_blocks.hpp"
 #include "runtime.hpp"
 
 namespace memtrail::runtime {

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "commands.hpp"
+#include "cmd_replay.hpp"
 #include "memtrail/alloc/replay.hpp"
 #include "memtrail/size.hpp"
 #include "replay_workspace_cmd.hpp"

@@ -1,0 +1,19 @@
+// Tracing across exec: one trace per process image. Not installed.
+#pragma once
+
+namespace memtrail::detail {
+
+// An exec keeps the pid, so the next image's "%p" names the same file. The
+// exec interposers call stop_for_exec() first: it finishes the trace (no exit
+// hook: exec is not an exit) and returns true if there was one; the new image
+// then finds MEMTRAIL_EXEC_PID=<its pid> in its environment and takes a fresh
+// name (<name>.1.mtr, ...) instead of replacing this one. If the exec fails,
+// resume_after_failed_exec() starts a new trace the same way.
+bool stop_for_exec();
+void resume_after_failed_exec();
+
+// The exec marker is MEMTRAIL_EXEC_PID=<pid>.<seq>: in a run directory the
+// next image names its file <pid>.<seq>.<program>.mtr with this <seq>.
+int next_image_sequence();
+
+}  // namespace memtrail::detail

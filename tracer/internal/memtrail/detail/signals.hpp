@@ -1,0 +1,29 @@
+// The recorder's side of the program's signals: the sigaction the program
+// sees, and fatal signals deferred while the real allocator runs. Not
+// installed.
+#pragma once
+
+struct sigaction;
+
+namespace memtrail::detail {
+
+// sigaction() as the program sees it (the preload's sigaction and signal
+// interposers call this). For the signals whose default action ends the
+// process, the recorder keeps its own handler in place of SIG_DFL, to finish
+// the trace and then die of the same signal; the program still reads back
+// SIG_DFL, and any handler or SIG_IGN it sets replaces ours as usual.
+int program_sigaction(int sig, const struct ::sigaction* act, struct ::sigaction* old) noexcept;
+
+// Set by the preload's interposers while the thread is inside the real
+// allocator, which may hold one of its locks. The trace's end is written by
+// the writer thread, which takes malloc's locks too (a free, mallinfo2): a
+// fatal signal from outside (SIGTERM, SIGINT, ...) landing there is
+// therefore kept in t_deferred_signal and raised again when the allocator
+// returns (RealAllocatorCall in next_allocator.hpp), where the recorder's
+// handler can finish the trace. Faults are never deferred.
+extern __thread bool t_in_real_allocator __attribute__((tls_model("initial-exec")));
+extern __thread int t_deferred_signal __attribute__((tls_model("initial-exec")));
+// Raises the deferred signal (and clears it).
+void raise_deferred_signal() noexcept;
+
+}  // namespace memtrail::detail

@@ -12,7 +12,6 @@
 #include "group_sites.hpp"
 #include "heap_reserved.hpp"
 #include "memtrail/analysis.hpp"
-#include "memtrail/size.hpp"
 #include "pipelined_read.hpp"
 #include "symbolize_sites.hpp"
 
@@ -28,26 +27,13 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
     a.error = reader.header_error();
     return;
   }
-  if (!r.ok) {
-    if (allow_partial)
-      a.warning = r.error + " (analyzed what was read before it)";
-    else
-      a.error = r.error;
-    return;
-  }
-  if (r.dropped_bytes > 0) {
-    std::string what = !r.warning.empty() ? r.warning
-                                          : "dropped " + count_text(r.dropped_bytes, "byte") +
-                                                " after the last whole chunk";
-    if (allow_partial)
-      a.warning = a.path + ": cut file: " + what;
-    else
-      a.error = a.path + ": cut file: " + what;
-    return;
-  }
-  if (!r.complete)
-    a.warning = a.path + ": no end-of-trace marker (program killed?); analyzed " +
-                count_text(r.chunks, "whole chunk");
+  ReadOutcome outcome = describe_read(a.path, r, "analyzed");
+  if (outcome.damaged && !allow_partial)
+    a.error = std::move(outcome.line);
+  else if (!r.ok)
+    a.warning = outcome.line + " (analyzed what was read before it)";
+  else
+    a.warning = std::move(outcome.line);
 }
 
 }  // namespace detail

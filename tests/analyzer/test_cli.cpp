@@ -127,7 +127,8 @@ TEST(Cli, BadInputGivesOneLineAndExit2) {
       {shell_quote(empty), "empty.mtr"},
       {shell_quote(text), "not a memtrail trace"},
       {shell_quote(wrong_version), "unsupported version 7"},
-      {shell_quote(cut), "cut file"},
+      // The file is named once, the cut in bytes.
+      {shell_quote(cut), cut + ": cut file: dropped "},
       {shell_quote(corrupt), "corrupt.mtr"},
       {"/nonexistent/x.mtr", "/nonexistent/x.mtr"},
       {"", "missing trace FILE"},

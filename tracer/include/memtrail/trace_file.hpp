@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "memtrail/event.hpp"
 
@@ -146,9 +147,22 @@ struct ReadResult {
   std::uint64_t events = 0;         // events delivered
   std::uint64_t dropped_bytes = 0;  // bytes after the last whole chunk (cut file)
   bool complete = false;            // the end-of-trace marker was seen
-  // One line, e.g. "412 bytes after the last whole chunk were dropped".
+  // One line, e.g. "x.mtr: dropped 412 bytes after the last whole chunk".
   std::string warning;
 };
+
+// What every reader of traces (report, replay, the GUI) says of a read that
+// did not end cleanly. `damaged`: a corrupt chunk or a cut file, an error
+// unless the user asked for what was read (--partial). `line` names the
+// file once ("x.mtr: cut file: dropped 412 bytes after the last whole
+// chunk"; "x.mtr: no end-of-trace marker (program killed?); <done> 3 whole
+// chunks" for an unfinished file, not damaged); empty for a clean read.
+// `done` is what the caller made of it: "analyzed", "replayed".
+struct ReadOutcome {
+  bool damaged = false;
+  std::string line;
+};
+ReadOutcome describe_read(const std::string& path, const ReadResult& r, std::string_view done);
 
 class ChunkFeed;
 

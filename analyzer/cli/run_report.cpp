@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli_args.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 #include "run_input.hpp"

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "memtrail/check.hpp"
+#include "memtrail/report_json.hpp"
 
 namespace memtrail {
 

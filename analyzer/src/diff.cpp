@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 

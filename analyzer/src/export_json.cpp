@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "memtrail/export.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/site_caller.hpp"
 #include "memtrail/size.hpp"
 #include "site_json.hpp"

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/site_caller.hpp"
 #include "site_json.hpp"
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 #include "workspace_tracker.hpp"

@@ -8,6 +8,7 @@
 #include "cli_runner.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/check.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "trace_builder.hpp"
 

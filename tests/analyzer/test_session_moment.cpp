@@ -3,6 +3,7 @@
 // golden trace of session_trace.hpp.
 #include <gtest/gtest.h>
 
+#include "memtrail/report_json.hpp"
 #include "session_test_util.hpp"
 
 namespace memtrail {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "trace_builder.hpp"
 

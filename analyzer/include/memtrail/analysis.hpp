@@ -4,7 +4,7 @@
 //   memtrail::AnalysisOptions opt;           // whole trace, symbolized
 //   memtrail::Analysis a = memtrail::analyze("run.mtr", opt);
 //   if (!a.usable(opt)) { fputs(a.error.c_str(), stderr); return 2; }
-//   std::cout << memtrail::to_report_json(a).dump(2);
+//   std::cout << memtrail::to_report_json(a).dump(2);  // report_json.hpp
 //
 // Memory is bounded by the live set plus the number of sites and stack nodes,
 // never by the number of events: timelines are decimated on the fly to at
@@ -45,8 +45,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "memtrail/event.hpp"
 #include "memtrail/frame.hpp"
@@ -396,16 +394,5 @@ struct SegmentMap {
 // Streams the trace again up to `time_ns` (inclusive) and returns the pool's
 // segments with the blocks live in them at that moment.
 SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint64_t time_ns);
-
-// ---------------------------------------------------------------- JSON
-
-// The `memtrail.report/1` schema of DESIGN.md (stable keys) plus more keys.
-// `top`: how many sites per top list and leak sites (0 = all).
-nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
-nlohmann::json frames_to_json(const FrameList& frames);
-// The pieces the report and the full export (export.hpp) share.
-nlohmann::json site_to_json(const Analysis& a, std::uint32_t site);
-nlohmann::json series_to_json(const Series& s);
-nlohmann::json fragmentation_to_json(const Fragmentation& f);
 
 }  // namespace memtrail

@@ -19,8 +19,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memtrail/analysis.hpp"
 #include "memtrail/leak_kinds.hpp"
 
@@ -118,7 +116,7 @@ std::string site_key(const FrameList& frames, std::size_t max_frames = 64);
 
 // The unsuppressed leak sites and pool peaks of `a`.
 Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions);
-nlohmann::json baseline_to_json(const Baseline& b);
+// Its JSON: baseline_to_json (report_json.hpp).
 bool load_baseline(const std::string& path, Baseline& out, std::string* error);
 
 // ---------------------------------------------------------------- verdicts

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memtrail/analysis.hpp"
 
 namespace memtrail {
@@ -41,8 +39,7 @@ struct DiffResult {
 };
 
 DiffResult diff_analyses(const Analysis& a, const Analysis& b);
-// Schema "memtrail.diff/1"; `top` limits the site list (0 = all).
-nlohmann::json to_diff_json(const DiffResult& d, std::size_t top = 20);
+// JSON (schema "memtrail.diff/1"): to_diff_json (report_json.hpp).
 std::string diff_text(const DiffResult& d, std::size_t top = 10);
 
 // The identity used to match a site across traces: pool name plus, per

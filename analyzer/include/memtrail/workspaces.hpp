@@ -20,8 +20,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace memtrail {
 
 struct Analysis;
@@ -58,9 +56,7 @@ struct WorkspaceReport {
   double system_allocations_per_cycle_after_learning = 0;
 };
 
-// `workspaces` of report --json: one object per workspace (keys as the
-// fields above; spill_sites with their stacks).
-nlohmann::json workspaces_to_json(const Analysis& a);
+// `workspaces` of report --json: workspaces_to_json (report_json.hpp).
 // The WORKSPACES section of the text report ("" when there is none).
 std::string workspaces_text(const Analysis& a);
 

@@ -34,7 +34,7 @@ std::string leak_section(const RunProcess& p, const Analysis& a, std::uint64_t t
     if (top != 0 && shown++ >= top) break;
     out += line("\n  %s leak: %s in %" PRIu64 " blocks\n", std::string(to_string(ls.kind)).c_str(),
                 format_size(ls.bytes).c_str(), ls.blocks);
-    out += format_stack(a.sites[ls.site].frames, 12, "    ");
+    out += format_stack(at(a.sites, ls.site).frames, 12, "    ");
   }
   return out;
 }

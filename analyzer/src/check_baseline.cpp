@@ -48,7 +48,7 @@ Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions) {
   std::map<std::string, BaselineSite> sites;
   for (const LeakSite& ls : a.leaks.sites) {
     if (!kLeakedKinds.has(ls.kind)) continue;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     if (suppressions.match(site.frames) >= 0) continue;
     std::string key = site_key(site.frames);
     BaselineSite& s = sites[key];

@@ -81,7 +81,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
   std::vector<UnsuppressedLeak> leaks;
   for (const LeakSite& ls : a.leaks.sites) {
     if (!config.leak_kinds.has(ls.kind)) continue;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     int rule = suppressions.match(site.frames);
     if (rule >= 0) {
       Suppression& s = suppressions.rules[static_cast<std::size_t>(rule)];
@@ -146,11 +146,11 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
   }
 
   // Sites with the most bytes live at the peak, optionally of one pool.
-  auto peak_details = [&](std::optional<std::uint32_t> pool) {
+  auto peak_details = [&](std::optional<PoolId> pool) {
     std::string d;
     std::size_t shown = 0;
-    for (std::uint32_t i : top_sites(a, SiteOrder::peak, 0)) {
-      const Site& s = a.sites[i];
+    for (SiteId i : top_sites(a, SiteOrder::peak, 0)) {
+      const Site& s = at(a.sites, i);
       if (pool && s.pool != *pool) continue;
       if (shown++ == config.top_sites) break;
       d += "  " + bytes_text(s.peak_bytes) + " live at the peak, allocated from:\n";
@@ -177,7 +177,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
         item.passed = peak <= *config.max_peak_bytes;
         item.summary = "pool '" + name + "' peak used " + bytes_text(peak) + "; limit " +
                        bytes_text(*config.max_peak_bytes) + (p ? "" : " (pool not in the trace)");
-        if (!item.passed) item.details = peak_details(p->info.id);
+        if (!item.passed) item.details = peak_details(PoolId{p->info.id});
         r.items.push_back(std::move(item));
       }
     }
@@ -264,7 +264,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
       std::size_t i =
           peak_item("baseline-peak-used[" + bp.name + "]", "pool '" + bp.name + "' peak used",
                     p->peak_used_bytes, bp.peak_used_bytes);
-      if (!r.items[i].passed) r.items[i].details = peak_details(p->info.id);
+      if (!r.items[i].passed) r.items[i].details = peak_details(PoolId{p->info.id});
       peak_item("baseline-peak-reserved[" + bp.name + "]", "pool '" + bp.name + "' peak reserved",
                 p->peak_reserved_bytes, bp.peak_reserved_bytes);
     }

@@ -161,8 +161,8 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
   }
   if (*idx == 0) {
     sites_.emplace_back();
-    sites_.back().out.stack = stack;
-    sites_.back().out.pool = pool_id;
+    sites_.back().out.stack = StackId{stack};
+    sites_.back().out.pool = PoolId{pool_id};
     sites_.back().peak_epoch = peak_epoch_;
     *idx = static_cast<std::uint32_t>(sites_.size());
   }
@@ -521,10 +521,11 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     add_to(p.lifetimes, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);
   }
   if (b.in_range && b.size >= options_.large_block_bytes)
-    record_large_block(
-        BlockLifetime{pool_id, b.site, address, b.size, b.time_ns, e.time_ns, b.thread});
+    record_large_block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
+                                     e.time_ns, b.thread});
   if (taps_)
-    taps_->block(BlockLifetime{pool_id, b.site, address, b.size, b.time_ns, e.time_ns, b.thread},
+    taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
+                               e.time_ns, b.thread},
                  e.time_ns);
   add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns, in_range);
 }
@@ -695,16 +696,16 @@ void Engine::finish(Analysis& a) {
         ++p.out.leaked_blocks;
       }
       if (b.size >= options_.large_block_bytes)
-        record_large_block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
-                                         b.time_ns, kTimeMax, b.thread, cls});
+        record_large_block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site},
+                                         address, b.size, b.time_ns, kTimeMax, b.thread, cls});
     });
   }
   if (taps_)  // the blocks live at the end, for the session's largest blocks
     for (std::size_t id = 0; id < pools_.size(); ++id) {
       if (!pools_[id].included) continue;
       pools_[id].live.for_each([&](std::uint64_t address, LiveBlock& b) {
-        taps_->block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
-                                   b.time_ns, kTimeMax, b.thread},
+        taps_->block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site}, address,
+                                   b.size, b.time_ns, kTimeMax, b.thread},
                      last_time_ns_);
       });
     }
@@ -739,8 +740,8 @@ void Engine::finish(Analysis& a) {
     a.sites.push_back(std::move(sites_.front().out));
     sites_.pop_front();
   }
-  leaks_.sites = leak_sites_of(a.sites, [&](std::uint32_t pool) {
-    return pool < pools_.size() && pools_[pool].is_upstream;
+  leaks_.sites = leak_sites_of(a.sites, [&](PoolId pool) {
+    return pool.value < pools_.size() && pools_[pool.value].is_upstream;
   });
   a.leaks = std::move(leaks_);
 
@@ -761,7 +762,8 @@ void Engine::finish(Analysis& a) {
   // Parent names were read before the parents moved; fix those moved first.
   for (auto& ps : a.pools)
     if (ps.info.parent != 0 && ps.parent_name.empty())
-      if (const PoolStats* parent = a.pool(ps.info.parent)) ps.parent_name = parent->info.name;
+      if (const PoolStats* parent = a.pool(PoolId{ps.info.parent}))
+        ps.parent_name = parent->info.name;
 
   for (std::size_t id = 1; id <= std::max<std::size_t>(scopes_.size(), 1); ++id) {
     // The iteration scope of marks, if any, comes last (id == size).

@@ -161,7 +161,12 @@ std::string write_sqlite(const Analysis& a, const std::string& db_path) {
     Stmt frame(db, "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?)");
     for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
       const Site& s = a.sites[i];
-      site.i(1, i).i(2, s.pool).i(3, s.stack).i(4, s.calls).i(5, s.reuses).i(6, s.bytes_allocated);
+      site.i(1, i)
+          .i(2, s.pool.value)
+          .i(3, s.stack.value)
+          .i(4, s.calls)
+          .i(5, s.reuses)
+          .i(6, s.bytes_allocated);
       site.i(7, s.temporaries).i(8, s.peak_bytes).i(9, s.leaked_bytes).i(10, s.leaked_blocks);
       site.i(11, s.direct_bytes)
           .i(12, s.indirect_bytes)

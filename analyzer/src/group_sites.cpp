@@ -73,7 +73,7 @@ std::vector<std::uint32_t> table_frame_ids(const FrameTable* table, FrameIds& id
 // (pool, frame ids) of a site.
 std::vector<std::uint32_t> site_key(const Site& s, const FrameTable* shared,
                                     const std::vector<std::uint32_t>& table_ids, FrameIds& ids) {
-  std::vector<std::uint32_t> key{s.pool};
+  std::vector<std::uint32_t> key{s.pool.value};
   if (shared && s.frames.table() == shared)
     for (std::uint32_t i : s.frames.indices()) key.push_back(table_ids[i]);
   else  // a list over a table of its own
@@ -99,14 +99,14 @@ void merge_by_site(std::vector<T>& items, Site site_of, Add add) {
 
 // Every index into Analysis::sites outside the leak list (rebuilt).
 void remap_site_indices(Analysis& a, const std::vector<std::uint32_t>& new_index) {
-  auto remap = [&](std::uint32_t& site) {
-    if (site < new_index.size()) site = new_index[site];
+  auto remap = [&](SiteId& site) {
+    if (site.value < new_index.size()) site = SiteId{new_index[site.value]};
   };
   for (BlockLifetime& b : a.large_blocks) remap(b.site);
   for (ScopeStats& scope : a.scopes) {
     for (GrowthSite& g : scope.growth_sites) remap(g.site);
     merge_by_site(
-        scope.growth_sites, [](const GrowthSite& g) { return g.site; },
+        scope.growth_sites, [](const GrowthSite& g) { return g.site.value; },
         [](GrowthSite& into, const GrowthSite& g) {
           into.bytes_per_entry += g.bytes_per_entry;
           into.live_bytes += g.live_bytes;
@@ -122,7 +122,7 @@ void remap_site_indices(Analysis& a, const std::vector<std::uint32_t>& new_index
         w.spill_sites,
         [](const WorkspaceSpillSite& s) {
           // Spills whose alloc has no site stay apart (by their stack).
-          return s.site == WorkspaceSpillSite::kNoSite ? ~s.stack : s.site;
+          return s.site == WorkspaceSpillSite::kNoSite ? ~s.stack.value : s.site.value;
         },
         [](WorkspaceSpillSite& into, const WorkspaceSpillSite& s) {
           into.spills += s.spills;
@@ -162,7 +162,7 @@ void group_sites_by_source(Analysis& a) {
 }
 
 void rebuild_leak_sites(Analysis& a) {
-  a.leaks.sites = leak_sites_of(a.sites, [&](std::uint32_t pool) {
+  a.leaks.sites = leak_sites_of(a.sites, [&](PoolId pool) {
     const PoolStats* p = a.pool(pool);
     return p && p->upstream;
   });

@@ -25,10 +25,11 @@ int rank(LeakClass kind) {
 }  // namespace
 
 std::vector<LeakSite> leak_sites_of(const std::deque<Site>& sites,
-                                    const std::function<bool(std::uint32_t pool)>& is_upstream) {
+                                    const std::function<bool(PoolId pool)>& is_upstream) {
   std::vector<LeakSite> out;
-  for (std::uint32_t i = 0; i < sites.size(); ++i) {
-    const Site& s = sites[i];
+  for (std::uint32_t n = 0; n < sites.size(); ++n) {
+    const SiteId i{n};
+    const Site& s = sites[n];
     if (is_upstream(s.pool)) continue;
     if (s.direct_blocks) out.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
     if (s.indirect_blocks)

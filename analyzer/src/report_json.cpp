@@ -45,10 +45,10 @@ nlohmann::json fragmentation_to_json(const Fragmentation& f) {
               {"external", f.external}};
 }
 
-nlohmann::json detail::site_counters_json(const Analysis& a, std::uint32_t i) {
-  const Site& s = a.sites[i];
+nlohmann::json detail::site_counters_json(const Analysis& a, SiteId i) {
+  const Site& s = at(a.sites, i);
   const PoolStats* p = a.pool(s.pool);
-  return json{{"site", i},
+  return json{{"site", i.value},
               {"pool", p ? p->info.name : std::string()},
               {"calls", s.calls},
               {"reuses", s.reuses},
@@ -62,9 +62,9 @@ nlohmann::json detail::site_counters_json(const Analysis& a, std::uint32_t i) {
               {"caller", caller_text(s.frames)}};
 }
 
-nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
+nlohmann::json site_to_json(const Analysis& a, SiteId i) {
   json j = detail::site_counters_json(a, i);
-  j["stack"] = frames_to_json(a.sites[i].frames);
+  j["stack"] = frames_to_json(at(a.sites, i).frames);
   return j;
 }
 
@@ -110,14 +110,14 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
   std::size_t shown = 0;
   for (const LeakSite& ls : a.leaks.sites) {
     if (top && shown++ >= top) break;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     const PoolStats* p = a.pool(site.pool);
     leak_sites.push_back({{"bytes", ls.bytes},
                           {"blocks", ls.blocks},
                           {"kind", std::string(to_string(ls.kind))},
                           {"stack", frames_to_json(site.frames)},
                           {"pool", p ? p->info.name : std::string()},
-                          {"site", ls.site},
+                          {"site", ls.site.value},
                           {"caller", caller_text(site.frames)}});
   }
   j["leaks"] = {
@@ -191,7 +191,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                                                       {"leaked", SiteOrder::leaked}};
   for (auto& [name, order] : orders) {
     json list = json::array();
-    for (std::uint32_t i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
+    for (SiteId i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
     tops[name] = list;
   }
   j["top_sites"] = tops;

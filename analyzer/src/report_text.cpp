@@ -149,7 +149,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   for (const LeakSite& ls : l.sites) {
     if (!o.leak_kinds.has(ls.kind)) continue;
     if (shown++ >= o.top) break;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     out += fmt("\n  %s leak: %s in %s%s\n", std::string(to_string(ls.kind)).c_str(),
                format_size(ls.bytes).c_str(), blocks(ls.blocks).c_str(),
                a.pools.size() > 1 && a.pool(site.pool)
@@ -169,8 +169,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
     auto idx = top_sites(a, list.order, o.top);
     if (idx.empty()) continue;
     out += fmt("\n%s\n", list.title);
-    for (std::uint32_t i : idx) {
-      const Site& site = a.sites[i];
+    for (SiteId i : idx) {
+      const Site& site = at(a.sites, i);
       out += fmt("  %10s calls %12s allocated %12s at peak %10s temporary  %s\n",
                  count(site.calls).c_str(), format_size(site.bytes_allocated).c_str(),
                  format_size(site.peak_bytes).c_str(), count(site.temporaries).c_str(),

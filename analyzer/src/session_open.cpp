@@ -31,7 +31,7 @@ void index_sites_by_stack(detail::SessionState& impl) {
   const auto& sites = impl.whole.sites;
   impl.site_of_stack.reserve(sites.size());
   for (std::uint32_t i = 0; i < sites.size(); ++i)
-    impl.site_of_stack.emplace_back(sites[i].stack, i);
+    impl.site_of_stack.emplace_back(sites[i].stack.value, i);
   std::stable_sort(impl.site_of_stack.begin(), impl.site_of_stack.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
 }
@@ -86,19 +86,20 @@ void list_series(detail::SessionState& s) {
   for (const PoolStats& p : s.whole.pools) {
     std::uint32_t id = p.info.id;
     if (id < s.taps->used_.size() && !s.taps->used_[id].empty())
-      s.series.push_back({{SeriesKind::pool_used, id}, p.info.name + " used"});
+      s.series.push_back({{SeriesKind::pool_used, PoolId{id}}, p.info.name + " used"});
     if (id < s.taps->reserved_.size() && !s.taps->reserved_[id].empty())
-      s.series.push_back({{SeriesKind::pool_reserved, id}, p.info.name + " reserved"});
+      s.series.push_back({{SeriesKind::pool_reserved, PoolId{id}}, p.info.name + " reserved"});
     if (id < s.fragmentation.size() && !s.fragmentation[id].empty())
-      s.series.push_back(
-          {{SeriesKind::pool_external_fragmentation, id}, p.info.name + " external fragmentation"});
+      s.series.push_back({{SeriesKind::pool_external_fragmentation, PoolId{id}},
+                          p.info.name + " external fragmentation"});
   }
-  s.series.push_back({{SeriesKind::process_used, 0}, "process used"});
+  s.series.push_back({{SeriesKind::process_used, {}}, "process used"});
   if (!s.taps->samples_[0].empty()) {
-    s.series.push_back({{SeriesKind::rss, 0}, "rss"});
-    s.series.push_back({{SeriesKind::heap_used, 0}, "heap used"});
-    s.series.push_back({{SeriesKind::heap_reserved, 0}, "heap reserved"});
-    if (s.taps->any_device_free_) s.series.push_back({{SeriesKind::device_free, 0}, "device free"});
+    s.series.push_back({{SeriesKind::rss, {}}, "rss"});
+    s.series.push_back({{SeriesKind::heap_used, {}}, "heap used"});
+    s.series.push_back({{SeriesKind::heap_reserved, {}}, "heap reserved"});
+    if (s.taps->any_device_free_)
+      s.series.push_back({{SeriesKind::device_free, {}}, "device free"});
   }
 }
 

@@ -54,8 +54,8 @@ std::size_t keep_sites_with_function(Analysis& a, const std::string& name) {
   a.sites = std::move(kept);
   std::vector<BlockLifetime> blocks;
   for (BlockLifetime b : a.large_blocks)
-    if (b.site < new_index.size() && new_index[b.site] != kGone) {
-      b.site = new_index[b.site];
+    if (b.site.value < new_index.size() && new_index[b.site.value] != kGone) {
+      b.site = SiteId{new_index[b.site.value]};
       blocks.push_back(b);
     }
   a.large_blocks = std::move(blocks);

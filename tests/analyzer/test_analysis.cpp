@@ -23,7 +23,7 @@ AnalysisOptions no_symbols() {
 
 const Site* site_with_stack(const Analysis& a, std::uint32_t stack) {
   for (const auto& s : a.sites)
-    if (s.stack == stack) return &s;
+    if (s.stack == StackId{stack}) return &s;
   return nullptr;
 }
 
@@ -55,7 +55,7 @@ TEST(Analysis, HeapSummaryIsExact) {
   EXPECT_EQ(a.leaks.direct_bytes, 300u);
   EXPECT_FALSE(a.leaks.classified);
   ASSERT_EQ(a.leaks.sites.size(), 1u);
-  EXPECT_EQ(a.sites[a.leaks.sites[0].site].stack, 3u);
+  EXPECT_EQ(at(a.sites, a.leaks.sites[0].site).stack.value, 3u);
 
   const Site* s1 = site_with_stack(a, 1);
   const Site* s2 = site_with_stack(a, 2);
@@ -88,8 +88,8 @@ TEST(Analysis, HeapSummaryIsExact) {
 
   auto top = top_sites(a, SiteOrder::bytes, 2);
   ASSERT_EQ(top.size(), 2u);
-  EXPECT_EQ(a.sites[top[0]].stack, 3u);
-  EXPECT_EQ(a.sites[top[1]].stack, 2u);
+  EXPECT_EQ(at(a.sites, top[0]).stack.value, 3u);
+  EXPECT_EQ(at(a.sites, top[1]).stack.value, 2u);
 }
 
 TEST(Analysis, LaterPeakWinsAndSitesShowTheirShareAtIt) {
@@ -286,7 +286,7 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   EXPECT_EQ(a.leaks.direct_bytes, 512u);
   EXPECT_EQ(a.leaks.direct_blocks, 1u);
   ASSERT_EQ(a.leaks.sites.size(), 1u);
-  EXPECT_EQ(a.sites[a.leaks.sites[0].site].stack, 3u);
+  EXPECT_EQ(at(a.sites, a.leaks.sites[0].site).stack.value, 3u);
 
   // Histograms: sizes 1024, 512, 512; lifetimes 1 (t5->t6) and 4 (t4->t8).
   EXPECT_EQ(a.size_histogram.counts[10], 1u);
@@ -303,9 +303,9 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   // Top sites: only the cache's two sites, never the upstreams' stack 1.
   auto top = top_sites(a, SiteOrder::calls, 0);
   ASSERT_EQ(top.size(), 2u);
-  EXPECT_EQ(a.sites[top[0]].stack, 3u);
-  EXPECT_EQ(a.sites[top[0]].calls, 2u);
-  EXPECT_EQ(a.sites[top[1]].stack, 2u);
+  EXPECT_EQ(at(a.sites, top[0]).stack.value, 3u);
+  EXPECT_EQ(at(a.sites, top[0]).calls, 2u);
+  EXPECT_EQ(at(a.sites, top[1]).stack.value, 2u);
   EXPECT_EQ(top_sites(a, SiteOrder::leaked, 0).size(), 1u);
 
   // Per-pool figures stay per pool: each upstream shows what it handed out.
@@ -344,7 +344,7 @@ TEST(Analysis, SegmentMapAtAChosenMoment) {
   write_caching_pool(b);
   const std::string& path = b.finish();
   // At t9 the empty second segment exists next to the first.
-  SegmentMap m = segment_map_at(path, 2, 9);
+  SegmentMap m = segment_map_at(path, PoolId{2}, 9);
   ASSERT_TRUE(m.error.empty()) << m.error;
   ASSERT_EQ(m.segments.size(), 2u);
   EXPECT_EQ(m.segments[0].address, 0x1000u);
@@ -356,7 +356,7 @@ TEST(Analysis, SegmentMapAtAChosenMoment) {
   EXPECT_EQ(m.fragmentation.largest_free_block, 2048u);
   EXPECT_NEAR(m.fragmentation.external, 1.0 - 2048.0 / 3584.0, 1e-12);
   // At t7 the reuse fills part of the hole: 1024 - 256 = 768 before the tail.
-  SegmentMap m7 = segment_map_at(path, 2, 7);
+  SegmentMap m7 = segment_map_at(path, PoolId{2}, 7);
   ASSERT_EQ(m7.segments.size(), 1u);
   EXPECT_EQ(m7.segments[0].blocks.size(), 4u);
   EXPECT_EQ(m7.fragmentation.free_bytes, 768u + 512u);
@@ -374,7 +374,7 @@ TEST(Analysis, PartialMunmapSplitsASegment) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->peak_reserved_bytes, 0x10000u);
   EXPECT_EQ(p->final_reserved_bytes, 0xC000u);
-  SegmentMap m = segment_map_at(b.path(), 4, 5);
+  SegmentMap m = segment_map_at(b.path(), PoolId{4}, 5);
   ASSERT_EQ(m.segments.size(), 2u);
   EXPECT_EQ(m.segments[0].size, 0x4000u);
   EXPECT_EQ(m.segments[1].address, 0x108000u);

@@ -48,6 +48,7 @@
 
 #include "memtrail/event.hpp"
 #include "memtrail/frame.hpp"
+#include "memtrail/ids.hpp"
 #include "memtrail/trace_file.hpp"
 #include "memtrail/workspaces.hpp"
 
@@ -180,7 +181,7 @@ struct Summary {
 };
 
 struct LeakSite {
-  std::uint32_t site = 0;  // index into Analysis::sites
+  SiteId site;
   LeakClass kind = LeakClass::direct;
   std::uint64_t bytes = 0;
   std::uint64_t blocks = 0;
@@ -202,8 +203,8 @@ struct Leaks {
 
 // All allocations of one pool from one call stack.
 struct Site {
-  std::uint32_t stack = 0;  // innermost stack node id, 0 = no stack recorded
-  std::uint32_t pool = 0;
+  StackId stack;  // innermost stack node id; kNoStack: no stack recorded
+  PoolId pool;
   FrameList frames;         // innermost first, inlined frames expanded
   std::uint64_t calls = 0;  // allocations (alloc + reuse) in range
   std::uint64_t reuses = 0;
@@ -258,7 +259,7 @@ struct PoolStats {
 // the scope and still live rose by this much per entry, from the end of the
 // first entry to the end of the last.
 struct GrowthSite {
-  std::uint32_t site = 0;  // index into Analysis::sites
+  SiteId site;
   double bytes_per_entry = 0;
   std::uint64_t live_bytes = 0;  // from this site, at the end of the last entry
 };
@@ -292,8 +293,8 @@ struct Mark {
 
 // Lifetime of one large block (GUI lifetime bars, Chrome slices).
 struct BlockLifetime {
-  std::uint32_t pool = 0;
-  std::uint32_t site = 0;  // index into Analysis::sites
+  PoolId pool;
+  SiteId site;
   std::uint64_t address = 0, size = 0;
   std::uint64_t alloc_ns = 0;
   std::uint64_t free_ns = kTimeMax;  // kTimeMax: still live at the end
@@ -354,16 +355,16 @@ struct Analysis {
   std::shared_ptr<const FrameTable> frame_table;
   std::vector<std::string> symbol_warnings;
 
-  const PoolStats* pool(std::uint32_t id) const;
+  const PoolStats* pool(PoolId id) const;
   const PoolStats* pool_by_name(const std::string& name) const;
   // Raw ips of a stack, innermost first.
-  std::vector<std::uint64_t> stack_ips(std::uint32_t stack) const;
+  std::vector<std::uint64_t> stack_ips(StackId stack) const;
 };
 
 enum class SiteOrder { calls, bytes, peak, temporaries, leaked };
-// Indices into a.sites, best first, at most n (0 = all), zero-valued omitted;
-// sites of upstream pools are left out (see "leaf pools").
-std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::size_t n);
+// Sites, best first, at most n (0 = all), zero-valued omitted; sites of
+// upstream pools are left out (see "leaf pools").
+std::vector<SiteId> top_sites(const Analysis& a, SiteOrder order, std::size_t n);
 
 // One streaming pass. Never throws on bad input: see Analysis::error.
 Analysis analyze(const std::string& path, const AnalysisOptions& options = {},
@@ -374,7 +375,8 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options = {},
 struct BlockInfo {
   std::uint64_t address = 0, size = 0;
   std::uint64_t alloc_ns = 0;
-  std::uint32_t stack = 0, thread = 0;
+  StackId stack;
+  std::uint32_t thread = 0;
 };
 
 struct SegmentInfo {
@@ -393,6 +395,6 @@ struct SegmentMap {
 
 // Streams the trace again up to `time_ns` (inclusive) and returns the pool's
 // segments with the blocks live in them at that moment.
-SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint64_t time_ns);
+SegmentMap segment_map_at(const std::string& path, PoolId pool, std::uint64_t time_ns);
 
 }  // namespace memtrail

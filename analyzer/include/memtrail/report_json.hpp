@@ -22,7 +22,7 @@ struct Baseline;    // check.hpp
 nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
 nlohmann::json frames_to_json(const FrameList& frames);
 // The pieces the report and the full export (export.hpp) share.
-nlohmann::json site_to_json(const Analysis& a, std::uint32_t site);
+nlohmann::json site_to_json(const Analysis& a, SiteId site);
 nlohmann::json series_to_json(const Series& s);
 nlohmann::json fragmentation_to_json(const Fragmentation& f);
 // `workspaces` of report --json: one object per workspace (keys as the

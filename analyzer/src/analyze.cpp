@@ -86,7 +86,7 @@ std::vector<SiteId> top_sites(const Analysis& a, SiteOrder order, std::size_t n)
       case SiteOrder::temporaries:
         return s.temporaries;
       case SiteOrder::leaked:
-        return s.leaked_bytes;
+        return s.leaked.bytes;
     }
     return 0;
   };

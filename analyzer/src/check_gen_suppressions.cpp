@@ -62,9 +62,10 @@ std::string generate_suppressions(const Analysis& a, const CheckConfig& config,
     const Site& site = at(a.sites, ls.site);
     if (suppressions.match(site.frames) >= 0) continue;
     std::string rule = suppression_for(site.frames);
-    std::string what = std::string(to_string(ls.kind)) + " leak of " + std::to_string(ls.bytes) +
-                       " bytes in " + std::to_string(ls.blocks) +
-                       (ls.blocks == 1 ? " block" : " blocks");
+    std::string what = std::string(to_string(ls.kind)) + " leak of " +
+                       std::to_string(ls.tally.bytes) + " bytes in " +
+                       std::to_string(ls.tally.blocks) +
+                       (ls.tally.blocks == 1 ? " block" : " blocks");
     if (rule.empty()) {
       out += "# " + what + ": no stack recorded, no rule can name it\n";
     } else if (written.insert(rule).second) {

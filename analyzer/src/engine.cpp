@@ -226,11 +226,9 @@ void Engine::end_range() {
     p.live.for_each([&](std::uint64_t, LiveBlock& b) {
       if (!b.in_range) return;
       Site& s = sites_[b.site].out;
-      s.live_at_range_end_bytes += b.size;
-      ++s.live_at_range_end_blocks;
+      s.live_at_range_end.add(b.size);
       if (p.is_upstream) return;
-      summary_.live_at_range_end_bytes += b.size;
-      ++summary_.live_at_range_end_blocks;
+      summary_.live_at_range_end.add(b.size);
     });
     if (p.out.has_segments && p.has_blocks) {
       std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
@@ -664,36 +662,25 @@ void Engine::finish(Analysis& a) {
       // sites and PoolStats show them, the process-wide totals do not.
       Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
       if (cls == LeakClass::runtime) {
-        totals.runtime_bytes += b.size;
-        ++totals.runtime_blocks;
+        totals.runtime.add(b.size);
         return;
       }
       if (cls == LeakClass::reachable) {
-        s.reachable_bytes += b.size;
-        ++s.reachable_blocks;
-        totals.reachable_bytes += b.size;
-        ++totals.reachable_blocks;
+        s.reachable.add(b.size);
+        totals.reachable.add(b.size);
       } else if (cls == LeakClass::possible) {
-        s.possible_bytes += b.size;
-        ++s.possible_blocks;
-        totals.possible_bytes += b.size;
-        ++totals.possible_blocks;
+        s.possible.add(b.size);
+        totals.possible.add(b.size);
       } else if (cls == LeakClass::indirect) {
-        s.indirect_bytes += b.size;
-        ++s.indirect_blocks;
-        totals.indirect_bytes += b.size;
-        ++totals.indirect_blocks;
+        s.indirect.add(b.size);
+        totals.indirect.add(b.size);
       } else {
-        s.direct_bytes += b.size;
-        ++s.direct_blocks;
-        totals.direct_bytes += b.size;
-        ++totals.direct_blocks;
+        s.direct.add(b.size);
+        totals.direct.add(b.size);
       }
       if (cls != LeakClass::reachable && cls != LeakClass::possible) {
-        s.leaked_bytes += b.size;
-        ++s.leaked_blocks;
-        p.out.leaked_bytes += b.size;
-        ++p.out.leaked_blocks;
+        s.leaked.add(b.size);
+        p.out.leaked.add(b.size);
       }
       if (b.size >= options_.large_block_bytes)
         record_large_block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site},
@@ -723,8 +710,7 @@ void Engine::finish(Analysis& a) {
     merge_into(sizes, p.sizes);
     merge_into(lifetimes, p.lifetimes);
   }
-  summary_.leaked_bytes = leaks_.direct_bytes + leaks_.indirect_bytes;
-  summary_.leaked_blocks = leaks_.direct_blocks + leaks_.indirect_blocks;
+  summary_.leaked = leaks_.direct + leaks_.indirect;
   summary_.duration_ns =
       any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
                           : 0;

@@ -61,8 +61,8 @@ json export_base(const Analysis& a, std::size_t top) {
     const PoolStats* p = a.pool(at(a.sites, ls.site).pool);
     leak_sites.push_back({{"site", ls.site.value},
                           {"kind", std::string(to_string(ls.kind))},
-                          {"bytes", ls.bytes},
-                          {"blocks", ls.blocks},
+                          {"bytes", ls.tally.bytes},
+                          {"blocks", ls.tally.blocks},
                           {"pool", p ? p->info.name : std::string()}});
   }
   j["leaks"]["sites"] = leak_sites;
@@ -100,9 +100,9 @@ json site_by_id(const Analysis& a, SiteId i, bool shared_table) {
   const Site& s = at(a.sites, i);
   json j = detail::site_counters_json(a, i);
   j["stack_id"] = s.stack.value;
-  j["direct_bytes"] = s.direct_bytes;
-  j["indirect_bytes"] = s.indirect_bytes;
-  j["reachable_bytes"] = s.reachable_bytes;
+  j["direct_bytes"] = s.direct.bytes;
+  j["indirect_bytes"] = s.indirect.bytes;
+  j["reachable_bytes"] = s.reachable.bytes;
   if (shared_table && s.frames.table() == a.frame_table.get())
     j["frames"] = std::vector<std::uint32_t>(s.frames.indices().begin(), s.frames.indices().end());
   else

@@ -34,18 +34,12 @@ void add_site(Site& into, const Site& s) {
   into.bytes_allocated += s.bytes_allocated;
   into.temporaries += s.temporaries;
   into.peak_bytes += s.peak_bytes;  // live bytes at one moment: they add up
-  into.leaked_bytes += s.leaked_bytes;
-  into.leaked_blocks += s.leaked_blocks;
-  into.direct_bytes += s.direct_bytes;
-  into.direct_blocks += s.direct_blocks;
-  into.indirect_bytes += s.indirect_bytes;
-  into.indirect_blocks += s.indirect_blocks;
-  into.possible_bytes += s.possible_bytes;
-  into.possible_blocks += s.possible_blocks;
-  into.reachable_bytes += s.reachable_bytes;
-  into.reachable_blocks += s.reachable_blocks;
-  into.live_at_range_end_bytes += s.live_at_range_end_bytes;
-  into.live_at_range_end_blocks += s.live_at_range_end_blocks;
+  into.leaked += s.leaked;
+  into.direct += s.direct;
+  into.indirect += s.indirect;
+  into.possible += s.possible;
+  into.reachable += s.reachable;
+  into.live_at_range_end += s.live_at_range_end;
 }
 
 // One id per distinct frame identity.

@@ -55,10 +55,10 @@ nlohmann::json detail::site_counters_json(const Analysis& a, SiteId i) {
               {"bytes_allocated", s.bytes_allocated},
               {"temporaries", s.temporaries},
               {"peak_bytes", s.peak_bytes},
-              {"leaked_bytes", s.leaked_bytes},
-              {"leaked_blocks", s.leaked_blocks},
-              {"live_at_range_end_bytes", s.live_at_range_end_bytes},
-              {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+              {"leaked_bytes", s.leaked.bytes},
+              {"leaked_blocks", s.leaked.blocks},
+              {"live_at_range_end_bytes", s.live_at_range_end.bytes},
+              {"live_at_range_end_blocks", s.live_at_range_end.blocks},
               {"caller", caller_text(s.frames)}};
 }
 
@@ -90,8 +90,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                   {"frees", s.frees},
                   {"temporary_allocations", s.temporary_allocations},
                   {"peak_used_bytes", s.peak_used_bytes},
-                  {"leaked_bytes", s.leaked_bytes},
-                  {"leaked_blocks", s.leaked_blocks},
+                  {"leaked_bytes", s.leaked.bytes},
+                  {"leaked_blocks", s.leaked.blocks},
                   {"duration_ns", s.duration_ns},
                   {"peak_time_ns", s.peak_time_ns},
                   {"bytes_allocated", s.bytes_allocated},
@@ -99,8 +99,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                   {"unmatched_frees", s.unmatched_frees},
                   {"late_matched_frees", s.late_matched_frees},
                   {"replaced_blocks", s.replaced_blocks},
-                  {"live_at_range_end_bytes", s.live_at_range_end_bytes},
-                  {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+                  {"live_at_range_end_bytes", s.live_at_range_end.bytes},
+                  {"live_at_range_end_blocks", s.live_at_range_end.blocks},
                   {"peak_rss_bytes", s.peak_rss_bytes},
                   {"peak_heap_used_bytes", series_max(a.samples.heap_used)},
                   {"peak_heap_reserved_bytes", series_max(a.samples.heap_reserved)},
@@ -112,8 +112,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
     if (top && shown++ >= top) break;
     const Site& site = at(a.sites, ls.site);
     const PoolStats* p = a.pool(site.pool);
-    leak_sites.push_back({{"bytes", ls.bytes},
-                          {"blocks", ls.blocks},
+    leak_sites.push_back({{"bytes", ls.tally.bytes},
+                          {"blocks", ls.tally.blocks},
                           {"kind", std::string(to_string(ls.kind))},
                           {"stack", frames_to_json(site.frames)},
                           {"pool", p ? p->info.name : std::string()},
@@ -121,11 +121,11 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                           {"caller", caller_text(site.frames)}});
   }
   j["leaks"] = {
-      {"direct_bytes", a.leaks.direct_bytes},       {"direct_blocks", a.leaks.direct_blocks},
-      {"indirect_bytes", a.leaks.indirect_bytes},   {"indirect_blocks", a.leaks.indirect_blocks},
-      {"reachable_bytes", a.leaks.reachable_bytes}, {"reachable_blocks", a.leaks.reachable_blocks},
-      {"possible_bytes", a.leaks.possible_bytes},   {"possible_blocks", a.leaks.possible_blocks},
-      {"runtime_bytes", a.leaks.runtime_bytes},     {"runtime_blocks", a.leaks.runtime_blocks},
+      {"direct_bytes", a.leaks.direct.bytes},       {"direct_blocks", a.leaks.direct.blocks},
+      {"indirect_bytes", a.leaks.indirect.bytes},   {"indirect_blocks", a.leaks.indirect.blocks},
+      {"reachable_bytes", a.leaks.reachable.bytes}, {"reachable_blocks", a.leaks.reachable.blocks},
+      {"possible_bytes", a.leaks.possible.bytes},   {"possible_blocks", a.leaks.possible.blocks},
+      {"runtime_bytes", a.leaks.runtime.bytes},     {"runtime_blocks", a.leaks.runtime.blocks},
       {"classified", a.leaks.classified},           {"sites", leak_sites}};
 
   json pools = json::array();
@@ -150,8 +150,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                      {"peak_used_time_ns", p.peak_used_time_ns},
                      {"peak_reserved_time_ns", p.peak_reserved_time_ns},
                      {"live_blocks", p.live_blocks},
-                     {"leaked_bytes", p.leaked_bytes},
-                     {"leaked_blocks", p.leaked_blocks},
+                     {"leaked_bytes", p.leaked.bytes},
+                     {"leaked_blocks", p.leaked.blocks},
                      {"ooms", p.ooms},
                      {"reuse_ratio", p.reuse_ratio},
                      {"fragmentation", p.has_segments && p.allocations + p.live_blocks > 0

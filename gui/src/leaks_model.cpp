@@ -47,7 +47,7 @@ bool isMachinery(const std::string& function) {
 }
 
 std::uint64_t leakedBytes(const Site& s) {
-  return s.direct_bytes + s.indirect_bytes;
+  return s.direct.bytes + s.indirect.bytes;
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ void LeaksModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
     std::stable_sort(rows_.begin(), rows_.end(), [&](SiteId a, SiteId b) {
       const Site &x = at(sites, a), &y = at(sites, b);
       if (leakedBytes(x) != leakedBytes(y)) return leakedBytes(x) > leakedBytes(y);
-      return x.reachable_bytes > y.reachable_bytes;
+      return x.reachable.bytes > y.reachable.bytes;
     });
   }
   endResetModel();
@@ -91,21 +91,21 @@ void LeaksModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
 std::uint64_t LeaksModel::number(const Site& s, int column) const {
   switch (column) {
     case direct_bytes:
-      return s.direct_bytes;
+      return s.direct.bytes;
     case direct_blocks:
-      return s.direct_blocks;
+      return s.direct.blocks;
     case indirect_bytes:
-      return s.indirect_bytes;
+      return s.indirect.bytes;
     case indirect_blocks:
-      return s.indirect_blocks;
+      return s.indirect.blocks;
     case possible_bytes:
-      return s.possible_bytes;
+      return s.possible.bytes;
     case possible_blocks:
-      return s.possible_blocks;
+      return s.possible.blocks;
     case reachable_bytes:
-      return s.reachable_bytes;
+      return s.reachable.bytes;
     case reachable_blocks:
-      return s.reachable_blocks;
+      return s.reachable.blocks;
     default:
       return 0;
   }

@@ -21,6 +21,7 @@
 
 #include "memtrail/analysis.hpp"
 #include "memtrail/leak_kinds.hpp"
+#include "memtrail/tally.hpp"
 
 namespace memtrail {
 
@@ -35,7 +36,8 @@ struct Suppression {
   std::string pattern;
   std::string origin;  // "FILE:LINE", "policy" or "default"
   // Filled by run_check(): what this rule suppressed (first matching rule wins).
-  std::uint64_t sites = 0, blocks = 0, bytes = 0;
+  std::uint64_t sites = 0;
+  Tally suppressed{};
 };
 
 struct SuppressionSet {
@@ -98,7 +100,7 @@ bool build_suppressions(const CheckConfig& config, SuppressionSet& out, std::str
 // peaks. Schema "memtrail.baseline/1".
 struct BaselineSite {
   std::string key;
-  std::uint64_t bytes = 0, blocks = 0;
+  Tally leaked{};
 };
 struct BaselinePool {
   std::string name;
@@ -131,8 +133,8 @@ struct CheckItem {
 
 struct CheckResult {
   std::vector<CheckItem> items;
-  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;  // after suppressions
-  std::uint64_t suppressed_bytes = 0, suppressed_blocks = 0;
+  Tally leaked{};  // after suppressions
+  Tally suppressed{};
   std::uint64_t peak_used_bytes = 0;
   bool passed() const;
   std::size_t failures() const;

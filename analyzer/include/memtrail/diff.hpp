@@ -15,7 +15,7 @@ namespace memtrail {
 struct SiteDelta {
   std::string pool;
   FrameList frames;  // from B when present there, else from A
-  std::uint64_t leaked_bytes[2] = {0, 0}, leaked_blocks[2] = {0, 0};
+  Tally leaked[2];
   std::uint64_t peak_bytes[2] = {0, 0};
   std::uint64_t calls[2] = {0, 0};
   std::uint64_t bytes_allocated[2] = {0, 0};

@@ -102,7 +102,7 @@ enum class SeriesKind : std::uint8_t {
 
 struct SeriesId {
   SeriesKind kind = SeriesKind::process_used;
-  PoolId pool;  // pool_used, pool_reserved, pool_external_fragmentation
+  PoolId pool{};  // pool_used, pool_reserved, pool_external_fragmentation
   bool operator==(const SeriesId&) const = default;
 };
 
@@ -135,7 +135,7 @@ enum class SpanState : std::uint8_t {
 struct SegmentSpan {
   std::uint64_t address = 0, size = 0;
   SpanState state = SpanState::allocated;
-  StackId stack;               // allocated spans only
+  StackId stack{};             // allocated spans only
   std::uint32_t thread = 0;    // allocated spans only
   std::uint64_t alloc_ns = 0;  // allocated spans only
 };
@@ -145,7 +145,7 @@ std::vector<SegmentSpan> segment_spans(const SegmentInfo& segment);
 
 // Reserved bytes of one pool at a moment, split as the summary pie shows it.
 struct PoolBreakdown {
-  PoolId pool;
+  PoolId pool{};
   std::string name;
   MemorySpace space = MemorySpace::host;
   std::int32_t device = -1;
@@ -168,9 +168,9 @@ struct ScopeInterval {
 
 struct OomEvent {
   std::uint64_t time_ns = 0;
-  PoolId pool;
+  PoolId pool{};
   std::uint32_t thread = 0;
-  StackId stack;
+  StackId stack{};
   std::uint64_t requested = 0;
   std::string message;  // the pool state text recorded with the event
 };
@@ -186,7 +186,7 @@ struct OomExplanation {
     std::uint64_t free_bytes = 0, largest_free = 0;
   };
   struct PoolPart {
-    PoolId pool;
+    PoolId pool{};
     std::string name;
     std::uint64_t reserved = 0, used = 0, free = 0, largest_free = 0;
     bool request_fits = false;          // largest_free >= requested

@@ -28,7 +28,7 @@ struct Analysis;
 
 // All spills of a workspace from one call stack.
 struct WorkspaceSpillSite {
-  StackId stack;  // of the spill event; kNoStack: none
+  StackId stack{};  // of the spill event; kNoStack: none
   // The site of the spill's `alloc` in the workspace pool (same pool and
   // stack); kNoSite if that site is not in the analysis.
   static constexpr SiteId kNoSite{0xFFFFFFFFu};
@@ -38,7 +38,7 @@ struct WorkspaceSpillSite {
 
 struct WorkspaceReport {
   std::string name;  // the workspace pool's name (its id)
-  PoolId pool;
+  PoolId pool{};
   std::uint64_t cycles = 0;
   std::uint64_t allocations = 0, reuses = 0;  // alloc + reuse in the pool; reuse = a bump
   double reuse_ratio = 0;                     // reuses / allocations

@@ -111,7 +111,8 @@ void bench_moments(const memtrail::Session& s, std::uint64_t t0, std::uint64_t t
     for (int i = 0; i < 20; ++i) {
       std::uint64_t t = t0 + (t1 - t0) / 21 * (i + 1);
       std::string error;
-      maps.push_back(ms_of([&] { error = s.segment_map(pool.info.id, t).error; }));
+      maps.push_back(
+          ms_of([&] { error = s.segment_map(memtrail::PoolId{pool.info.id}, t).error; }));
       if (!error.empty()) std::printf("segment_map(%u): %s\n", pool.info.id, error.c_str());
     }
   }

@@ -78,7 +78,7 @@ int run_open(const std::string& path, const char* budget) {
   for (int i = 1; i <= 20; ++i) {
     std::uint64_t at = t0 + (t1 - t0) / 21 * static_cast<std::uint64_t>(i);
     double q = now_ms();
-    memtrail::SegmentMap m = s.segment_map(pool, at);
+    memtrail::SegmentMap m = s.segment_map(memtrail::PoolId{pool}, at);
     maps.push_back(now_ms() - q);
     if (!m.error.empty()) {
       std::fprintf(stderr, "%s\n", m.error.c_str());

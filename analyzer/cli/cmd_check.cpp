@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "memtrail/check.hpp"
 #include "memtrail/gen_suppressions.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/size.hpp"
 #include "progress_line.hpp"
 #include "run_input.hpp"

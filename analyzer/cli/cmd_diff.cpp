@@ -5,6 +5,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/diff.hpp"
+#include "memtrail/report_json.hpp"
 #include "progress_line.hpp"
 #include "run_input.hpp"
 

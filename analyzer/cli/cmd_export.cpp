@@ -6,6 +6,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/export.hpp"
+#include "memtrail/report_json.hpp"
 #include "progress_line.hpp"
 #include "run_input.hpp"
 

@@ -6,6 +6,7 @@
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/site_filter.hpp"
 #include "progress_line.hpp"

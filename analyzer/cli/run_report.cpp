@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli_args.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 #include "run_input.hpp"
@@ -25,15 +26,15 @@ std::string leak_section(const RunProcess& p, const Analysis& a, std::uint64_t t
   std::string out =
       line("\nLEAKS of %s: direct %s in %" PRIu64 " blocks, indirect %s in %" PRIu64
            " blocks\n  command: %s\n",
-           describe_process(p).c_str(), format_size(l.direct_bytes).c_str(), l.direct_blocks,
-           format_size(l.indirect_bytes).c_str(), l.indirect_blocks, p.command_line.c_str());
+           describe_process(p).c_str(), format_size(l.direct.bytes).c_str(), l.direct.blocks,
+           format_size(l.indirect.bytes).c_str(), l.indirect.blocks, p.command_line.c_str());
   std::uint64_t shown = 0;
   for (const LeakSite& ls : l.sites) {
     if (ls.kind == LeakClass::reachable) continue;
     if (top != 0 && shown++ >= top) break;
     out += line("\n  %s leak: %s in %" PRIu64 " blocks\n", std::string(to_string(ls.kind)).c_str(),
-                format_size(ls.bytes).c_str(), ls.blocks);
-    out += format_stack(a.sites[ls.site].frames, 12, "    ");
+                format_size(ls.tally.bytes).c_str(), ls.tally.blocks);
+    out += format_stack(at(a.sites, ls.site).frames, 12, "    ");
   }
   return out;
 }
@@ -68,8 +69,8 @@ int report_run(const std::string& name, const std::vector<RunProcess>& processes
     const Summary& s = a.summary;
     table += line("%8u %8u %4u %-16s %12" PRIu64 " %12s %12s %8" PRIu64 "\n", p.pid, p.ppid,
                   p.sequence, p.program.c_str(), s.events, format_size(s.peak_used_bytes).c_str(),
-                  format_size(s.leaked_bytes).c_str(), s.leaked_blocks);
-    if (s.leaked_blocks > 0) leaks += leak_section(p, a, top);
+                  format_size(s.leaked.bytes).c_str(), s.leaked.blocks);
+    if (s.leaked.blocks > 0) leaks += leak_section(p, a, top);
     if (json) entry["report"] = to_report_json(a, top == 0 ? static_cast<std::size_t>(-1) : top);
     list.push_back(std::move(entry));
   }

@@ -103,7 +103,7 @@ Analysis analyze_window(std::uint64_t since, std::uint64_t until) {
   return analyze(detail::trace_path(), options);
 }
 
-const FrameList* frames_of(const Analysis& a, std::uint32_t stack) {
+const FrameList* frames_of(const Analysis& a, StackId stack) {
   for (const Site& s : a.sites)
     if (s.stack == stack) return &s.frames;
   return nullptr;
@@ -141,7 +141,7 @@ std::string leak_report(std::uint64_t since, std::uint64_t limit) {
     }
     out += "  " + bytes_text(g.bytes) + " in " + std::to_string(g.blocks) +
            (g.blocks == 1 ? " block" : " blocks") + " allocated from:\n";
-    const FrameList* frames = frames_of(a, stack);
+    const FrameList* frames = frames_of(a, StackId{stack});
     out += frames ? describe_site(*frames, kFramesPerSite, "    ")
                   : "    (stack " + std::to_string(stack) + " not found in the trace)\n";
   }
@@ -187,8 +187,8 @@ MemoryLimit::~MemoryLimit() {
   Analysis a = analyze_window(since_ns_, until);
   std::string sites = "List of allocations at the peak:\n";
   std::size_t shown = 0;
-  for (std::uint32_t i : top_sites(a, SiteOrder::peak, 0)) {
-    const Site& s = a.sites[i];
+  for (SiteId i : top_sites(a, SiteOrder::peak, 0)) {
+    const Site& s = at(a.sites, i);
     if (s.calls == 0) continue;  // live before the test: not the test's memory
     if (shown++ == kTopSites) break;
     sites += "  " + bytes_text(s.peak_bytes) + " allocated from:\n" +

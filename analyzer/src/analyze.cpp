@@ -38,9 +38,9 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
 
 }  // namespace detail
 
-const PoolStats* Analysis::pool(std::uint32_t id) const {
+const PoolStats* Analysis::pool(PoolId id) const {
   for (const auto& p : pools)
-    if (p.info.id == id) return &p;
+    if (p.info.id == id.value) return &p;
   return nullptr;
 }
 
@@ -50,10 +50,10 @@ const PoolStats* Analysis::pool_by_name(const std::string& name) const {
   return nullptr;
 }
 
-std::vector<std::uint64_t> Analysis::stack_ips(std::uint32_t stack) const {
+std::vector<std::uint64_t> Analysis::stack_ips(StackId stack) const {
   std::vector<std::uint64_t> ips;
   // Bounded walk: a corrupt trie may contain a cycle.
-  for (std::uint32_t id = stack; id != 0 && id < stack_nodes.size() && ips.size() < 1024;
+  for (std::uint32_t id = stack.value; id != 0 && id < stack_nodes.size() && ips.size() < 1024;
        id = stack_nodes[id].parent) {
     if (stack_nodes[id].id != id) break;  // never defined
     ips.push_back(stack_nodes[id].ip);
@@ -61,7 +61,7 @@ std::vector<std::uint64_t> Analysis::stack_ips(std::uint32_t stack) const {
   return ips;
 }
 
-std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::size_t n) {
+std::vector<SiteId> top_sites(const Analysis& a, SiteOrder order, std::size_t n) {
   auto key = [order](const Site& s) -> std::uint64_t {
     switch (order) {
       case SiteOrder::calls:
@@ -73,7 +73,7 @@ std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::si
       case SiteOrder::temporaries:
         return s.temporaries;
       case SiteOrder::leaked:
-        return s.leaked_bytes;
+        return s.leaked.bytes;
     }
     return 0;
   };
@@ -83,13 +83,14 @@ std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::si
       if (p.info.id >= upstream.size()) upstream.resize(p.info.id + 1);
       upstream[p.info.id] = true;
     }
-  std::vector<std::uint32_t> idx;
+  std::vector<SiteId> idx;
   for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
     const Site& s = a.sites[i];
-    if (key(s) > 0 && !(s.pool < upstream.size() && upstream[s.pool])) idx.push_back(i);
+    if (key(s) > 0 && !(s.pool.value < upstream.size() && upstream[s.pool.value]))
+      idx.push_back(SiteId{i});
   }
-  auto better = [&](std::uint32_t x, std::uint32_t y) {
-    std::uint64_t kx = key(a.sites[x]), ky = key(a.sites[y]);
+  auto better = [&](SiteId x, SiteId y) {
+    std::uint64_t kx = key(at(a.sites, x)), ky = key(at(a.sites, y));
     return kx != ky ? kx > ky : x < y;
   };
   if (n != 0 && idx.size() > n) {
@@ -147,7 +148,7 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   return a;
 }
 
-SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint64_t time_ns) {
+SegmentMap segment_map_at(const std::string& path, PoolId pool, std::uint64_t time_ns) {
   TraceReader reader(path);
   AnalysisOptions options;
   options.timeline_points = 16;
@@ -163,7 +164,7 @@ SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint
     m.error = r.error;
     return m;
   }
-  m = engine.segment_map(pool);
+  m = engine.segment_map(pool.value);
   m.time_ns = time_ns;
   m.fragmentation.time_ns = time_ns;
   return m;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "memtrail/check.hpp"
+#include "memtrail/report_json.hpp"
 
 namespace memtrail {
 
@@ -47,13 +48,12 @@ Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions) {
   std::map<std::string, BaselineSite> sites;
   for (const LeakSite& ls : a.leaks.sites) {
     if (!kLeakedKinds.has(ls.kind)) continue;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     if (suppressions.match(site.frames) >= 0) continue;
     std::string key = site_key(site.frames);
     BaselineSite& s = sites[key];
     s.key = key;
-    s.bytes += ls.bytes;
-    s.blocks += ls.blocks;
+    s.leaked += ls.tally;
   }
   for (auto& [key, s] : sites) b.leaks.push_back(s);
   for (const PoolStats& p : a.pools)
@@ -65,7 +65,7 @@ Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions) {
 nlohmann::json baseline_to_json(const Baseline& b) {
   nlohmann::json leaks = nlohmann::json::array(), pools = nlohmann::json::array();
   for (const auto& s : b.leaks)
-    leaks.push_back({{"site", s.key}, {"bytes", s.bytes}, {"blocks", s.blocks}});
+    leaks.push_back({{"site", s.key}, {"bytes", s.leaked.bytes}, {"blocks", s.leaked.blocks}});
   for (const auto& p : b.pools)
     pools.push_back({{"name", p.name},
                      {"peak_used_bytes", p.peak_used_bytes},

@@ -60,11 +60,12 @@ std::string generate_suppressions(const Analysis& a, const CheckConfig& config,
   std::set<std::string> written;
   for (const LeakSite& ls : a.leaks.sites) {
     if (!config.leak_kinds.has(ls.kind)) continue;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     if (suppressions.match(site.frames) >= 0) continue;
     std::string rule = suppression_for(site.frames);
-    std::string what = std::string(to_string(ls.kind)) + " leak of " + std::to_string(ls.bytes) +
-                       " bytes in " + count_text(ls.blocks, "block");
+    std::string what = std::string(to_string(ls.kind)) + " leak of " +
+                       std::to_string(ls.tally.bytes) + " bytes in " +
+                       count_text(ls.tally.blocks, "block");
     if (rule.empty()) {
       out += "# " + what + ": no stack recorded, no rule can name it\n";
     } else if (written.insert(rule).second) {

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "memtrail/check.hpp"
 #include "memtrail/size.hpp"
 

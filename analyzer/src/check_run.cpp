@@ -75,25 +75,25 @@ std::size_t CheckResult::failures() const {
 CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionSet& suppressions,
                       const Baseline* baseline) {
   CheckResult r;
-  for (auto& rule : suppressions.rules) rule.sites = rule.blocks = rule.bytes = 0;
+  for (auto& rule : suppressions.rules) {
+    rule.sites = 0;
+    rule.suppressed = {};
+  }
 
   // Leaks after suppressions, largest first (a.leaks.sites is sorted).
   std::vector<UnsuppressedLeak> leaks;
   for (const LeakSite& ls : a.leaks.sites) {
     if (!config.leak_kinds.has(ls.kind)) continue;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     int rule = suppressions.match(site.frames);
     if (rule >= 0) {
       Suppression& s = suppressions.rules[static_cast<std::size_t>(rule)];
       s.sites += 1;
-      s.blocks += ls.blocks;
-      s.bytes += ls.bytes;
-      r.suppressed_bytes += ls.bytes;
-      r.suppressed_blocks += ls.blocks;
+      s.suppressed += ls.tally;
+      r.suppressed += ls.tally;
       continue;
     }
-    r.leaked_bytes += ls.bytes;
-    r.leaked_blocks += ls.blocks;
+    r.leaked += ls.tally;
     leaks.push_back({&ls, &site});
   }
   r.peak_used_bytes = a.summary.peak_used_bytes;
@@ -107,16 +107,17 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
         d += "  ... more leak sites (raise --top to see them)\n";
         break;
       }
-      d += "  " + std::string(kind_name(l.leak->kind)) + " leak of " + bytes_text(l.leak->bytes) +
-           " in " + blocks_text(l.leak->blocks) + " allocated from:\n";
+      d += "  " + std::string(kind_name(l.leak->kind)) + " leak of " +
+           bytes_text(l.leak->tally.bytes) + " in " + blocks_text(l.leak->tally.blocks) +
+           " allocated from:\n";
       d += describe_site(l.site->frames, config.frames_per_site, "    ");
     }
     return d;
   };
   auto all_leaks = [](const UnsuppressedLeak&) { return true; };
-  std::string suppressed_note = r.suppressed_bytes
-                                    ? "; " + bytes_text(r.suppressed_bytes) + " in " +
-                                          blocks_text(r.suppressed_blocks) + " suppressed"
+  std::string suppressed_note = r.suppressed.bytes
+                                    ? "; " + bytes_text(r.suppressed.bytes) + " in " +
+                                          blocks_text(r.suppressed.blocks) + " suppressed"
                                     : "";
 
   // With nothing configured, any leak fails (LeakSanitizer's default).
@@ -129,8 +130,8 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
   if (max_leaked) {
     CheckItem item;
     item.name = "leaked-bytes";
-    item.passed = r.leaked_bytes <= *max_leaked;
-    item.summary = "leaked " + bytes_text(r.leaked_bytes) + " in " + blocks_text(r.leaked_blocks) +
+    item.passed = r.leaked.bytes <= *max_leaked;
+    item.summary = "leaked " + bytes_text(r.leaked.bytes) + " in " + blocks_text(r.leaked.blocks) +
                    "; limit " + bytes_text(*max_leaked) + suppressed_note;
     if (!item.passed) item.details = leak_details(all_leaks);
     r.items.push_back(std::move(item));
@@ -138,19 +139,19 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
   if (config.max_leaked_blocks) {
     CheckItem item;
     item.name = "leaked-blocks";
-    item.passed = r.leaked_blocks <= *config.max_leaked_blocks;
-    item.summary = "leaked " + blocks_text(r.leaked_blocks) + " (" + bytes_text(r.leaked_bytes) +
+    item.passed = r.leaked.blocks <= *config.max_leaked_blocks;
+    item.summary = "leaked " + blocks_text(r.leaked.blocks) + " (" + bytes_text(r.leaked.bytes) +
                    "); limit " + blocks_text(*config.max_leaked_blocks) + suppressed_note;
     if (!item.passed) item.details = leak_details(all_leaks);
     r.items.push_back(std::move(item));
   }
 
   // Sites with the most bytes live at the peak, optionally of one pool.
-  auto peak_details = [&](std::optional<std::uint32_t> pool) {
+  auto peak_details = [&](std::optional<PoolId> pool) {
     std::string d;
     std::size_t shown = 0;
-    for (std::uint32_t i : top_sites(a, SiteOrder::peak, 0)) {
-      const Site& s = a.sites[i];
+    for (SiteId i : top_sites(a, SiteOrder::peak, 0)) {
+      const Site& s = at(a.sites, i);
       if (pool && s.pool != *pool) continue;
       if (shown++ == config.top_sites) break;
       d += "  " + bytes_text(s.peak_bytes) + " live at the peak, allocated from:\n";
@@ -177,7 +178,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
         item.passed = peak <= *config.max_peak_bytes;
         item.summary = "pool '" + name + "' peak used " + bytes_text(peak) + "; limit " +
                        bytes_text(*config.max_peak_bytes) + (p ? "" : " (pool not in the trace)");
-        if (!item.passed) item.details = peak_details(p->info.id);
+        if (!item.passed) item.details = peak_details(PoolId{p->info.id});
         r.items.push_back(std::move(item));
       }
     }
@@ -211,8 +212,8 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
     std::map<std::string, std::vector<const UnsuppressedLeak*>> by_key;
     for (const auto& l : leaks) {
       std::string key = site_key(l.site->frames);
-      now[key].first += l.leak->bytes;
-      now[key].second += l.leak->blocks;
+      now[key].first += l.leak->tally.bytes;
+      now[key].second += l.leak->tally.blocks;
       by_key[key].push_back(&l);
     }
     CheckItem item;
@@ -222,11 +223,11 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
     for (const auto& [key, v] : now) {
       auto it = known.find(key);
       bool is_new = it == known.end();
-      if (!is_new && v.first <= it->second->bytes) continue;
+      if (!is_new && v.first <= it->second->leaked.bytes) continue;
       (is_new ? new_sites : grown) += 1;
       d += is_new ? "  New leak site: " + bytes_text(v.first) + " in " + blocks_text(v.second) +
                         ", allocated from:\n"
-                  : "  Leak grew from " + bytes_text(it->second->bytes) + " to " +
+                  : "  Leak grew from " + bytes_text(it->second->leaked.bytes) + " to " +
                         bytes_text(v.first) + ", allocated from:\n";
       d += describe_site(by_key[key].front()->site->frames, config.frames_per_site, "    ");
     }
@@ -264,7 +265,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
       std::size_t i =
           peak_item("baseline-peak-used[" + bp.name + "]", "pool '" + bp.name + "' peak used",
                     p->peak_used_bytes, bp.peak_used_bytes);
-      if (!r.items[i].passed) r.items[i].details = peak_details(p->info.id);
+      if (!r.items[i].passed) r.items[i].details = peak_details(PoolId{p->info.id});
       peak_item("baseline-peak-reserved[" + bp.name + "]", "pool '" + bp.name + "' peak reserved",
                 p->peak_reserved_bytes, bp.peak_reserved_bytes);
     }
@@ -285,7 +286,8 @@ std::string format_check_text(const CheckResult& r, const SuppressionSet& suppre
     for (const auto& s : suppressions.rules) {
       if (s.sites == 0) continue;
       char line[64];
-      std::snprintf(line, sizeof line, "  %5" PRIu64 " %10" PRIu64 " ", s.sites, s.bytes);
+      std::snprintf(line, sizeof line, "  %5" PRIu64 " %10" PRIu64 " ", s.sites,
+                    s.suppressed.bytes);
       out += line + ("leak:" + s.pattern) + " (" + s.origin + ")\n";
     }
   }

@@ -21,7 +21,7 @@ CheckItem check_scope_growth(const Analysis& a, std::uint64_t limit, std::size_t
       for (const GrowthSite& g : sc.growth_sites) {
         item.details += "    +" + std::to_string(std::llround(g.bytes_per_entry)) +
                         " bytes per iteration, allocated from:\n";
-        item.details += describe_site(a.sites[g.site].frames, frames_per_site, "      ");
+        item.details += describe_site(at(a.sites, g.site).frames, frames_per_site, "      ");
       }
     }
     if (!worst || growth > worst_growth) {

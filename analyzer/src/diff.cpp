@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 
@@ -63,18 +64,17 @@ DiffResult diff_analyses(const Analysis& a, const Analysis& b) {
       SiteDelta& sd = sites[site_match_key(pool, s.frames)];
       sd.pool = pool;
       if (k == 1 || sd.frames.empty()) sd.frames = s.frames;
-      sd.leaked_bytes[k] += s.leaked_bytes;
-      sd.leaked_blocks[k] += s.leaked_blocks;
+      sd.leaked[k] += s.leaked;
       sd.peak_bytes[k] += s.peak_bytes;
       sd.calls[k] += s.calls;
       sd.bytes_allocated[k] += s.bytes_allocated;
     }
   }
   for (auto& [key, sd] : sites) {
-    sd.impact = absdiff(sd.leaked_bytes[0], sd.leaked_bytes[1]) +
+    sd.impact = absdiff(sd.leaked[0].bytes, sd.leaked[1].bytes) +
                 absdiff(sd.peak_bytes[0], sd.peak_bytes[1]);
     bool changed = sd.impact || sd.calls[0] != sd.calls[1] ||
-                   sd.leaked_blocks[0] != sd.leaked_blocks[1] ||
+                   sd.leaked[0].blocks != sd.leaked[1].blocks ||
                    sd.bytes_allocated[0] != sd.bytes_allocated[1];
     if (changed) d.sites.push_back(std::move(sd));
   }
@@ -91,7 +91,7 @@ DiffResult diff_analyses(const Analysis& a, const Analysis& b) {
       pd.present[k] = true;
       pd.peak_used_bytes[k] = p.peak_used_bytes;
       pd.peak_reserved_bytes[k] = p.peak_reserved_bytes;
-      pd.leaked_bytes[k] = p.leaked_bytes;
+      pd.leaked_bytes[k] = p.leaked.bytes;
       pd.allocations[k] = p.allocations;
     }
   for (auto& [name, pd] : pools) {
@@ -115,8 +115,8 @@ nlohmann::json to_diff_json(const DiffResult& d, std::size_t top) {
   const Summary& a = d.summary[0];
   const Summary& b = d.summary[1];
   std::uint64_t peak[2] = {a.peak_used_bytes, b.peak_used_bytes};
-  std::uint64_t leaked[2] = {a.leaked_bytes, b.leaked_bytes};
-  std::uint64_t blocks[2] = {a.leaked_blocks, b.leaked_blocks};
+  std::uint64_t leaked[2] = {a.leaked.bytes, b.leaked.bytes};
+  std::uint64_t blocks[2] = {a.leaked.blocks, b.leaked.blocks};
   std::uint64_t allocs[2] = {a.allocations, b.allocations};
   std::uint64_t temps[2] = {a.temporary_allocations, b.temporary_allocations};
   j["summary"] = {{"peak_used_bytes", pair(peak)},
@@ -127,10 +127,12 @@ nlohmann::json to_diff_json(const DiffResult& d, std::size_t top) {
   json sites = json::array();
   for (std::size_t i = 0; i < d.sites.size() && (top == 0 || i < top); ++i) {
     const SiteDelta& s = d.sites[i];
+    const std::uint64_t leaked_bytes[2] = {s.leaked[0].bytes, s.leaked[1].bytes};
+    const std::uint64_t leaked_blocks[2] = {s.leaked[0].blocks, s.leaked[1].blocks};
     sites.push_back({{"pool", s.pool},
                      {"impact", s.impact},
-                     {"leaked_bytes", pair(s.leaked_bytes)},
-                     {"leaked_blocks", pair(s.leaked_blocks)},
+                     {"leaked_bytes", pair(leaked_bytes)},
+                     {"leaked_blocks", pair(leaked_blocks)},
                      {"peak_bytes", pair(s.peak_bytes)},
                      {"calls", pair(s.calls)},
                      {"bytes_allocated", pair(s.bytes_allocated)},
@@ -164,10 +166,10 @@ std::string diff_text(const DiffResult& d, std::size_t top, std::size_t stack_de
   };
   line("peak used", format_size(a.peak_used_bytes), format_size(b.peak_used_bytes),
        signed_size(a.peak_used_bytes, b.peak_used_bytes));
-  line("leaked", format_size(a.leaked_bytes), format_size(b.leaked_bytes),
-       signed_size(a.leaked_bytes, b.leaked_bytes));
-  line("leaked blocks", std::to_string(a.leaked_blocks), std::to_string(b.leaked_blocks),
-       signed_count(a.leaked_blocks, b.leaked_blocks));
+  line("leaked", format_size(a.leaked.bytes), format_size(b.leaked.bytes),
+       signed_size(a.leaked.bytes, b.leaked.bytes));
+  line("leaked blocks", std::to_string(a.leaked.blocks), std::to_string(b.leaked.blocks),
+       signed_count(a.leaked.blocks, b.leaked.blocks));
   line("allocations", std::to_string(a.allocations), std::to_string(b.allocations),
        signed_count(a.allocations, b.allocations));
   line("temporary allocations", std::to_string(a.temporary_allocations),
@@ -197,8 +199,8 @@ std::string diff_text(const DiffResult& d, std::size_t top, std::size_t stack_de
   for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
     const SiteDelta& s = d.sites[i];
     std::snprintf(buf, sizeof buf, "\n  leaked %s (%s blocks), peak %s, calls %s -> %s [%s]\n",
-                  signed_size(s.leaked_bytes[0], s.leaked_bytes[1]).c_str(),
-                  signed_count(s.leaked_blocks[0], s.leaked_blocks[1]).c_str(),
+                  signed_size(s.leaked[0].bytes, s.leaked[1].bytes).c_str(),
+                  signed_count(s.leaked[0].blocks, s.leaked[1].blocks).c_str(),
                   signed_size(s.peak_bytes[0], s.peak_bytes[1]).c_str(),
                   std::to_string(s.calls[0]).c_str(), std::to_string(s.calls[1]).c_str(),
                   s.pool.c_str());

@@ -161,8 +161,8 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
   }
   if (*idx == 0) {
     sites_.emplace_back();
-    sites_.back().out.stack = stack;
-    sites_.back().out.pool = pool_id;
+    sites_.back().out.stack = StackId{stack};
+    sites_.back().out.pool = PoolId{pool_id};
     sites_.back().peak_epoch = peak_epoch_;
     *idx = static_cast<std::uint32_t>(sites_.size());
   }
@@ -226,11 +226,9 @@ void Engine::end_range() {
     p.live.for_each([&](std::uint64_t, LiveBlock& b) {
       if (!b.in_range) return;
       Site& s = sites_[b.site].out;
-      s.live_at_range_end_bytes += b.size;
-      ++s.live_at_range_end_blocks;
+      s.live_at_range_end.add(b.size);
       if (p.is_upstream) return;
-      summary_.live_at_range_end_bytes += b.size;
-      ++summary_.live_at_range_end_blocks;
+      summary_.live_at_range_end.add(b.size);
     });
     if (p.out.has_segments && p.has_blocks) {
       std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
@@ -521,10 +519,11 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     add_to(p.lifetimes, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);
   }
   if (b.in_range && b.size >= options_.large_block_bytes)
-    record_large_block(
-        BlockLifetime{pool_id, b.site, address, b.size, b.time_ns, e.time_ns, b.thread});
+    record_large_block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
+                                     e.time_ns, b.thread});
   if (taps_)
-    taps_->block(BlockLifetime{pool_id, b.site, address, b.size, b.time_ns, e.time_ns, b.thread},
+    taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
+                               e.time_ns, b.thread},
                  e.time_ns);
   add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns, in_range);
 }
@@ -663,48 +662,37 @@ void Engine::finish(Analysis& a) {
       // sites and PoolStats show them, the process-wide totals do not.
       Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
       if (cls == LeakClass::runtime) {
-        totals.runtime_bytes += b.size;
-        ++totals.runtime_blocks;
+        totals.runtime.add(b.size);
         return;
       }
       if (cls == LeakClass::reachable) {
-        s.reachable_bytes += b.size;
-        ++s.reachable_blocks;
-        totals.reachable_bytes += b.size;
-        ++totals.reachable_blocks;
+        s.reachable.add(b.size);
+        totals.reachable.add(b.size);
       } else if (cls == LeakClass::possible) {
-        s.possible_bytes += b.size;
-        ++s.possible_blocks;
-        totals.possible_bytes += b.size;
-        ++totals.possible_blocks;
+        s.possible.add(b.size);
+        totals.possible.add(b.size);
       } else if (cls == LeakClass::indirect) {
-        s.indirect_bytes += b.size;
-        ++s.indirect_blocks;
-        totals.indirect_bytes += b.size;
-        ++totals.indirect_blocks;
+        s.indirect.add(b.size);
+        totals.indirect.add(b.size);
       } else {
-        s.direct_bytes += b.size;
-        ++s.direct_blocks;
-        totals.direct_bytes += b.size;
-        ++totals.direct_blocks;
+        s.direct.add(b.size);
+        totals.direct.add(b.size);
       }
       if (cls != LeakClass::reachable && cls != LeakClass::possible) {
-        s.leaked_bytes += b.size;
-        ++s.leaked_blocks;
-        p.out.leaked_bytes += b.size;
-        ++p.out.leaked_blocks;
+        s.leaked.add(b.size);
+        p.out.leaked.add(b.size);
       }
       if (b.size >= options_.large_block_bytes)
-        record_large_block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
-                                         b.time_ns, kTimeMax, b.thread, cls});
+        record_large_block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site},
+                                         address, b.size, b.time_ns, kTimeMax, b.thread, cls});
     });
   }
   if (taps_)  // the blocks live at the end, for the session's largest blocks
     for (std::size_t id = 0; id < pools_.size(); ++id) {
       if (!pools_[id].included) continue;
       pools_[id].live.for_each([&](std::uint64_t address, LiveBlock& b) {
-        taps_->block(BlockLifetime{static_cast<std::uint32_t>(id), b.site, address, b.size,
-                                   b.time_ns, kTimeMax, b.thread},
+        taps_->block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site}, address,
+                                   b.size, b.time_ns, kTimeMax, b.thread},
                      last_time_ns_);
       });
     }
@@ -722,8 +710,7 @@ void Engine::finish(Analysis& a) {
     merge_into(sizes, p.sizes);
     merge_into(lifetimes, p.lifetimes);
   }
-  summary_.leaked_bytes = leaks_.direct_bytes + leaks_.indirect_bytes;
-  summary_.leaked_blocks = leaks_.direct_blocks + leaks_.indirect_blocks;
+  summary_.leaked = leaks_.direct + leaks_.indirect;
   summary_.duration_ns =
       any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
                           : 0;
@@ -739,8 +726,8 @@ void Engine::finish(Analysis& a) {
     a.sites.push_back(std::move(sites_.front().out));
     sites_.pop_front();
   }
-  leaks_.sites = leak_sites_of(a.sites, [&](std::uint32_t pool) {
-    return pool < pools_.size() && pools_[pool].is_upstream;
+  leaks_.sites = leak_sites_of(a.sites, [&](PoolId pool) {
+    return pool.value < pools_.size() && pools_[pool.value].is_upstream;
   });
   a.leaks = std::move(leaks_);
 
@@ -761,7 +748,8 @@ void Engine::finish(Analysis& a) {
   // Parent names were read before the parents moved; fix those moved first.
   for (auto& ps : a.pools)
     if (ps.info.parent != 0 && ps.parent_name.empty())
-      if (const PoolStats* parent = a.pool(ps.info.parent)) ps.parent_name = parent->info.name;
+      if (const PoolStats* parent = a.pool(PoolId{ps.info.parent}))
+        ps.parent_name = parent->info.name;
 
   for (std::size_t id = 1; id <= std::max<std::size_t>(scopes_.size(), 1); ++id) {
     // The iteration scope of marks, if any, comes last (id == size).

@@ -45,7 +45,7 @@ void Engine::restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t eve
       LiveBlock& l = *p.live.try_emplace(b.address).first;
       l.size = b.size;
       l.time_ns = b.alloc_ns;
-      l.site = site_index(p, c.pool, b.stack);
+      l.site = site_index(p, c.pool, b.stack.value);
       l.thread = b.thread;
     }
     if (!p.is_upstream) total_used_ += c.used;

@@ -22,7 +22,7 @@ std::uint64_t cost_of(const Site& s, FoldedCost c) {
     case FoldedCost::bytes:
       return s.bytes_allocated;
     case FoldedCost::leaked:
-      return s.leaked_bytes;
+      return s.leaked.bytes;
     case FoldedCost::peak:
       return s.peak_bytes;
     case FoldedCost::temporary:

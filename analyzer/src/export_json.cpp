@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "memtrail/export.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/site_caller.hpp"
 #include "memtrail/size.hpp"
 #include "site_json.hpp"
@@ -12,9 +13,15 @@ namespace {
 
 using nlohmann::json;
 
-std::string site_name(const Analysis& a, std::uint32_t site) {
-  if (site >= a.sites.size() || a.sites[site].frames.empty()) return "(no stack)";
-  return a.sites[site].frames.front().describe();
+std::string site_name(const Analysis& a, SiteId site) {
+  if (site.value >= a.sites.size() || at(a.sites, site).frames.empty()) return "(no stack)";
+  return at(a.sites, site).frames.front().describe();
+}
+
+json site_ids_json(const std::vector<SiteId>& sites) {
+  json out = json::array();
+  for (SiteId s : sites) out.push_back(s.value);
+  return out;
 }
 
 double us(std::uint64_t ns) {
@@ -46,16 +53,16 @@ json export_base(const Analysis& a, std::size_t top) {
                                                       {"peak", SiteOrder::peak},
                                                       {"temporaries", SiteOrder::temporaries},
                                                       {"leaked", SiteOrder::leaked}};
-  for (auto& [name, order] : orders) tops[name] = top_sites(a, order, top);
+  for (auto& [name, order] : orders) tops[name] = site_ids_json(top_sites(a, order, top));
   j["top_sites"] = tops;
   json leak_sites = json::array();
   for (const LeakSite& ls : a.leaks.sites) {
     if (top && leak_sites.size() >= top) break;
-    const PoolStats* p = a.pool(a.sites[ls.site].pool);
-    leak_sites.push_back({{"site", ls.site},
+    const PoolStats* p = a.pool(at(a.sites, ls.site).pool);
+    leak_sites.push_back({{"site", ls.site.value},
                           {"kind", std::string(to_string(ls.kind))},
-                          {"bytes", ls.bytes},
-                          {"blocks", ls.blocks},
+                          {"bytes", ls.tally.bytes},
+                          {"blocks", ls.tally.blocks},
                           {"pool", p ? p->info.name : std::string()}});
   }
   j["leaks"]["sites"] = leak_sites;
@@ -74,8 +81,8 @@ json export_base(const Analysis& a, std::size_t top) {
   json blocks = json::array();
   for (const BlockLifetime& b : a.large_blocks)
     blocks.push_back(
-        {{"pool", b.pool},
-         {"site", b.site},
+        {{"pool", b.pool.value},
+         {"site", b.site.value},
          {"address", b.address},
          {"size", b.size},
          {"alloc_ns", b.alloc_ns},
@@ -89,13 +96,13 @@ json export_base(const Analysis& a, std::size_t top) {
 }
 
 // One site: its counters and its frames as ids into the export's `frames`.
-json site_by_id(const Analysis& a, std::uint32_t i, bool shared_table) {
-  const Site& s = a.sites[i];
+json site_by_id(const Analysis& a, SiteId i, bool shared_table) {
+  const Site& s = at(a.sites, i);
   json j = detail::site_counters_json(a, i);
-  j["stack_id"] = s.stack;
-  j["direct_bytes"] = s.direct_bytes;
-  j["indirect_bytes"] = s.indirect_bytes;
-  j["reachable_bytes"] = s.reachable_bytes;
+  j["stack_id"] = s.stack.value;
+  j["direct_bytes"] = s.direct.bytes;
+  j["indirect_bytes"] = s.indirect.bytes;
+  j["reachable_bytes"] = s.reachable.bytes;
   if (shared_table && s.frames.table() == a.frame_table.get())
     j["frames"] = std::vector<std::uint32_t>(s.frames.indices().begin(), s.frames.indices().end());
   else
@@ -128,7 +135,7 @@ void write_full_json(const Analysis& a, std::size_t top, std::ostream& out) {
   bool first = true;
   for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
     if (!keep[i]) continue;
-    out << (first ? "" : ",") << site_by_id(a, i, shared_table).dump();
+    out << (first ? "" : ",") << site_by_id(a, SiteId{i}, shared_table).dump();
     first = false;
   }
   out << "]}\n";

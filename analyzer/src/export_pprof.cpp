@@ -122,7 +122,7 @@ std::string pprof_profile_bytes(const Analysis& a) {
   std::vector<ProtoWriter> locations;
   std::vector<ProtoWriter> samples;
   for (const Site& s : a.sites) {
-    if (s.calls == 0 && s.live_at_range_end_blocks == 0) continue;
+    if (s.calls == 0 && s.live_at_range_end.blocks == 0) continue;
     if (const PoolStats* p = a.pool(s.pool); p && p->upstream) continue;  // leaf pools only
     std::vector<std::uint64_t> loc_ids;
     std::size_t i = 0;
@@ -152,7 +152,7 @@ std::string pprof_profile_bytes(const Analysis& a) {
     ProtoWriter sample;
     sample.packed(1, loc_ids);
     sample.packed(
-        2, {s.calls, s.bytes_allocated, s.live_at_range_end_blocks, s.live_at_range_end_bytes});
+        2, {s.calls, s.bytes_allocated, s.live_at_range_end.blocks, s.live_at_range_end.bytes});
     samples.push_back(std::move(sample));
   }
 

@@ -136,8 +136,8 @@ std::string write_sqlite(const Analysis& a, const std::string& db_path) {
           .i(10, p.segment_reserves);
       pool.i(11, p.peak_used_bytes).i(12, p.peak_reserved_bytes).i(13, p.final_used_bytes);
       pool.i(14, p.final_reserved_bytes)
-          .i(15, p.leaked_bytes)
-          .i(16, p.leaked_blocks)
+          .i(15, p.leaked.bytes)
+          .i(16, p.leaked.blocks)
           .d(17, p.reuse_ratio);
       ok = pool.run() && ok;
     }
@@ -161,12 +161,17 @@ std::string write_sqlite(const Analysis& a, const std::string& db_path) {
     Stmt frame(db, "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?)");
     for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
       const Site& s = a.sites[i];
-      site.i(1, i).i(2, s.pool).i(3, s.stack).i(4, s.calls).i(5, s.reuses).i(6, s.bytes_allocated);
-      site.i(7, s.temporaries).i(8, s.peak_bytes).i(9, s.leaked_bytes).i(10, s.leaked_blocks);
-      site.i(11, s.direct_bytes)
-          .i(12, s.indirect_bytes)
-          .i(13, s.reachable_bytes)
-          .i(14, s.live_at_range_end_bytes);
+      site.i(1, i)
+          .i(2, s.pool.value)
+          .i(3, s.stack.value)
+          .i(4, s.calls)
+          .i(5, s.reuses)
+          .i(6, s.bytes_allocated);
+      site.i(7, s.temporaries).i(8, s.peak_bytes).i(9, s.leaked.bytes).i(10, s.leaked.blocks);
+      site.i(11, s.direct.bytes)
+          .i(12, s.indirect.bytes)
+          .i(13, s.reachable.bytes)
+          .i(14, s.live_at_range_end.bytes);
       ok = site.run() && ok;
       for (std::size_t d = 0; d < s.frames.size(); ++d) {
         const Frame& f = s.frames[d];

@@ -33,18 +33,12 @@ void add_site(Site& into, const Site& s) {
   into.bytes_allocated += s.bytes_allocated;
   into.temporaries += s.temporaries;
   into.peak_bytes += s.peak_bytes;  // live bytes at one moment: they add up
-  into.leaked_bytes += s.leaked_bytes;
-  into.leaked_blocks += s.leaked_blocks;
-  into.direct_bytes += s.direct_bytes;
-  into.direct_blocks += s.direct_blocks;
-  into.indirect_bytes += s.indirect_bytes;
-  into.indirect_blocks += s.indirect_blocks;
-  into.possible_bytes += s.possible_bytes;
-  into.possible_blocks += s.possible_blocks;
-  into.reachable_bytes += s.reachable_bytes;
-  into.reachable_blocks += s.reachable_blocks;
-  into.live_at_range_end_bytes += s.live_at_range_end_bytes;
-  into.live_at_range_end_blocks += s.live_at_range_end_blocks;
+  into.leaked += s.leaked;
+  into.direct += s.direct;
+  into.indirect += s.indirect;
+  into.possible += s.possible;
+  into.reachable += s.reachable;
+  into.live_at_range_end += s.live_at_range_end;
 }
 
 // One id per distinct frame identity.
@@ -71,13 +65,13 @@ class SiteKeys {
   }
 
   std::vector<std::uint32_t> key(const Site& s) {
-    std::vector<std::uint32_t> key{s.pool};
+    std::vector<std::uint32_t> key{s.pool.value};
     for_each_id(s, [&](std::uint32_t id) { key.push_back(id); });
     return key;
   }
 
   std::uint64_t hash(const Site& s) {
-    std::uint64_t h = mix(0x9e3779b97f4a7c15ull ^ s.pool);
+    std::uint64_t h = mix(0x9e3779b97f4a7c15ull ^ s.pool.value);
     for_each_id(s, [&](std::uint32_t id) { h = mix(h ^ id); });
     return h;
   }
@@ -148,14 +142,14 @@ void merge_by_site(std::vector<T>& items, Site site_of, Add add) {
 
 // Every index into Analysis::sites outside the leak list (rebuilt).
 void remap_site_indices(Analysis& a, const std::vector<std::uint32_t>& new_index) {
-  auto remap = [&](std::uint32_t& site) {
-    if (site < new_index.size()) site = new_index[site];
+  auto remap = [&](SiteId& site) {
+    if (site.value < new_index.size()) site = SiteId{new_index[site.value]};
   };
   for (BlockLifetime& b : a.large_blocks) remap(b.site);
   for (ScopeStats& scope : a.scopes) {
     for (GrowthSite& g : scope.growth_sites) remap(g.site);
     merge_by_site(
-        scope.growth_sites, [](const GrowthSite& g) { return g.site; },
+        scope.growth_sites, [](const GrowthSite& g) { return g.site.value; },
         [](GrowthSite& into, const GrowthSite& g) {
           into.bytes_per_entry += g.bytes_per_entry;
           into.live_bytes += g.live_bytes;
@@ -171,7 +165,7 @@ void remap_site_indices(Analysis& a, const std::vector<std::uint32_t>& new_index
         w.spill_sites,
         [](const WorkspaceSpillSite& s) {
           // Spills whose alloc has no site stay apart (by their stack).
-          return s.site == WorkspaceSpillSite::kNoSite ? ~s.stack : s.site;
+          return s.site == WorkspaceSpillSite::kNoSite ? ~s.stack.value : s.site.value;
         },
         [](WorkspaceSpillSite& into, const WorkspaceSpillSite& s) {
           into.spills += s.spills;
@@ -213,7 +207,7 @@ std::vector<std::uint32_t> group_sites_by_source(Analysis& a) {
 }
 
 void rebuild_leak_sites(Analysis& a) {
-  a.leaks.sites = leak_sites_of(a.sites, [&](std::uint32_t pool) {
+  a.leaks.sites = leak_sites_of(a.sites, [&](PoolId pool) {
     const PoolStats* p = a.pool(pool);
     return p && p->upstream;
   });

@@ -25,22 +25,20 @@ int rank(LeakClass kind) {
 }  // namespace
 
 std::vector<LeakSite> leak_sites_of(const std::deque<Site>& sites,
-                                    const std::function<bool(std::uint32_t pool)>& is_upstream) {
+                                    const std::function<bool(PoolId pool)>& is_upstream) {
   std::vector<LeakSite> out;
-  for (std::uint32_t i = 0; i < sites.size(); ++i) {
-    const Site& s = sites[i];
+  for (std::uint32_t n = 0; n < sites.size(); ++n) {
+    const SiteId i{n};
+    const Site& s = sites[n];
     if (is_upstream(s.pool)) continue;
-    if (s.direct_blocks) out.push_back({i, LeakClass::direct, s.direct_bytes, s.direct_blocks});
-    if (s.indirect_blocks)
-      out.push_back({i, LeakClass::indirect, s.indirect_bytes, s.indirect_blocks});
-    if (s.possible_blocks)
-      out.push_back({i, LeakClass::possible, s.possible_bytes, s.possible_blocks});
-    if (s.reachable_blocks)
-      out.push_back({i, LeakClass::reachable, s.reachable_bytes, s.reachable_blocks});
+    if (s.direct.blocks) out.push_back({i, LeakClass::direct, s.direct});
+    if (s.indirect.blocks) out.push_back({i, LeakClass::indirect, s.indirect});
+    if (s.possible.blocks) out.push_back({i, LeakClass::possible, s.possible});
+    if (s.reachable.blocks) out.push_back({i, LeakClass::reachable, s.reachable});
   }
   std::stable_sort(out.begin(), out.end(), [](const LeakSite& x, const LeakSite& y) {
     if (x.kind != y.kind) return rank(x.kind) < rank(y.kind);
-    if (x.bytes != y.bytes) return x.bytes > y.bytes;
+    if (x.tally.bytes != y.tally.bytes) return x.tally.bytes > y.tally.bytes;
     return x.site < y.site;
   });
   return out;

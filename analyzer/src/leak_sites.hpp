@@ -14,6 +14,6 @@ namespace memtrail::detail {
 // lost (direct), indirectly lost, possibly lost, still reachable; by bytes
 // within a class.
 std::vector<LeakSite> leak_sites_of(const std::deque<Site>& sites,
-                                    const std::function<bool(std::uint32_t pool)>& is_upstream);
+                                    const std::function<bool(PoolId pool)>& is_upstream);
 
 }  // namespace memtrail::detail

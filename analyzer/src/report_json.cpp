@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/site_caller.hpp"
 #include "site_json.hpp"
 
@@ -44,26 +45,26 @@ nlohmann::json fragmentation_to_json(const Fragmentation& f) {
               {"external", f.external}};
 }
 
-nlohmann::json detail::site_counters_json(const Analysis& a, std::uint32_t i) {
-  const Site& s = a.sites[i];
+nlohmann::json detail::site_counters_json(const Analysis& a, SiteId i) {
+  const Site& s = at(a.sites, i);
   const PoolStats* p = a.pool(s.pool);
-  return json{{"site", i},
+  return json{{"site", i.value},
               {"pool", p ? p->info.name : std::string()},
               {"calls", s.calls},
               {"reuses", s.reuses},
               {"bytes_allocated", s.bytes_allocated},
               {"temporaries", s.temporaries},
               {"peak_bytes", s.peak_bytes},
-              {"leaked_bytes", s.leaked_bytes},
-              {"leaked_blocks", s.leaked_blocks},
-              {"live_at_range_end_bytes", s.live_at_range_end_bytes},
-              {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+              {"leaked_bytes", s.leaked.bytes},
+              {"leaked_blocks", s.leaked.blocks},
+              {"live_at_range_end_bytes", s.live_at_range_end.bytes},
+              {"live_at_range_end_blocks", s.live_at_range_end.blocks},
               {"caller", caller_text(s.frames)}};
 }
 
-nlohmann::json site_to_json(const Analysis& a, std::uint32_t i) {
+nlohmann::json site_to_json(const Analysis& a, SiteId i) {
   json j = detail::site_counters_json(a, i);
-  j["stack"] = frames_to_json(a.sites[i].frames);
+  j["stack"] = frames_to_json(at(a.sites, i).frames);
   return j;
 }
 
@@ -89,8 +90,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                   {"frees", s.frees},
                   {"temporary_allocations", s.temporary_allocations},
                   {"peak_used_bytes", s.peak_used_bytes},
-                  {"leaked_bytes", s.leaked_bytes},
-                  {"leaked_blocks", s.leaked_blocks},
+                  {"leaked_bytes", s.leaked.bytes},
+                  {"leaked_blocks", s.leaked.blocks},
                   {"duration_ns", s.duration_ns},
                   {"peak_time_ns", s.peak_time_ns},
                   {"bytes_allocated", s.bytes_allocated},
@@ -98,8 +99,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                   {"unmatched_frees", s.unmatched_frees},
                   {"late_matched_frees", s.late_matched_frees},
                   {"replaced_blocks", s.replaced_blocks},
-                  {"live_at_range_end_bytes", s.live_at_range_end_bytes},
-                  {"live_at_range_end_blocks", s.live_at_range_end_blocks},
+                  {"live_at_range_end_bytes", s.live_at_range_end.bytes},
+                  {"live_at_range_end_blocks", s.live_at_range_end.blocks},
                   {"peak_rss_bytes", s.peak_rss_bytes},
                   {"peak_heap_used_bytes", series_max(a.samples.heap_used)},
                   {"peak_heap_reserved_bytes", series_max(a.samples.heap_reserved)},
@@ -109,22 +110,22 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
   std::size_t shown = 0;
   for (const LeakSite& ls : a.leaks.sites) {
     if (top && shown++ >= top) break;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     const PoolStats* p = a.pool(site.pool);
-    leak_sites.push_back({{"bytes", ls.bytes},
-                          {"blocks", ls.blocks},
+    leak_sites.push_back({{"bytes", ls.tally.bytes},
+                          {"blocks", ls.tally.blocks},
                           {"kind", std::string(to_string(ls.kind))},
                           {"stack", frames_to_json(site.frames)},
                           {"pool", p ? p->info.name : std::string()},
-                          {"site", ls.site},
+                          {"site", ls.site.value},
                           {"caller", caller_text(site.frames)}});
   }
   j["leaks"] = {
-      {"direct_bytes", a.leaks.direct_bytes},       {"direct_blocks", a.leaks.direct_blocks},
-      {"indirect_bytes", a.leaks.indirect_bytes},   {"indirect_blocks", a.leaks.indirect_blocks},
-      {"reachable_bytes", a.leaks.reachable_bytes}, {"reachable_blocks", a.leaks.reachable_blocks},
-      {"possible_bytes", a.leaks.possible_bytes},   {"possible_blocks", a.leaks.possible_blocks},
-      {"runtime_bytes", a.leaks.runtime_bytes},     {"runtime_blocks", a.leaks.runtime_blocks},
+      {"direct_bytes", a.leaks.direct.bytes},       {"direct_blocks", a.leaks.direct.blocks},
+      {"indirect_bytes", a.leaks.indirect.bytes},   {"indirect_blocks", a.leaks.indirect.blocks},
+      {"reachable_bytes", a.leaks.reachable.bytes}, {"reachable_blocks", a.leaks.reachable.blocks},
+      {"possible_bytes", a.leaks.possible.bytes},   {"possible_blocks", a.leaks.possible.blocks},
+      {"runtime_bytes", a.leaks.runtime.bytes},     {"runtime_blocks", a.leaks.runtime.blocks},
       {"classified", a.leaks.classified},           {"sites", leak_sites}};
 
   json pools = json::array();
@@ -149,8 +150,8 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                      {"peak_used_time_ns", p.peak_used_time_ns},
                      {"peak_reserved_time_ns", p.peak_reserved_time_ns},
                      {"live_blocks", p.live_blocks},
-                     {"leaked_bytes", p.leaked_bytes},
-                     {"leaked_blocks", p.leaked_blocks},
+                     {"leaked_bytes", p.leaked.bytes},
+                     {"leaked_blocks", p.leaked.blocks},
                      {"ooms", p.ooms},
                      {"reuse_ratio", p.reuse_ratio},
                      {"fragmentation", p.has_segments && p.allocations + p.live_blocks > 0
@@ -190,7 +191,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                                                       {"leaked", SiteOrder::leaked}};
   for (auto& [name, order] : orders) {
     json list = json::array();
-    for (std::uint32_t i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
+    for (SiteId i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
     tops[name] = list;
   }
   j["top_sites"] = tops;

@@ -24,7 +24,7 @@ std::string scope_growth_text(const Analysis& a, std::size_t stack_depth) {
                     "    +%lld bytes per iteration from this site (%s live at the last entry):\n",
                     std::llround(g.bytes_per_entry), format_size(g.live_bytes).c_str());
       out += line;
-      out += format_stack(a.sites[g.site].frames, stack_depth, "      ");
+      out += format_stack(at(a.sites, g.site).frames, stack_depth, "      ");
     }
   }
   return out;

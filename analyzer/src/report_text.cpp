@@ -102,7 +102,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
              format_duration(s.peak_time_ns).c_str());
   out += fmt(a.attached ? "  live at detach         %s in %s (not leak-checked)\n"
                         : "  leaked                 %s in %s\n",
-             format_size(s.leaked_bytes).c_str(), blocks(s.leaked_blocks).c_str());
+             format_size(s.leaked.bytes).c_str(), blocks(s.leaked.blocks).c_str());
   if (s.samples) {
     out += fmt("  peak RSS               %s (%s samples)\n", format_size(s.peak_rss_bytes).c_str(),
                count(s.samples).c_str());
@@ -134,25 +134,25 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                a.ended_by_signal_name.c_str());
   else
     out += " (no reachability data: every block live at the end counts as direct)\n";
-  out += fmt("  direct     %12s in %s\n", format_size(l.direct_bytes).c_str(),
-             blocks(l.direct_blocks).c_str());
-  out += fmt("  indirect   %12s in %s\n", format_size(l.indirect_bytes).c_str(),
-             blocks(l.indirect_blocks).c_str());
-  if (l.possible_blocks > 0)
+  out += fmt("  direct     %12s in %s\n", format_size(l.direct.bytes).c_str(),
+             blocks(l.direct.blocks).c_str());
+  out += fmt("  indirect   %12s in %s\n", format_size(l.indirect.bytes).c_str(),
+             blocks(l.indirect.blocks).c_str());
+  if (l.possible.blocks > 0)
     out += fmt("  possible   %12s in %s (only interior pointers reach them)\n",
-               format_size(l.possible_bytes).c_str(), blocks(l.possible_blocks).c_str());
-  out += fmt("  reachable  %12s in %s (not leaks)\n", format_size(l.reachable_bytes).c_str(),
-             blocks(l.reachable_blocks).c_str());
-  if (l.runtime_blocks > 0)
+               format_size(l.possible.bytes).c_str(), blocks(l.possible.blocks).c_str());
+  out += fmt("  reachable  %12s in %s (not leaks)\n", format_size(l.reachable.bytes).c_str(),
+             blocks(l.reachable.blocks).c_str());
+  if (l.runtime.blocks > 0)
     out += fmt("  runtime    %12s in %s (the C/C++ runtime's own: ld.so, libstdc++'s pool)\n",
-               format_size(l.runtime_bytes).c_str(), blocks(l.runtime_blocks).c_str());
+               format_size(l.runtime.bytes).c_str(), blocks(l.runtime.blocks).c_str());
   std::size_t shown = 0;
   for (const LeakSite& ls : l.sites) {
     if (!o.leak_kinds.has(ls.kind)) continue;
     if (shown++ >= o.top) break;
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     out += fmt("\n  %s leak: %s in %s%s\n", std::string(to_string(ls.kind)).c_str(),
-               format_size(ls.bytes).c_str(), blocks(ls.blocks).c_str(),
+               format_size(ls.tally.bytes).c_str(), blocks(ls.tally.blocks).c_str(),
                a.pools.size() > 1 && a.pool(site.pool)
                    ? (" [" + a.pool(site.pool)->info.name + "]").c_str()
                    : "");
@@ -170,8 +170,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
     auto idx = top_sites(a, list.order, o.top);
     if (idx.empty()) continue;
     out += fmt("\n%s\n", list.title);
-    for (std::uint32_t i : idx) {
-      const Site& site = a.sites[i];
+    for (SiteId i : idx) {
+      const Site& site = at(a.sites, i);
       out += fmt("  %10s calls %12s allocated %12s at peak %10s temporary  %s\n",
                  count(site.calls).c_str(), format_size(site.bytes_allocated).c_str(),
                  format_size(site.peak_bytes).c_str(), count(site.temporaries).c_str(),
@@ -232,10 +232,10 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   if (a.attached)
     out += fmt("\nSUMMARY: memtrail: attached: %" PRIu64 " byte(s) in %" PRIu64
                " allocation(s) still live at detach (not leak-checked).\n",
-               s.leaked_bytes, s.leaked_blocks);
+               s.leaked.bytes, s.leaked.blocks);
   else
     out += fmt("\nSUMMARY: memtrail: %" PRIu64 " byte(s) leaked in %" PRIu64 " allocation(s).\n",
-               s.leaked_bytes, s.leaked_blocks);
+               s.leaked.bytes, s.leaked.blocks);
   return out;
 }
 

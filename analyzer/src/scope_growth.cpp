@@ -16,7 +16,7 @@ std::vector<GrowthSite> ScopeSiteGrowth::growing(std::uint64_t entries, std::siz
     const double per_entry =
         static_cast<double>(at_last - at_first) / static_cast<double>(entries - 1);
     if (std::llround(per_entry) < 1) continue;
-    out.push_back(GrowthSite{site, per_entry,
+    out.push_back(GrowthSite{SiteId{site}, per_entry,
                              static_cast<std::uint64_t>(std::max<std::int64_t>(at_last, 0))});
   }
   std::sort(out.begin(), out.end(), [](const GrowthSite& a, const GrowthSite& b) {

@@ -44,10 +44,10 @@ struct SessionState {
   // sites, this 0.9.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> site_of_stack;
   // The whole() site recorded with `stack`, or null.
-  const Site* site_with_stack(std::uint32_t stack) const;
-  mutable std::unordered_map<std::uint32_t, std::vector<Frame>> frames;  // by stack id
+  const Site* site_with_stack(StackId stack) const;
+  mutable std::unordered_map<StackId, std::vector<Frame>> frames;
 
-  bool analyzed(std::uint32_t pool) const { return whole.pool(pool) != nullptr; }
+  bool analyzed(PoolId pool) const { return whole.pool(pool) != nullptr; }
   const SeriesTrack* track(const SeriesId& id) const;
   // The Engine's state just after the last event at or before t, from the
   // nearest checkpoint; null with `error` set when the file changed or

@@ -53,29 +53,29 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t, st
   return engine;
 }
 
-SegmentMap Session::segment_map(std::uint32_t pool, std::uint64_t time_ns) const {
+SegmentMap Session::segment_map(PoolId pool, std::uint64_t time_ns) const {
   SegmentMap m;
   if (!impl_->analyzed(pool)) {
-    m.error = impl_->path + ": pool " + std::to_string(pool) + " is not in the session";
+    m.error = impl_->path + ": pool " + std::to_string(pool.value) + " is not in the session";
     return m;
   }
   auto engine = impl_->replay_to(time_ns, m.error);
   if (!engine) return m;
-  m = engine->segment_map(pool, true);
+  m = engine->segment_map(pool.value, true);
   m.time_ns = time_ns;
   m.fragmentation.time_ns = time_ns;
   return m;
 }
 
-SegmentMap Session::segment_map_at_position(std::uint32_t pool, std::uint64_t events) const {
+SegmentMap Session::segment_map_at_position(PoolId pool, std::uint64_t events) const {
   SegmentMap m;
   if (!impl_->analyzed(pool)) {
-    m.error = impl_->path + ": pool " + std::to_string(pool) + " is not in the session";
+    m.error = impl_->path + ": pool " + std::to_string(pool.value) + " is not in the session";
     return m;
   }
   auto engine = impl_->replay_to_position(events, m.error);
   if (!engine) return m;
-  m = engine->segment_map(pool, true);
+  m = engine->segment_map(pool.value, true);
   m.time_ns = m.fragmentation.time_ns = engine->last_time_ns();
   return m;
 }
@@ -104,7 +104,7 @@ std::vector<PoolBreakdown> breakdown_of(const detail::SessionState& s, detail::E
   for (const PoolStats& p : s.whole.pools) {
     SegmentMap m = engine.segment_map(p.info.id);
     PoolBreakdown b;
-    b.pool = p.info.id;
+    b.pool = PoolId{p.info.id};
     b.name = p.info.name;
     b.space = p.info.space;
     b.device = p.info.device;
@@ -158,7 +158,7 @@ OomExplanation Session::explain(std::uint64_t time_ns, std::uint64_t requested) 
     if (!p.has_segments) continue;
     SegmentMap m = engine->segment_map(p.info.id, true);
     OomExplanation::PoolPart part;
-    part.pool = p.info.id;
+    part.pool = PoolId{p.info.id};
     part.name = p.info.name;
     part.reserved = m.pool_state.final_reserved_bytes;
     part.used = m.pool_state.final_used_bytes;

@@ -35,7 +35,7 @@ void group_and_index_sites(detail::SessionState& impl) {
   Analysis& a = impl.whole;
   auto& index = impl.site_of_stack;
   index.reserve(a.sites.size());
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i) index.emplace_back(a.sites[i].stack, i);
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) index.emplace_back(a.sites[i].stack.value, i);
   if (!impl.options.analysis.group_by_address) {
     const std::vector<std::uint32_t> merged = detail::group_sites_by_source(a);
     for (auto& entry : index) entry.second = merged[entry.second];
@@ -94,19 +94,20 @@ void list_series(detail::SessionState& s) {
   for (const PoolStats& p : s.whole.pools) {
     std::uint32_t id = p.info.id;
     if (id < s.taps->used_.size() && !s.taps->used_[id].empty())
-      s.series.push_back({{SeriesKind::pool_used, id}, p.info.name + " used"});
+      s.series.push_back({{SeriesKind::pool_used, PoolId{id}}, p.info.name + " used"});
     if (id < s.taps->reserved_.size() && !s.taps->reserved_[id].empty())
-      s.series.push_back({{SeriesKind::pool_reserved, id}, p.info.name + " reserved"});
+      s.series.push_back({{SeriesKind::pool_reserved, PoolId{id}}, p.info.name + " reserved"});
     if (id < s.fragmentation.size() && !s.fragmentation[id].empty())
-      s.series.push_back(
-          {{SeriesKind::pool_external_fragmentation, id}, p.info.name + " external fragmentation"});
+      s.series.push_back({{SeriesKind::pool_external_fragmentation, PoolId{id}},
+                          p.info.name + " external fragmentation"});
   }
-  s.series.push_back({{SeriesKind::process_used, 0}, "process used"});
+  s.series.push_back({{SeriesKind::process_used, {}}, "process used"});
   if (!s.taps->samples_[0].empty()) {
-    s.series.push_back({{SeriesKind::rss, 0}, "rss"});
-    s.series.push_back({{SeriesKind::heap_used, 0}, "heap used"});
-    s.series.push_back({{SeriesKind::heap_reserved, 0}, "heap reserved"});
-    if (s.taps->any_device_free_) s.series.push_back({{SeriesKind::device_free, 0}, "device free"});
+    s.series.push_back({{SeriesKind::rss, {}}, "rss"});
+    s.series.push_back({{SeriesKind::heap_used, {}}, "heap used"});
+    s.series.push_back({{SeriesKind::heap_reserved, {}}, "heap reserved"});
+    if (s.taps->any_device_free_)
+      s.series.push_back({{SeriesKind::device_free, {}}, "device free"});
   }
 }
 

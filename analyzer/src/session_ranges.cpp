@@ -22,7 +22,9 @@ std::vector<BlockLifetime> Session::largest_blocks(std::uint64_t t0, std::uint64
   out.erase(std::unique(out.begin(), out.end(),
                         [&](const auto& x, const auto& y) { return key(x) == key(y); }),
             out.end());
-  auto upstream = [&](std::uint32_t pool) { return pool < s.upstream.size() && s.upstream[pool]; };
+  auto upstream = [&](PoolId pool) {
+    return pool.value < s.upstream.size() && s.upstream[pool.value];
+  };
   auto larger = [&](const BlockLifetime& x, const BlockLifetime& y) {
     if (x.size != y.size) return x.size > y.size;
     if (upstream(x.pool) != upstream(y.pool)) return !upstream(x.pool);  // leaf pools first
@@ -80,13 +82,13 @@ std::shared_ptr<const Analysis> Session::analyze_range(std::uint64_t t0, std::ui
   return a;
 }
 
-const Site* detail::SessionState::site_with_stack(std::uint32_t stack) const {
-  auto it = std::lower_bound(site_of_stack.begin(), site_of_stack.end(), stack,
+const Site* detail::SessionState::site_with_stack(StackId stack) const {
+  auto it = std::lower_bound(site_of_stack.begin(), site_of_stack.end(), stack.value,
                              [](const auto& entry, std::uint32_t s) { return entry.first < s; });
-  return it != site_of_stack.end() && it->first == stack ? &whole.sites[it->second] : nullptr;
+  return it != site_of_stack.end() && it->first == stack.value ? &whole.sites[it->second] : nullptr;
 }
 
-std::vector<Frame> Session::frames(std::uint32_t stack) const {
+std::vector<Frame> Session::frames(StackId stack) const {
   const Impl& s = *impl_;
   // site_of_stack is immutable after open(): no lock.
   if (const Site* site = s.site_with_stack(stack)) return site->frames.to_vector();

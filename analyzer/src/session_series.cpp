@@ -8,7 +8,8 @@ namespace memtrail {
 
 const detail::SeriesTrack* detail::SessionState::track(const SeriesId& id) const {
   auto of_pool = [&](const std::vector<detail::SeriesTrack>& v) -> const detail::SeriesTrack* {
-    return analyzed(id.pool) && id.pool < v.size() && !v[id.pool].empty() ? &v[id.pool] : nullptr;
+    const std::uint32_t pool = id.pool.value;
+    return analyzed(id.pool) && pool < v.size() && !v[pool].empty() ? &v[pool] : nullptr;
   };
   switch (id.kind) {
     case SeriesKind::pool_used:

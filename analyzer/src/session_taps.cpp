@@ -43,7 +43,8 @@ void SessionTaps::sample(const Event& e) {
 
 void SessionTaps::oom(const Event& e, std::string message) {
   if (ooms_.size() >= max_ooms_) return;
-  ooms_.push_back(OomEvent{e.time_ns, e.pool, e.thread, e.stack, e.size, std::move(message)});
+  ooms_.push_back(
+      OomEvent{e.time_ns, PoolId{e.pool}, e.thread, StackId{e.stack}, e.size, std::move(message)});
 }
 
 void SessionTaps::scope_begin(const Event& e, std::uint32_t scope) {

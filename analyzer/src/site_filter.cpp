@@ -20,22 +20,17 @@ void recount(Analysis& a) {
   Summary& s = a.summary;
   Leaks& l = a.leaks;
   s.allocations = s.bytes_allocated = s.temporary_allocations = 0;
-  l.direct_bytes = l.direct_blocks = l.indirect_bytes = l.indirect_blocks = 0;
-  l.reachable_bytes = l.reachable_blocks = 0;
+  l.direct = l.indirect = l.reachable = Tally{};
   for (const Site& site : a.sites) {
     if (const PoolStats* p = a.pool(site.pool); p && p->upstream) continue;
     s.allocations += site.calls;
     s.bytes_allocated += site.bytes_allocated;
     s.temporary_allocations += site.temporaries;
-    l.direct_bytes += site.direct_bytes;
-    l.direct_blocks += site.direct_blocks;
-    l.indirect_bytes += site.indirect_bytes;
-    l.indirect_blocks += site.indirect_blocks;
-    l.reachable_bytes += site.reachable_bytes;
-    l.reachable_blocks += site.reachable_blocks;
+    l.direct += site.direct;
+    l.indirect += site.indirect;
+    l.reachable += site.reachable;
   }
-  s.leaked_bytes = l.direct_bytes + l.indirect_bytes;
-  s.leaked_blocks = l.direct_blocks + l.indirect_blocks;
+  s.leaked = l.direct + l.indirect;
 }
 
 }  // namespace
@@ -54,8 +49,8 @@ std::size_t keep_sites_with_function(Analysis& a, const std::string& name) {
   a.sites = std::move(kept);
   std::vector<BlockLifetime> blocks;
   for (BlockLifetime b : a.large_blocks)
-    if (b.site < new_index.size() && new_index[b.site] != kGone) {
-      b.site = new_index[b.site];
+    if (b.site.value < new_index.size() && new_index[b.site.value] != kGone) {
+      b.site = SiteId{new_index[b.site.value]};
       blocks.push_back(b);
     }
   a.large_blocks = std::move(blocks);

@@ -12,6 +12,6 @@ namespace memtrail::detail {
 
 // site, pool, calls, reuses, bytes_allocated, temporaries, peak_bytes,
 // leaked_*, live_at_range_end_* and caller.
-nlohmann::json site_counters_json(const Analysis& a, std::uint32_t i);
+nlohmann::json site_counters_json(const Analysis& a, SiteId i);
 
 }  // namespace memtrail::detail

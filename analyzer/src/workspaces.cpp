@@ -5,6 +5,7 @@
 #include <map>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 #include "workspace_tracker.hpp"
@@ -39,7 +40,7 @@ void WorkspaceTracker::on_pool(const PoolInfo& p, bool included) {
         ws_of_pool_[p.id] = static_cast<std::int32_t>(ws_.size());
         ws_.emplace_back();
       }
-      ws_[ws_of_pool_[p.id]].out.pool = p.id;
+      ws_[ws_of_pool_[p.id]].out.pool = PoolId{p.id};
       ws_[ws_of_pool_[p.id]].out.name = p.name;
       active_ = true;
       break;
@@ -111,7 +112,7 @@ void WorkspaceTracker::on_event(const Event& e, bool in_range) {
         const Cycle* c = open_cycle(e.thread);
         if (c && c->after_learning) ++ws->out.spills_after_learning;
         WorkspaceSpillSite& site = ws->spill_sites[e.stack];
-        site.stack = e.stack;
+        site.stack = StackId{e.stack};
         ++site.spills;
         site.bytes += e.size;
       }
@@ -164,11 +165,12 @@ void WorkspaceTracker::system_alloc(const Event& e, Level level, bool in_range) 
 }
 
 void WorkspaceTracker::finish(Analysis& a) {
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> site_of;  // (pool, stack)
+  std::map<std::pair<PoolId, StackId>, SiteId> site_of;
   bool any_spill = std::any_of(ws_.begin(), ws_.end(), [](const State& s) { return s.out.spills; });
   if (any_spill)
     for (std::uint32_t i = 0; i < a.sites.size(); ++i)
-      if (workspace_of(a.sites[i].pool)) site_of[{a.sites[i].pool, a.sites[i].stack}] = i;
+      if (workspace_of(a.sites[i].pool.value))
+        site_of[{a.sites[i].pool, a.sites[i].stack}] = SiteId{i};
   for (State& s : ws_) {
     WorkspaceReport& out = s.out;
     out.reuse_ratio = out.allocations ? static_cast<double>(out.reuses) / out.allocations : 0;
@@ -186,7 +188,8 @@ void WorkspaceTracker::finish(Analysis& a) {
                                         static_cast<double>(out.cycles_after_learning)
                                   : 0;
     for (auto& [stack, site] : s.spill_sites) {
-      if (auto it = site_of.find({out.pool, stack}); it != site_of.end()) site.site = it->second;
+      if (auto it = site_of.find({out.pool, StackId{stack}}); it != site_of.end())
+        site.site = it->second;
       out.spill_sites.push_back(site);
     }
     std::sort(out.spill_sites.begin(), out.spill_sites.end(),
@@ -208,7 +211,7 @@ nlohmann::json workspaces_to_json(const Analysis& a) {
     for (const WorkspaceSpillSite& s : w.spill_sites) {
       nlohmann::json stack = s.site == WorkspaceSpillSite::kNoSite
                                  ? nlohmann::json::array()
-                                 : frames_to_json(a.sites[s.site].frames);
+                                 : frames_to_json(at(a.sites, s.site).frames);
       sites.push_back({{"spills", s.spills}, {"bytes", s.bytes}, {"stack", stack}});
     }
     list.push_back({{"name", w.name},
@@ -268,7 +271,7 @@ std::string workspaces_text(const Analysis& a) {
       if (s.site == WorkspaceSpillSite::kNoSite)
         out += "      (no stack recorded)\n";
       else
-        out += format_stack(a.sites[s.site].frames, 2, "      ");
+        out += format_stack(at(a.sites, s.site).frames, 2, "      ");
     }
     if (w.spill_sites.size() > kTextSites)
       out += "    ... " + std::to_string(w.spill_sites.size() - kTextSites) +

@@ -167,7 +167,7 @@ void FragmentationView::setSession(std::shared_ptr<const Session> session) {
   t1_ = std::max(a.summary.last_event_ns, t0_ + 1);
   for (const PoolStats* p : poolsByInterest(a))
     pools_->addItem(
-        pool_label(a, p->info.id) + (p->has_segments ? QString() : tr(" (no segments)")),
+        pool_label(a, PoolId{p->info.id}) + (p->has_segments ? QString() : tr(" (no segments)")),
         p->info.id);
   if (pools_->count() == 0) {
     headline_->setText(tr("The trace has no pools."));
@@ -204,7 +204,7 @@ void FragmentationView::selectPool(std::uint32_t pool) {
 }
 
 const PoolStats* FragmentationView::poolStats() const {
-  return session_ ? session_->whole().pool(pool_) : nullptr;
+  return session_ ? session_->whole().pool(PoolId{pool_}) : nullptr;
 }
 
 std::uint64_t FragmentationView::moment() const {
@@ -227,7 +227,7 @@ QString FragmentationView::spanDetails() const {
 void FragmentationView::requestMap() {
   ready_ = false;
   const std::uint64_t t = moment();
-  const std::uint32_t pool = pool_;
+  const PoolId pool{pool_};
   headline_->setText(tr("Reading the segments at %1…").arg(format_moment(t)));
   worker_->submit([session = session_, pool, t, this] {
     auto map = std::make_shared<SegmentMap>(session->segment_map(pool, t));
@@ -240,7 +240,7 @@ void FragmentationView::showMap(SegmentMap map) {
   map_ = std::move(map);
   details_->clear();
   const PoolStats* pool = poolStats();
-  const QString name = session_ ? pool_label(session_->whole(), pool_) : QString();
+  const QString name = session_ ? pool_label(session_->whole(), PoolId{pool_}) : QString();
   std::vector<SegmentRow> rows;
   for (const SegmentInfo& s : map_.segments)
     rows.push_back({s.address, s.size, true, segment_spans(s)});
@@ -293,7 +293,8 @@ void FragmentationView::showSpan(int row, int span) {
                 .arg(format_bytes(r.size));
   if (s.state == SpanState::allocated) {
     html += tr("<br>allocated at %1 by thread %2").arg(format_moment(s.alloc_ns)).arg(s.thread);
-    const std::vector<Frame> frames = s.stack ? session_->frames(s.stack) : std::vector<Frame>{};
+    const std::vector<Frame> frames =
+        has_stack(s.stack) ? session_->frames(s.stack) : std::vector<Frame>{};
     html += frames.empty() ? tr("<br><i>no stack recorded</i>") : QStringLiteral("<br>");
     for (const Frame& fr : frames)
       html += QStringLiteral("<br>&nbsp;&nbsp;") +

@@ -11,7 +11,7 @@ namespace memtrail::gui {
 namespace {
 
 std::uint64_t leakedBytes(const Site& s) {
-  return s.direct_bytes + s.indirect_bytes;
+  return s.direct.bytes + s.indirect.bytes;
 }
 
 }  // namespace
@@ -38,13 +38,13 @@ void LeaksModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
   if (analysis_) {
     for (const LeakSite& l : analysis_->leaks.sites)
       if (std::find(rows_.begin(), rows_.end(), l.site) == rows_.end() &&
-          l.site < analysis_->sites.size())
+          l.site.value < analysis_->sites.size())
         rows_.push_back(l.site);
     const auto& sites = analysis_->sites;
-    std::stable_sort(rows_.begin(), rows_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const Site &x = sites[a], &y = sites[b];
+    std::stable_sort(rows_.begin(), rows_.end(), [&](SiteId a, SiteId b) {
+      const Site &x = at(sites, a), &y = at(sites, b);
       if (leakedBytes(x) != leakedBytes(y)) return leakedBytes(x) > leakedBytes(y);
-      return x.reachable_bytes > y.reachable_bytes;
+      return x.reachable.bytes > y.reachable.bytes;
     });
   }
   endResetModel();
@@ -53,21 +53,21 @@ void LeaksModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
 std::uint64_t LeaksModel::number(const Site& s, int column) const {
   switch (column) {
     case direct_bytes:
-      return s.direct_bytes;
+      return s.direct.bytes;
     case direct_blocks:
-      return s.direct_blocks;
+      return s.direct.blocks;
     case indirect_bytes:
-      return s.indirect_bytes;
+      return s.indirect.bytes;
     case indirect_blocks:
-      return s.indirect_blocks;
+      return s.indirect.blocks;
     case possible_bytes:
-      return s.possible_bytes;
+      return s.possible.bytes;
     case possible_blocks:
-      return s.possible_blocks;
+      return s.possible.blocks;
     case reachable_bytes:
-      return s.reachable_bytes;
+      return s.reachable.bytes;
     case reachable_blocks:
-      return s.reachable_blocks;
+      return s.reachable.blocks;
     default:
       return 0;
   }
@@ -117,7 +117,7 @@ QVariant LeaksModel::data(const QModelIndex& index, int role) const {
 
 QVariant LeaksModel::rowData(int row, int column, int role) const {
   const Site& s = site(row);
-  if (role == kSiteRole) return static_cast<qulonglong>(rows_[row]);
+  if (role == kSiteRole) return static_cast<qulonglong>(rows_[row].value);
   if (role == kFrameRole) return static_cast<qulonglong>(labelFrame(s.frames));
   if (column == location) {
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
@@ -135,7 +135,7 @@ QVariant LeaksModel::rowData(int row, int column, int role) const {
 
 QVariant LeaksModel::frameData(int row, int frame, int column, int role) const {
   const Site& s = site(row);
-  if (role == kSiteRole) return static_cast<qulonglong>(rows_[row]);
+  if (role == kSiteRole) return static_cast<qulonglong>(rows_[row].value);
   if (role == kFrameRole) return frame;
   if (column != location || (role != Qt::DisplayRole && role != Qt::ToolTipRole)) return {};
   const Frame& f = s.frames[static_cast<std::size_t>(frame)];
@@ -158,11 +158,11 @@ void LeaksModel::sort(int column, Qt::SortOrder order) {
   if (!analysis_ || column < 0 || column >= column_count) return;
   beginResetModel();
   const auto& sites = analysis_->sites;
-  auto less = [&](std::uint32_t a, std::uint32_t b) {
-    if (column != location) return number(sites[a], column) < number(sites[b], column);
-    return labelText(sites[a]) < labelText(sites[b]);
+  auto less = [&](SiteId a, SiteId b) {
+    if (column != location) return number(at(sites, a), column) < number(at(sites, b), column);
+    return labelText(at(sites, a)) < labelText(at(sites, b));
   };
-  std::stable_sort(rows_.begin(), rows_.end(), [&](std::uint32_t a, std::uint32_t b) {
+  std::stable_sort(rows_.begin(), rows_.end(), [&](SiteId a, SiteId b) {
     return order == Qt::DescendingOrder ? less(b, a) : less(a, b);
   });
   endResetModel();

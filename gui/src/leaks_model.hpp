@@ -56,13 +56,13 @@ class LeaksModel : public QAbstractItemModel {
   void sort(int column, Qt::SortOrder order) override;
 
  private:
-  const Site& site(int row) const { return analysis_->sites[rows_[row]]; }
+  const Site& site(int row) const { return at(analysis_->sites, rows_[row]); }
   std::uint64_t number(const Site& s, int column) const;
   QVariant rowData(int row, int column, int role) const;
   QVariant frameData(int row, int frame, int column, int role) const;
 
   std::shared_ptr<const Analysis> analysis_;
-  std::vector<std::uint32_t> rows_;  // site indices
+  std::vector<SiteId> rows_;
 };
 
 }  // namespace memtrail::gui

@@ -51,10 +51,10 @@ void LeaksView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Ana
     totals_->setText(
         tr("%1 leak sites.  Direct: %2.  Indirect: %3.  Possible: %4.  Reachable: %5.%6")
             .arg(model_->rowCount())
-            .arg(bytesAndBlocks(l.direct_bytes, l.direct_blocks),
-                 bytesAndBlocks(l.indirect_bytes, l.indirect_blocks),
-                 bytesAndBlocks(l.possible_bytes, l.possible_blocks),
-                 bytesAndBlocks(l.reachable_bytes, l.reachable_blocks),
+            .arg(bytesAndBlocks(l.direct.bytes, l.direct.blocks),
+                 bytesAndBlocks(l.indirect.bytes, l.indirect.blocks),
+                 bytesAndBlocks(l.possible.bytes, l.possible.blocks),
+                 bytesAndBlocks(l.reachable.bytes, l.reachable.blocks),
                  l.classified ? QString() : tr("  (no leak classes recorded: live = direct)")));
     if (model_->rowCount() > 0) {  // the largest site's stack and source show at once
       tree_->setCurrentIndex(model_->index(0, 0));

@@ -104,7 +104,7 @@ OomExplainer::OomExplainer(QWidget* parent)
   connect(choices_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i > 0 && session_ && static_cast<std::size_t>(i) <= session_->ooms().size()) {
       const OomEvent& oom = session_->ooms()[static_cast<std::size_t>(i) - 1];
-      emit oomChosen(oom.pool, oom.time_ns);
+      emit oomChosen(oom.pool.value, oom.time_ns);
     }
     request();
   });
@@ -232,7 +232,8 @@ void OomExplainer::showStack(QTreeWidgetItem* item) {
                      .arg(b.address, 0, 16)
                      .arg(pool_label(session_->whole(), part.pool), format_moment(b.alloc_ns))
                      .arg(b.thread);
-  const std::vector<Frame> frames = b.stack ? session_->frames(b.stack) : std::vector<Frame>{};
+  const std::vector<Frame> frames =
+      has_stack(b.stack) ? session_->frames(b.stack) : std::vector<Frame>{};
   if (frames.empty()) text += tr("  (no stack recorded)");
   for (const Frame& f : frames)
     text += QStringLiteral("  ") + QString::fromStdString(f.describe()) + '\n';

@@ -25,7 +25,7 @@ void SegmentFragmentationChart::setPool(std::shared_ptr<const Session> session, 
   t1_ = std::max(t1, t0 + 1);
   has_series_ = false;
   if (session_) {
-    const SeriesId id{SeriesKind::pool_external_fragmentation, pool};
+    const SeriesId id{SeriesKind::pool_external_fragmentation, PoolId{pool}};
     for (const auto& s : session_->series_list()) has_series_ = has_series_ || s.id == id;
   }
   query();
@@ -52,7 +52,7 @@ std::uint64_t SegmentFragmentationChart::timeAtX(int x) const {
 void SegmentFragmentationChart::query() {
   envelope_ = {};
   if (session_ && has_series_)
-    envelope_ = session_->series({SeriesKind::pool_external_fragmentation, pool_}, t0_, t1_,
+    envelope_ = session_->series({SeriesKind::pool_external_fragmentation, PoolId{pool_}}, t0_, t1_,
                                  static_cast<std::size_t>(plotRect().width()));
   update();
 }
@@ -70,7 +70,7 @@ void SegmentFragmentationChart::paintEvent(QPaintEvent*) {
              tr("External fragmentation over time (1 − largest free block / free bytes)"));
   if (!has_series_) {
     p.setPen(QColor(0x66, 0x66, 0x66));
-    const PoolStats* pool = session_ ? session_->whole().pool(pool_) : nullptr;
+    const PoolStats* pool = session_ ? session_->whole().pool(PoolId{pool_}) : nullptr;
     p.drawText(plot, Qt::AlignCenter,
                pool && pool->has_segments
                    ? tr("No block is placed in this pool's segments: no fragmentation series.")

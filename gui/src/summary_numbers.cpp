@@ -40,14 +40,14 @@ void SummaryView::showNumbers() {
   setValue("duration", tr("Duration"), durationText(s.duration_ns));
   setValue("peak-used", tr("Peak used"),
            tr("%1 at %2").arg(bytesText(s.peak_used_bytes), durationText(s.peak_time_ns)));
-  setValue("leaked-direct", tr("Leaked, direct"), bytesAndBlocks(l.direct_bytes, l.direct_blocks));
+  setValue("leaked-direct", tr("Leaked, direct"), bytesAndBlocks(l.direct.bytes, l.direct.blocks));
   setValue("leaked-indirect", tr("Leaked, indirect"),
-           bytesAndBlocks(l.indirect_bytes, l.indirect_blocks));
-  setValue("possible", tr("Possibly lost"), bytesAndBlocks(l.possible_bytes, l.possible_blocks));
+           bytesAndBlocks(l.indirect.bytes, l.indirect.blocks));
+  setValue("possible", tr("Possibly lost"), bytesAndBlocks(l.possible.bytes, l.possible.blocks));
   setValue("reachable", tr("Reachable at exit"),
-           bytesAndBlocks(l.reachable_bytes, l.reachable_blocks));
+           bytesAndBlocks(l.reachable.bytes, l.reachable.blocks));
   setValue("runtime", tr("C/C++ runtime's blocks"),
-           bytesAndBlocks(l.runtime_bytes, l.runtime_blocks));
+           bytesAndBlocks(l.runtime.bytes, l.runtime.blocks));
   setValue("classified", tr("Leak classes"),
            l.classified ? tr("from the exit-time scan") : tr("none recorded: live = direct"));
   setValue("allocations", tr("Allocations"), countText(s.allocations));

@@ -17,13 +17,13 @@ QString series_name(const std::vector<SeriesInfo>& all, SeriesId id) {
 
 }  // namespace
 
-QString pool_label(const Analysis& a, std::uint32_t pool) {
+QString pool_label(const Analysis& a, PoolId pool) {
   const PoolStats* p = a.pool(pool);
-  if (!p) return QStringLiteral("pool %1").arg(pool);
+  if (!p) return QStringLiteral("pool %1").arg(pool.value);
   const auto same = std::count_if(a.pools.begin(), a.pools.end(),
                                   [&](const PoolStats& q) { return q.info.name == p->info.name; });
   const QString name = QString::fromStdString(p->info.name);
-  return same > 1 ? QStringLiteral("%1 #%2").arg(name).arg(pool) : name;
+  return same > 1 ? QStringLiteral("%1 #%2").arg(name).arg(pool.value) : name;
 }
 
 QColor pool_color(std::size_t i) {
@@ -50,19 +50,19 @@ void TimelineModel::setSession(std::shared_ptr<const Session> session) {
   // analyzer does).
   for (std::size_t i = 0; i < a.pools.size(); ++i) {
     const PoolStats& p = a.pools[i];
-    SeriesId used{SeriesKind::pool_used, p.info.id};
+    SeriesId used{SeriesKind::pool_used, PoolId{p.info.id}};
     if (p.upstream || !has_series(all, used)) continue;
     layers_.push_back(
-        {{used, {}}, pool_label(a, p.info.id) + " used", true, pool_color(i), {}, {}});
+        {{used, {}}, pool_label(a, PoolId{p.info.id}) + " used", true, pool_color(i), {}, {}});
   }
   for (std::size_t i = 0; i < a.pools.size(); ++i) {
     const PoolStats& p = a.pools[i];
-    SeriesId reserved{SeriesKind::pool_reserved, p.info.id};
+    SeriesId reserved{SeriesKind::pool_reserved, PoolId{p.info.id}};
     // An upstream's segments are the leaf pool's reserve seen one level down
     // (expandable segments map them in both): drawn once, at the leaf.
     if (p.upstream || !p.has_segments || !has_series(all, reserved)) continue;
     layers_.push_back({{reserved, {}},
-                       pool_label(a, p.info.id) + " reserved",
+                       pool_label(a, PoolId{p.info.id}) + " reserved",
                        false,
                        pool_color(i).darker(150),
                        {},
@@ -72,7 +72,7 @@ void TimelineModel::setSession(std::shared_ptr<const Session> session) {
       {SeriesKind::rss, QColor(0x33, 0x33, 0x33)},
       {SeriesKind::heap_reserved, QColor(0x8c, 0x56, 0x4b)}};
   for (const auto& [kind, color] : process) {
-    SeriesId id{kind, 0};
+    SeriesId id{kind, {}};
     if (has_series(all, id))
       layers_.push_back({{id, {}}, series_name(all, id), false, color, {}, {}});
   }

@@ -73,7 +73,7 @@ class TimelineModel {
 // A pool's name for legends and lists, "name #id" when another pool of the
 // trace has the same name (each run of samples/fragmentation makes its own
 // "caching pool").
-QString pool_label(const Analysis& a, std::uint32_t pool);
+QString pool_label(const Analysis& a, PoolId pool);
 
 // Colour of the i-th pool (a qualitative palette readable on white).
 QColor pool_color(std::size_t i);

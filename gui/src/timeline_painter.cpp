@@ -152,9 +152,9 @@ void paint_scopes(QPainter& p, const TimelineFrame& f, const TimelineLayout& l) 
   }
 }
 
-int pool_index(const Analysis& a, std::uint32_t pool) {
+int pool_index(const Analysis& a, PoolId pool) {
   for (std::size_t i = 0; i < a.pools.size(); ++i)
-    if (a.pools[i].info.id == pool) return static_cast<int>(i);
+    if (a.pools[i].info.id == pool.value) return static_cast<int>(i);
   return 0;
 }
 

@@ -123,10 +123,10 @@ QString TimelineView::barToolTip(std::size_t i) const {
     text += QStringLiteral(", freed at %1 (lived %2)")
                 .arg(format_moment(b.free_ns), format_time(b.free_ns - b.alloc_ns));
   FrameList frames;
-  if (b.site < a.sites.size()) {
-    frames = a.sites[b.site].frames;
-    if (frames.empty() && a.sites[b.site].stack != 0)
-      frames = model_.session()->frames(a.sites[b.site].stack);
+  if (b.site.value < a.sites.size()) {
+    frames = at(a.sites, b.site).frames;
+    if (frames.empty() && has_stack(at(a.sites, b.site).stack))
+      frames = model_.session()->frames(at(a.sites, b.site).stack);
   }
   if (frames.empty()) text += QStringLiteral("<br><i>no stack recorded</i>");
   for (std::size_t k = 0; k < frames.size() && k < kTooltipFrames; ++k)

@@ -23,7 +23,7 @@ AnalysisOptions no_symbols() {
 
 const Site* site_with_stack(const Analysis& a, std::uint32_t stack) {
   for (const auto& s : a.sites)
-    if (s.stack == stack) return &s;
+    if (s.stack == StackId{stack}) return &s;
   return nullptr;
 }
 
@@ -49,13 +49,13 @@ TEST(Analysis, HeapSummaryIsExact) {
   EXPECT_EQ(a.summary.peak_used_bytes, 300u);
   EXPECT_EQ(a.summary.peak_time_ns, 20u);
   EXPECT_EQ(a.summary.final_used_bytes, 300u);
-  EXPECT_EQ(a.summary.leaked_bytes, 300u);
-  EXPECT_EQ(a.summary.leaked_blocks, 1u);
+  EXPECT_EQ(a.summary.leaked.bytes, 300u);
+  EXPECT_EQ(a.summary.leaked.blocks, 1u);
   EXPECT_EQ(a.summary.duration_ns, 70u);
-  EXPECT_EQ(a.leaks.direct_bytes, 300u);
+  EXPECT_EQ(a.leaks.direct.bytes, 300u);
   EXPECT_FALSE(a.leaks.classified);
   ASSERT_EQ(a.leaks.sites.size(), 1u);
-  EXPECT_EQ(a.sites[a.leaks.sites[0].site].stack, 3u);
+  EXPECT_EQ(at(a.sites, a.leaks.sites[0].site).stack.value, 3u);
 
   const Site* s1 = site_with_stack(a, 1);
   const Site* s2 = site_with_stack(a, 2);
@@ -68,7 +68,7 @@ TEST(Analysis, HeapSummaryIsExact) {
   EXPECT_EQ(s1->peak_bytes, 100u);
   EXPECT_EQ(s2->peak_bytes, 200u);
   EXPECT_EQ(s3->peak_bytes, 0u);
-  EXPECT_EQ(s3->leaked_bytes, 300u);
+  EXPECT_EQ(s3->leaked.bytes, 300u);
 
   ASSERT_EQ(a.pools.size(), 1u);
   EXPECT_EQ(a.pools[0].info.name, "malloc");
@@ -88,8 +88,8 @@ TEST(Analysis, HeapSummaryIsExact) {
 
   auto top = top_sites(a, SiteOrder::bytes, 2);
   ASSERT_EQ(top.size(), 2u);
-  EXPECT_EQ(a.sites[top[0]].stack, 3u);
-  EXPECT_EQ(a.sites[top[1]].stack, 2u);
+  EXPECT_EQ(at(a.sites, top[0]).stack.value, 3u);
+  EXPECT_EQ(at(a.sites, top[1]).stack.value, 2u);
 }
 
 TEST(Analysis, LaterPeakWinsAndSitesShowTheirShareAtIt) {
@@ -105,7 +105,7 @@ TEST(Analysis, LaterPeakWinsAndSitesShowTheirShareAtIt) {
   EXPECT_EQ(site_with_stack(a, 2)->peak_bytes, 0u);
   // E was the thread's last allocation, but it was never freed.
   EXPECT_EQ(a.summary.temporary_allocations, 1u);
-  EXPECT_EQ(a.summary.leaked_bytes, 10u);
+  EXPECT_EQ(a.summary.leaked.bytes, 10u);
 }
 
 TEST(Analysis, ReachabilityEventsClassifyLeaks) {
@@ -122,14 +122,14 @@ TEST(Analysis, ReachabilityEventsClassifyLeaks) {
   b.reachability(10, 1, 0x300, 16, LeakClass::reachable);
   Analysis a = analyze(b.finish(), no_symbols());
   EXPECT_TRUE(a.leaks.classified);
-  EXPECT_EQ(a.leaks.direct_bytes, 72u);
-  EXPECT_EQ(a.leaks.direct_blocks, 2u);
-  EXPECT_EQ(a.leaks.indirect_bytes, 32u);
-  EXPECT_EQ(a.leaks.indirect_blocks, 1u);
-  EXPECT_EQ(a.leaks.reachable_bytes, 16u);
-  EXPECT_EQ(a.leaks.reachable_blocks, 1u);
-  EXPECT_EQ(a.summary.leaked_bytes, 104u);
-  EXPECT_EQ(a.summary.leaked_blocks, 3u);
+  EXPECT_EQ(a.leaks.direct.bytes, 72u);
+  EXPECT_EQ(a.leaks.direct.blocks, 2u);
+  EXPECT_EQ(a.leaks.indirect.bytes, 32u);
+  EXPECT_EQ(a.leaks.indirect.blocks, 1u);
+  EXPECT_EQ(a.leaks.reachable.bytes, 16u);
+  EXPECT_EQ(a.leaks.reachable.blocks, 1u);
+  EXPECT_EQ(a.summary.leaked.bytes, 104u);
+  EXPECT_EQ(a.summary.leaked.blocks, 3u);
   // All blocks share stack 0, so one site per class, leaks before reachable.
   ASSERT_EQ(a.leaks.sites.size(), 3u);
   EXPECT_EQ(a.leaks.sites[0].kind, LeakClass::direct);
@@ -174,8 +174,8 @@ TEST(Analysis, FreeBeforeAllocRaceAndUnknownFreesAreTolerated) {
   EXPECT_EQ(a.summary.unmatched_frees, 1u);
   EXPECT_EQ(a.summary.allocations, 2u);
   EXPECT_EQ(a.summary.frees, 1u);
-  EXPECT_EQ(a.summary.leaked_bytes, 32u);
-  EXPECT_EQ(a.summary.leaked_blocks, 1u);
+  EXPECT_EQ(a.summary.leaked.bytes, 32u);
+  EXPECT_EQ(a.summary.leaked.blocks, 1u);
 }
 
 // Caching pool (id 2) over a system pool (id 3):
@@ -240,8 +240,8 @@ TEST(Analysis, PoolsPeaksReuseAndUpstreamAreExact) {
   EXPECT_NEAR(f.external, 1.0 - 1024.0 / 1536.0, 1e-12);
   EXPECT_FALSE(cache->fragmentation.empty());
   // Leaks are reported for every pool: 3 cache blocks and the system block.
-  EXPECT_EQ(cache->leaked_bytes, 2560u);
-  EXPECT_EQ(sys->leaked_bytes, 4096u);
+  EXPECT_EQ(cache->leaked.bytes, 2560u);
+  EXPECT_EQ(sys->leaked.bytes, 4096u);
 }
 
 // An allocator stack "cache" over "device" over "mmap": each upstream records
@@ -279,14 +279,14 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   EXPECT_EQ(s.peak_used_bytes, 1536u);
   EXPECT_EQ(s.peak_time_ns, 5u);
   EXPECT_EQ(s.final_used_bytes, 512u);
-  EXPECT_EQ(s.leaked_bytes, 512u);
-  EXPECT_EQ(s.leaked_blocks, 1u);
-  EXPECT_EQ(s.live_at_range_end_bytes, 512u);
-  EXPECT_EQ(s.live_at_range_end_blocks, 1u);
-  EXPECT_EQ(a.leaks.direct_bytes, 512u);
-  EXPECT_EQ(a.leaks.direct_blocks, 1u);
+  EXPECT_EQ(s.leaked.bytes, 512u);
+  EXPECT_EQ(s.leaked.blocks, 1u);
+  EXPECT_EQ(s.live_at_range_end.bytes, 512u);
+  EXPECT_EQ(s.live_at_range_end.blocks, 1u);
+  EXPECT_EQ(a.leaks.direct.bytes, 512u);
+  EXPECT_EQ(a.leaks.direct.blocks, 1u);
   ASSERT_EQ(a.leaks.sites.size(), 1u);
-  EXPECT_EQ(a.sites[a.leaks.sites[0].site].stack, 3u);
+  EXPECT_EQ(at(a.sites, a.leaks.sites[0].site).stack.value, 3u);
 
   // Histograms: sizes 1024, 512, 512; lifetimes 1 (t5->t6) and 4 (t4->t8).
   EXPECT_EQ(a.size_histogram.counts[10], 1u);
@@ -303,9 +303,9 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   // Top sites: only the cache's two sites, never the upstreams' stack 1.
   auto top = top_sites(a, SiteOrder::calls, 0);
   ASSERT_EQ(top.size(), 2u);
-  EXPECT_EQ(a.sites[top[0]].stack, 3u);
-  EXPECT_EQ(a.sites[top[0]].calls, 2u);
-  EXPECT_EQ(a.sites[top[1]].stack, 2u);
+  EXPECT_EQ(at(a.sites, top[0]).stack.value, 3u);
+  EXPECT_EQ(at(a.sites, top[0]).calls, 2u);
+  EXPECT_EQ(at(a.sites, top[1]).stack.value, 2u);
   EXPECT_EQ(top_sites(a, SiteOrder::leaked, 0).size(), 1u);
 
   // Per-pool figures stay per pool: each upstream shows what it handed out.
@@ -318,9 +318,9 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   EXPECT_FALSE(cache->upstream);
   EXPECT_EQ(mmap->allocations, 1u);
   EXPECT_EQ(device->bytes_allocated, 4096u);
-  EXPECT_EQ(device->leaked_bytes, 4096u);
+  EXPECT_EQ(device->leaked.bytes, 4096u);
   EXPECT_EQ(cache->allocations, 3u);
-  EXPECT_EQ(cache->leaked_bytes, 512u);
+  EXPECT_EQ(cache->leaked.bytes, 512u);
   // The text report says which pools the summary leaves out: mmap and device.
   std::string text = report_text(a, TextReportOptions{});
   std::size_t notes = 0;
@@ -336,7 +336,7 @@ TEST(Analysis, ProcessWideFiguresCountLeafPoolsOnly) {
   ASSERT_TRUE(d.error.empty()) << d.error;
   EXPECT_EQ(d.summary.allocations, 1u);
   EXPECT_EQ(d.summary.peak_used_bytes, 4096u);
-  EXPECT_EQ(d.summary.leaked_bytes, 4096u);
+  EXPECT_EQ(d.summary.leaked.bytes, 4096u);
 }
 
 TEST(Analysis, SegmentMapAtAChosenMoment) {
@@ -344,7 +344,7 @@ TEST(Analysis, SegmentMapAtAChosenMoment) {
   write_caching_pool(b);
   const std::string& path = b.finish();
   // At t9 the empty second segment exists next to the first.
-  SegmentMap m = segment_map_at(path, 2, 9);
+  SegmentMap m = segment_map_at(path, PoolId{2}, 9);
   ASSERT_TRUE(m.error.empty()) << m.error;
   ASSERT_EQ(m.segments.size(), 2u);
   EXPECT_EQ(m.segments[0].address, 0x1000u);
@@ -356,7 +356,7 @@ TEST(Analysis, SegmentMapAtAChosenMoment) {
   EXPECT_EQ(m.fragmentation.largest_free_block, 2048u);
   EXPECT_NEAR(m.fragmentation.external, 1.0 - 2048.0 / 3584.0, 1e-12);
   // At t7 the reuse fills part of the hole: 1024 - 256 = 768 before the tail.
-  SegmentMap m7 = segment_map_at(path, 2, 7);
+  SegmentMap m7 = segment_map_at(path, PoolId{2}, 7);
   ASSERT_EQ(m7.segments.size(), 1u);
   EXPECT_EQ(m7.segments[0].blocks.size(), 4u);
   EXPECT_EQ(m7.fragmentation.free_bytes, 768u + 512u);
@@ -374,7 +374,7 @@ TEST(Analysis, PartialMunmapSplitsASegment) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->peak_reserved_bytes, 0x10000u);
   EXPECT_EQ(p->final_reserved_bytes, 0xC000u);
-  SegmentMap m = segment_map_at(b.path(), 4, 5);
+  SegmentMap m = segment_map_at(b.path(), PoolId{4}, 5);
   ASSERT_EQ(m.segments.size(), 2u);
   EXPECT_EQ(m.segments[0].size, 0x4000u);
   EXPECT_EQ(m.segments[1].address, 0x108000u);
@@ -439,7 +439,7 @@ TEST(Analysis, TimeRangeCountsOnlyEventsInsideButReplaysStateBefore) {
   EXPECT_EQ(a.summary.peak_used_bytes, 300u);
   EXPECT_EQ(a.summary.final_used_bytes, 200u);
   // D is allocated after the range: not this range's leak.
-  EXPECT_EQ(a.summary.leaked_bytes, 0u);
+  EXPECT_EQ(a.summary.leaked.bytes, 0u);
   EXPECT_EQ(a.range_from_ns, 25u);
   EXPECT_EQ(a.range_to_ns, 55u);
 }
@@ -464,10 +464,10 @@ TEST(Analysis, MarksDelimitARangeAndLiveAtRangeEndIsPerSite) {
   EXPECT_EQ(a.range_from_ns, 2u);
   EXPECT_EQ(a.range_to_ns, 6u);
   EXPECT_EQ(a.summary.allocations, 2u);
-  EXPECT_EQ(a.summary.live_at_range_end_bytes, 60u);
-  EXPECT_EQ(a.summary.live_at_range_end_blocks, 1u);
-  EXPECT_EQ(site_with_stack(a, 5)->live_at_range_end_bytes, 60u);
-  EXPECT_EQ(a.summary.leaked_bytes, 0u);
+  EXPECT_EQ(a.summary.live_at_range_end.bytes, 60u);
+  EXPECT_EQ(a.summary.live_at_range_end.blocks, 1u);
+  EXPECT_EQ(site_with_stack(a, 5)->live_at_range_end.bytes, 60u);
+  EXPECT_EQ(a.summary.leaked.bytes, 0u);
   EXPECT_EQ(a.summary.peak_used_bytes, 1100u);
   ASSERT_EQ(a.marks.size(), 2u);
   EXPECT_EQ(a.marks[1].text, "test end");
@@ -486,7 +486,7 @@ TEST(Analysis, PoolFilterKeepsOnlyNamedPools) {
   ASSERT_EQ(a.pools.size(), 1u);
   EXPECT_EQ(a.pools[0].info.name, "cache");
   EXPECT_EQ(a.summary.allocations, 5u);
-  EXPECT_EQ(a.summary.leaked_bytes, 2560u);
+  EXPECT_EQ(a.summary.leaked.bytes, 2560u);
 }
 
 TEST(Analysis, SamplesGiveRssAndHeapSeries) {
@@ -564,7 +564,7 @@ TEST(Analysis, HostileIdsAndValuesNeverCrash) {
   ASSERT_TRUE(a.error.empty()) << a.error;
   EXPECT_EQ(a.summary.events, static_cast<std::uint64_t>(kEvents));
   EXPECT_LE(a.summary.frees + a.summary.unmatched_frees, static_cast<std::uint64_t>(kEvents));
-  EXPECT_LE(a.summary.leaked_blocks, 64u * 2u);  // at most one live block per address and pool
+  EXPECT_LE(a.summary.leaked.blocks, 64u * 2u);  // at most one live block per address and pool
   // Both pools land in the overflow slot, whose state stays consistent.
   for (const PoolStats& p : a.pools) EXPECT_LE(p.final_used_bytes, p.bytes_allocated);
 }

@@ -8,6 +8,7 @@
 #include "cli_runner.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/check.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "trace_builder.hpp"
 
@@ -58,7 +59,7 @@ TEST(ScopeGrowth, ALeakingLoopGrowsByTheLeakedBlockAtItsSite) {
   ASSERT_EQ(s->growth_sites.size(), 1u);
   EXPECT_DOUBLE_EQ(s->growth_sites[0].bytes_per_entry, 48.0);
   EXPECT_EQ(s->growth_sites[0].live_bytes, 240u);
-  EXPECT_EQ(a.sites[s->growth_sites[0].site].stack, 1u);
+  EXPECT_EQ(at(a.sites, s->growth_sites[0].site).stack.value, 1u);
   const std::string text = report_text(a);
   EXPECT_NE(text.find("scope 'step' grows 48 bytes per iteration (tidy, 5 entries)"),
             std::string::npos)
@@ -137,7 +138,7 @@ TEST(ScopeGrowth, IterationMarksMakeALoopOfAnUnmodifiedProgram) {
   EXPECT_EQ(s->live_bytes_at_end, 320u);
   EXPECT_DOUBLE_EQ(s->growth_per_entry_bytes, 64.0);
   ASSERT_EQ(s->growth_sites.size(), 1u);
-  EXPECT_EQ(a.sites[s->growth_sites[0].site].stack, 1u);
+  EXPECT_EQ(at(a.sites, s->growth_sites[0].site).stack.value, 1u);
   EXPECT_EQ(a.marks.size(), 6u);  // still marks too
 
   o.iteration_mark = "nope";

@@ -44,14 +44,14 @@ TEST(FragmentationSeries, AmortizedOverTheLiveSetAndExactWhereSampled) {
   const std::uint64_t events = write_churn(b, 100000);
   Analysis a = analyze(b.finish(), plain());
   ASSERT_TRUE(a.error.empty()) << a.error;
-  const PoolStats* p = a.pool(1);
+  const PoolStats* p = a.pool(PoolId{1});
   ASSERT_NE(p, nullptr);
   // At most one sample per 8 events per live block (~1000 of them) and
   // segment: sampling costs ~1/8 of a sort per event, whatever the timeline.
   ASSERT_GE(p->fragmentation.size(), 2u);
   EXPECT_LE(p->fragmentation.size(), events / (8 * 900) + 2);
   for (const Fragmentation& f : p->fragmentation) {
-    SegmentMap m = segment_map_at(b.path(), 1, f.time_ns);
+    SegmentMap m = segment_map_at(b.path(), PoolId{1}, f.time_ns);
     ASSERT_TRUE(m.error.empty()) << m.error;
     EXPECT_EQ(f.used_bytes, m.fragmentation.used_bytes) << f.time_ns;
     EXPECT_EQ(f.free_bytes, m.fragmentation.free_bytes) << f.time_ns;
@@ -99,7 +99,7 @@ TEST(SessionPeak, BreakdownAtThePeakPositionSumsToThePeak) {
   EXPECT_EQ(at_peak[1].cached_free, 0u);
   EXPECT_EQ(at_peak[1].fragmented, (1u << 20) - 300000u);
 
-  SegmentMap m = s->segment_map_at_position(2, sum.peak_position);
+  SegmentMap m = s->segment_map_at_position(PoolId{2}, sum.peak_position);
   ASSERT_TRUE(m.error.empty()) << m.error;
   EXPECT_EQ(m.time_ns, peak_t);
   ASSERT_EQ(m.segments.size(), 1u);

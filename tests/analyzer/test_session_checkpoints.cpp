@@ -54,7 +54,7 @@ TEST(SessionCheckpoints, AnyMomentEqualsAReplayFromTheStartWithinAnyBudget) {
     auto s = test::open_session(path, o);
     ASSERT_TRUE(s);
     for (std::uint64_t t = 0; t <= 6100; t += 95) {
-      SegmentMap a = s->segment_map(2, t), want = segment_map_at(path, 2, t);
+      SegmentMap a = s->segment_map(PoolId{2}, t), want = segment_map_at(path, PoolId{2}, t);
       ASSERT_TRUE(a.error.empty()) << a.error;
       ASSERT_EQ(a.segments.size(), want.segments.size()) << t;
       EXPECT_EQ(a.pool_state.final_used_bytes, want.pool_state.final_used_bytes) << t;
@@ -74,7 +74,7 @@ TEST(SessionCheckpoints, ALateMomentReadsFromItsCheckpointOnly) {
   const std::string& path = b.finish();
   auto s = test::open_session(path);
   ASSERT_TRUE(s);
-  SegmentMap before = s->segment_map(2, 6000);
+  SegmentMap before = s->segment_map(PoolId{2}, 6000);
   ASSERT_TRUE(before.error.empty()) << before.error;
   // Flip a byte of an early chunk, keeping size and modification time: a
   // replay from the start now fails; one from a late checkpoint does not.
@@ -91,8 +91,8 @@ TEST(SessionCheckpoints, ALateMomentReadsFromItsCheckpointOnly) {
   }
   struct timespec times[2] = {st.st_atim, st.st_mtim};
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
-  EXPECT_FALSE(segment_map_at(path, 2, 6000).error.empty());
-  SegmentMap after = s->segment_map(2, 6000);
+  EXPECT_FALSE(segment_map_at(path, PoolId{2}, 6000).error.empty());
+  SegmentMap after = s->segment_map(PoolId{2}, 6000);
   EXPECT_TRUE(after.error.empty()) << after.error;
   EXPECT_EQ(used_in(after), used_in(before));
 }

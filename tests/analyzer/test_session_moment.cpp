@@ -3,6 +3,7 @@
 // golden trace of session_trace.hpp.
 #include <gtest/gtest.h>
 
+#include "memtrail/report_json.hpp"
 #include "session_test_util.hpp"
 
 namespace memtrail {
@@ -52,27 +53,27 @@ TEST(SessionMoment, SegmentMapBeforeInsideAndAfterEvents) {
   auto s = open_session(b.finish());
   ASSERT_TRUE(s);
   for (std::uint64_t t : {50, 100, 299, 300, 450, 500, 650, 800, 900, 5000})
-    expect_same_map(s->segment_map(2, t), segment_map_at(b.path(), 2, t));
+    expect_same_map(s->segment_map(PoolId{2}, t), segment_map_at(b.path(), PoolId{2}, t));
 
-  SegmentMap before = s->segment_map(2, 99);
+  SegmentMap before = s->segment_map(PoolId{2}, 99);
   EXPECT_TRUE(before.error.empty()) << before.error;
   EXPECT_TRUE(before.segments.empty());
 
-  SegmentMap m = s->segment_map(2, 450);
+  SegmentMap m = s->segment_map(PoolId{2}, 450);
   ASSERT_EQ(m.segments.size(), 2u);
   EXPECT_EQ(
       spans_of(m.segments[0]),
       (std::vector<Span>{
           {0x1000, 1024, kA}, {0x1400, 1024, kSplit}, {0x1800, 512, kA}, {0x1a00, 1536, kSplit}}));
   EXPECT_EQ(spans_of(m.segments[1]), (std::vector<Span>{{0x10000, 2048, kCached}}));
-  EXPECT_EQ(segment_spans(m.segments[0])[2].stack, 2u);
+  EXPECT_EQ(segment_spans(m.segments[0])[2].stack.value, 2u);
   EXPECT_EQ(segment_spans(m.segments[0])[2].alloc_ns, 400u);
 
-  SegmentMap after = s->segment_map(2, 950);
+  SegmentMap after = s->segment_map(PoolId{2}, 950);
   ASSERT_EQ(after.segments.size(), 1u);
   EXPECT_EQ(spans_of(after.segments[0]),
             (std::vector<Span>{{0x1000, 2048, kSplit}, {0x1800, 512, kA}, {0x1a00, 1536, kSplit}}));
-  EXPECT_FALSE(s->segment_map(9, 450).error.empty());
+  EXPECT_FALSE(s->segment_map(PoolId{9}, 450).error.empty());
 }
 
 TEST(SessionMoment, AdjacentMappedSegmentsSpanAsOne) {
@@ -83,7 +84,7 @@ TEST(SessionMoment, AdjacentMappedSegmentsSpanAsOne) {
   b.alloc(30, 2, 0x1000, 0x100);
   auto s = open_session(b.finish());
   ASSERT_TRUE(s);
-  SegmentMap m = s->segment_map(2, 30);
+  SegmentMap m = s->segment_map(PoolId{2}, 30);
   ASSERT_EQ(m.segments.size(), 1u);
   // The second page holds no block but is part of a reservation that does:
   // inactive split, as compute_fragmentation counts it, not cached free.
@@ -153,7 +154,7 @@ TEST(SessionMoment, ExplainsTheOomEvent) {
   EXPECT_EQ(p.pinned[0].free_bytes, 3584u);
   EXPECT_EQ(p.pinned[0].largest_free, 2048u);
   ASSERT_EQ(p.pinned[0].segment.blocks.size(), 1u);
-  EXPECT_EQ(p.pinned[0].segment.blocks[0].stack, 2u);
+  EXPECT_EQ(p.pinned[0].segment.blocks[0].stack.value, 2u);
   // At another moment, with a request that fits.
   OomExplanation y = s->explain(450, 2048);
   EXPECT_EQ(y.requested, 2048u);
@@ -238,10 +239,10 @@ TEST(SessionRange, FramesOfAStack) {
   test::write_session_trace(b);
   auto s = open_session(b.finish());
   ASSERT_TRUE(s);
-  auto f = s->frames(2);
+  auto f = s->frames(StackId{2});
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].address, 0x2000u);
-  EXPECT_TRUE(s->frames(0).empty());
+  EXPECT_TRUE(s->frames(kNoStack).empty());
 }
 
 }  // namespace

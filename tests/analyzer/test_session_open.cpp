@@ -141,9 +141,10 @@ TEST(SessionOpen, AChangedFileIsAnErrorNotAWrongAnswer) {
   }
   auto s = test::open_session(path);
   ASSERT_TRUE(s);
-  EXPECT_TRUE(s->segment_map(2, 450).error.empty());
+  EXPECT_TRUE(s->segment_map(PoolId{2}, 450).error.empty());
   spit(path, "changed");
-  EXPECT_NE(s->segment_map(2, 450).error.find("changed since it was opened"), std::string::npos);
+  EXPECT_NE(s->segment_map(PoolId{2}, 450).error.find("changed since it was opened"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -34,9 +34,9 @@ std::multiset<LeakKey> leak_keys(const json& report) {
 std::multiset<LeakKey> leak_keys(const Analysis& a) {
   std::multiset<LeakKey> out;
   for (const LeakSite& ls : a.leaks.sites) {
-    const Site& site = a.sites[ls.site];
+    const Site& site = at(a.sites, ls.site);
     out.emplace(site.frames.empty() ? "" : site.frames[0].function, std::string(to_string(ls.kind)),
-                ls.bytes, ls.blocks);
+                ls.tally.bytes, ls.tally.blocks);
   }
   return out;
 }
@@ -68,10 +68,10 @@ TEST_F(SessionOnSample, WholeTraceSitesAreGroupedAsTheReportGroupsThem) {
   EXPECT_EQ(leak_keys(a), leak_keys(report_));
   std::size_t unrolled = 0;
   for (const LeakSite& ls : a.leaks.sites)
-    if (a.sites[ls.site].frames[0].function == "(anonymous namespace)::leak_unrolled()") {
+    if (at(a.sites, ls.site).frames[0].function == "(anonymous namespace)::leak_unrolled()") {
       ++unrolled;
-      EXPECT_EQ(ls.bytes, 600u);
-      EXPECT_EQ(ls.blocks, 3u);
+      EXPECT_EQ(ls.tally.bytes, 600u);
+      EXPECT_EQ(ls.tally.blocks, 3u);
     }
   EXPECT_EQ(unrolled, 1u);
 

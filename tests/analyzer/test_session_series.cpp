@@ -11,7 +11,7 @@ using test::open_session;
 using test::session_options;
 using test::TraceBuilder;
 
-const SeriesId kCacheUsed{SeriesKind::pool_used, 2};
+const SeriesId kCacheUsed{SeriesKind::pool_used, PoolId{2}};
 
 TEST(SessionSeries, ListsEverySeriesOfTheTrace) {
   TraceBuilder b(test::temp_trace("s-list.mtr"));
@@ -92,21 +92,21 @@ TEST(SessionSeries, ReservedProcessAndSamples) {
   test::write_session_trace(b);
   auto s = open_session(b.finish());
   ASSERT_TRUE(s);
-  Envelope r = s->series({SeriesKind::pool_reserved, 2}, 100, 900, 1);
+  Envelope r = s->series({SeriesKind::pool_reserved, PoolId{2}}, 100, 900, 1);
   EXPECT_EQ(r.min[0], 4096u);
   EXPECT_EQ(r.max[0], 6144u);
   EXPECT_EQ(r.last, 4096u);
   // Process used: malloc 100 + cache; peak 100 + 3584 at t500.
-  Envelope p = s->series({SeriesKind::process_used, 0}, 100, 900, 1);
+  Envelope p = s->series({SeriesKind::process_used, {}}, 100, 900, 1);
   EXPECT_EQ(p.max[0], 3684u);
   EXPECT_EQ(p.min[0], 100u);
-  Envelope h = s->series({SeriesKind::heap_reserved, 0}, 100, 900, 4);
+  Envelope h = s->series({SeriesKind::heap_reserved, {}}, 100, 900, 4);
   EXPECT_EQ(h.has_data, (std::vector<std::uint8_t>{1, 1, 1, 1}));
   EXPECT_EQ(h.max_of_all, 5000u);
   // Empty answers: inverted range, no points, unknown pool.
   EXPECT_TRUE(s->series(kCacheUsed, 500, 400, 10).min.empty());
   EXPECT_TRUE(s->series(kCacheUsed, 100, 900, 0).min.empty());
-  EXPECT_TRUE(s->series({SeriesKind::pool_used, 9}, 100, 900, 10).min.empty());
+  EXPECT_TRUE(s->series({SeriesKind::pool_used, PoolId{9}}, 100, 900, 10).min.empty());
 }
 
 TEST(SessionSeries, OneHeapIsTheProcess) {
@@ -116,8 +116,8 @@ TEST(SessionSeries, OneHeapIsTheProcess) {
   test::write_heap_events(b);  // used 100, 300, 200, 250, 200, 0, 300
   auto s = open_session(b.finish());
   ASSERT_TRUE(s);
-  Envelope p = s->series({SeriesKind::process_used, 0}, 10, 70, 3);
-  Envelope h = s->series({SeriesKind::pool_used, 1}, 10, 70, 3);
+  Envelope p = s->series({SeriesKind::process_used, {}}, 10, 70, 3);
+  Envelope h = s->series({SeriesKind::pool_used, PoolId{1}}, 10, 70, 3);
   EXPECT_EQ(p.min, h.min);
   EXPECT_EQ(p.max, h.max);
   EXPECT_EQ(p.max_of_all, 300u);

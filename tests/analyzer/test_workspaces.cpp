@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "trace_builder.hpp"
 
@@ -96,12 +97,12 @@ TEST(Workspaces, CyclesLearningSpillsAndSystemAllocationsAreExact) {
   EXPECT_EQ(w.spills, 3u);
   EXPECT_EQ(w.spilled_bytes, 296u);
   ASSERT_EQ(w.spill_sites.size(), 2u);
-  EXPECT_EQ(w.spill_sites[0].stack, 5u);
+  EXPECT_EQ(w.spill_sites[0].stack.value, 5u);
   EXPECT_EQ(w.spill_sites[0].spills, 2u);
   EXPECT_EQ(w.spill_sites[0].bytes, 264u);
   ASSERT_NE(w.spill_sites[0].site, WorkspaceSpillSite::kNoSite);
-  EXPECT_EQ(a.sites[w.spill_sites[0].site].pool, kWs);
-  EXPECT_EQ(w.spill_sites[1].stack, 6u);
+  EXPECT_EQ(at(a.sites, w.spill_sites[0].site).pool.value, kWs);
+  EXPECT_EQ(w.spill_sites[1].stack.value, 6u);
   EXPECT_EQ(w.spill_sites[1].bytes, 32u);
   EXPECT_EQ(w.cycles_after_learning, 2u);
   EXPECT_EQ(w.spills_after_learning, 1u);

@@ -63,7 +63,7 @@ class FragmentationViewTest : public QObject {
     // first small one is).
     std::uint64_t last_large_free = 0, first_small_free = kTimeMax;
     for (const BlockLifetime& b : s_->largest_blocks(0, kTimeMax, 100000)) {
-      if (b.pool != caching_) continue;
+      if (b.pool != PoolId{caching_}) continue;
       if (b.size >= 18 * test::kMiB) last_large_free = std::max(last_large_free, b.free_ns);
       if (b.size < 2 * test::kMiB) first_small_free = std::min(first_small_free, b.free_ns);
     }
@@ -81,7 +81,7 @@ class FragmentationViewTest : public QObject {
     QCOMPARE(order.size(), a.pools.size());
     bool seen_without = false;
     for (std::uint32_t id : order) {
-      const bool with = a.pool(id)->has_segments;
+      const bool with = a.pool(PoolId{id})->has_segments;
       QVERIFY(!(with && seen_without));
       seen_without = seen_without || !with;
     }
@@ -89,15 +89,15 @@ class FragmentationViewTest : public QObject {
     // fragmentation series.
     bool seen_without_blocks = false;
     for (std::uint32_t id : order) {
-      const bool blocks = !a.pool(id)->fragmentation.empty();
+      const bool blocks = !a.pool(PoolId{id})->fragmentation.empty();
       QVERIFY(!(blocks && seen_without_blocks));
       seen_without_blocks = seen_without_blocks || !blocks;
     }
     QCOMPARE(order.front(), caching_);
-    QCOMPARE(v.moment(), a.pool(caching_)->peak_reserved_time_ns);
+    QCOMPARE(v.moment(), a.pool(PoolId{caching_})->peak_reserved_time_ns);
     QVERIFY(wait_ready(v));
-    QCOMPARE(v.map().time_ns, s_->segment_map(caching_, v.moment()).time_ns);
-    check_rows_match_map(v, s_->segment_map(caching_, v.moment()));
+    QCOMPARE(v.map().time_ns, s_->segment_map(PoolId{caching_}, v.moment()).time_ns);
+    check_rows_match_map(v, s_->segment_map(PoolId{caching_}, v.moment()));
   }
 
   void everySegmentIsPinnedByItsSmallBlock() {
@@ -106,7 +106,7 @@ class FragmentationViewTest : public QObject {
     v.setSession(s_);
     v.setMoment(pinned_at_);
     QVERIFY(wait_ready(v));
-    const SegmentMap map = s_->segment_map(caching_, pinned_at_);
+    const SegmentMap map = s_->segment_map(PoolId{caching_}, pinned_at_);
     check_rows_match_map(v, map);
     // The sample's facts: 32 segments of 20 MiB, each one live 1.2 MiB
     // block and the freed 18 MiB as an inactive split; nothing releasable.
@@ -164,9 +164,9 @@ class FragmentationViewTest : public QObject {
     for (std::uint64_t t : {peak / 3, peak / 2, peak, pinned_at_ - 1, pinned_at_}) v.setMoment(t);
     QVERIFY(wait_ready(v));
     QCOMPARE(v.moment(), pinned_at_);
-    check_rows_match_map(v, s_->segment_map(caching_, pinned_at_));
+    check_rows_match_map(v, s_->segment_map(PoolId{caching_}, pinned_at_));
     QTest::qWait(50);  // a late answer for an older moment must not replace it
-    check_rows_match_map(v, s_->segment_map(caching_, pinned_at_));
+    check_rows_match_map(v, s_->segment_map(PoolId{caching_}, pinned_at_));
   }
 
   void clearingTheSessionDropsAnswersInFlight() {
@@ -195,7 +195,7 @@ class FragmentationViewTest : public QObject {
     QCOMPARE(v.currentPool(), plain->info.id);
     QVERIFY(wait_ready(v));
     QCOMPARE(v.moment(), plain->peak_used_time_ns);
-    const SegmentMap map = s_->segment_map(plain->info.id, v.moment());
+    const SegmentMap map = s_->segment_map(PoolId{plain->info.id}, v.moment());
     QVERIFY(map.segments.empty());
     QVERIFY(!map.outside_segments.empty());
     const auto& rows = v.rows()->rows();
@@ -217,7 +217,7 @@ class FragmentationViewTest : public QObject {
     SegmentFragmentationChart* chart = v.chart();
     const Summary& sum = s_->whole().summary;
     const Envelope asked =
-        s_->series({SeriesKind::pool_external_fragmentation, caching_}, sum.first_event_ns,
+        s_->series({SeriesKind::pool_external_fragmentation, PoolId{caching_}}, sum.first_event_ns,
                    sum.last_event_ns, static_cast<std::size_t>(chart->plotRect().width()));
     QVERIFY(chart->envelope().max == asked.max);
     QVERIFY(chart->envelope().has_data == asked.has_data);
@@ -226,8 +226,9 @@ class FragmentationViewTest : public QObject {
     const std::uint64_t r0 = pinned_at_ / 2, r1 = pinned_at_ + 1000;
     v.setRange(r0, r1, nullptr);
     QCOMPARE(ready.count(), 1);
-    const Envelope narrowed = s_->series({SeriesKind::pool_external_fragmentation, caching_}, r0,
-                                         r1, static_cast<std::size_t>(chart->plotRect().width()));
+    const Envelope narrowed =
+        s_->series({SeriesKind::pool_external_fragmentation, PoolId{caching_}}, r0, r1,
+                   static_cast<std::size_t>(chart->plotRect().width()));
     QCOMPARE(chart->envelope().t0, narrowed.t0);
     QCOMPARE(chart->envelope().t1, narrowed.t1);
     QVERIFY(chart->envelope().max == narrowed.max);
@@ -240,7 +241,7 @@ class FragmentationViewTest : public QObject {
     QCOMPARE(t, chart->timeAtX(at.x()));
     QCOMPARE(v.moment(), t);
     QVERIFY(wait_ready(v));
-    check_rows_match_map(v, s_->segment_map(caching_, t));
+    check_rows_match_map(v, s_->segment_map(PoolId{caching_}, t));
   }
 };
 

@@ -57,7 +57,7 @@ class OomExplainerTest : public QObject {
     x.choose(1);
     QCOMPARE(chosen.count(), 1);
     const OomEvent& oom = s_->ooms()[0];
-    QCOMPARE(chosen.at(0).at(0).value<std::uint32_t>(), oom.pool);
+    QCOMPARE(chosen.at(0).at(0).value<std::uint32_t>(), oom.pool.value);
     QVERIFY(QTest::qWaitFor([&] { return x.isReady(); }, 10000));
     const OomExplanation& e = x.explanation();
     QVERIFY2(e.error.empty(), e.error.c_str());
@@ -132,7 +132,7 @@ class OomExplainerTest : public QObject {
     QSignalSpy moment(&v, &SessionView::momentSelected);
     v.explainer()->choose(1);
     const OomEvent& oom = s_->ooms()[0];
-    QCOMPARE(v.currentPool(), oom.pool);
+    QCOMPARE(v.currentPool(), oom.pool.value);
     QCOMPARE(v.moment(), oom.time_ns);
     QCOMPARE(moment.count(), 1);
     QVERIFY(QTest::qWaitFor([&] { return v.isReady() && v.explainer()->isReady(); }, 10000));

@@ -48,8 +48,7 @@ class SummaryViewTest : public QObject {
                                        .arg(gui::bytesText(js["peak_used_bytes"]),
                                             gui::durationText(js["peak_time_ns"])));
     const auto& jl = report_["leaks"];
-    QCOMPARE(v.value("possible"),
-             gui::bytesAndBlocks(jl["possible_bytes"], jl["possible_blocks"]));
+    QCOMPARE(v.value("possible"), gui::bytesAndBlocks(jl["possible_bytes"], jl["possible_blocks"]));
     QCOMPARE(v.value("reachable"),
              gui::bytesAndBlocks(jl["reachable_bytes"], jl["reachable_blocks"]));
     QVERIFY(v.value("processes").startsWith("1 ("));
@@ -93,7 +92,7 @@ class SummaryViewTest : public QObject {
     QVERIFY(late && late->error.empty());
     v.setRange(s.peak_time_ns + 1, s.last_event_ns, late);
     QCOMPARE(v.value("leaked-direct"),
-             gui::bytesAndBlocks(late->leaks.direct_bytes, late->leaks.direct_blocks));
+             gui::bytesAndBlocks(late->leaks.direct.bytes, late->leaks.direct.blocks));
     QVERIFY(v.value("leaked-direct") != gui::bytesAndBlocks(8797, 13));
     QTRY_VERIFY_WITH_TIMEOUT(v.isReady(), 10000);
   }

@@ -263,7 +263,7 @@ class TimelineViewTest : public QObject {
         continue;
       const QString tip = v.barToolTip(i);
       QVERIFY2(tip.contains("<b>" + format_bytes(f.bars[i].block.size) + "</b> in " +
-                            pool_label(frag_->whole(), pool->info.id)),
+                            pool_label(frag_->whole(), PoolId{pool->info.id})),
                qPrintable(tip));
       QVERIFY2(tip.contains("fragmentation.cpp"), qPrintable(tip));
       return;
@@ -304,7 +304,7 @@ class TimelineViewTest : public QObject {
     TimelineView v;
     v.resize(1200, 700);
     v.setSession(frag_);
-    v.zoomAt(8.0, frag_->whole().pool(frag_->whole().pools[2].info.id)->peak_used_time_ns);
+    v.zoomAt(8.0, frag_->whole().pool(PoolId{frag_->whole().pools[2].info.id})->peak_used_time_ns);
     const QImage image = v.grab().toImage();
     const TimelineFrame& f = v.frame();
     const QRect plot = v.plotLayout().plot;

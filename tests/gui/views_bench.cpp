@@ -143,7 +143,7 @@ int measure(const char* path) {
   for (int i = 1; i <= 10; ++i) {
     const std::uint64_t t = b + (e - b) / 11 * static_cast<std::uint64_t>(i);
     clock.restart();
-    (void)r.session->segment_map(frag.currentPool(), t);
+    (void)r.session->segment_map(PoolId{frag.currentPool()}, t);
     map_direct.ms.push_back(clock.nsecsElapsed() / 1e6);
     clock.restart();
     frag.setMoment(t);
@@ -166,7 +166,7 @@ std::uint64_t pinned_moment(const Session& s, std::uint32_t* pool) {
     }
   std::uint64_t t = 0;
   for (const BlockLifetime& b : s.largest_blocks(0, kTimeMax, 100000))
-    if (b.pool == *pool && b.size >= (18ull << 20)) t = std::max(t, b.free_ns);
+    if (b.pool.value == *pool && b.size >= (18ull << 20)) t = std::max(t, b.free_ns);
   return t;
 }
 

@@ -4,7 +4,7 @@
 //   memtrail::AnalysisOptions opt;           // whole trace, symbolized
 //   memtrail::Analysis a = memtrail::analyze("run.mtr", opt);
 //   if (!a.usable(opt)) { fputs(a.error.c_str(), stderr); return 2; }
-//   std::cout << memtrail::to_report_json(a).dump(2);
+//   std::cout << memtrail::to_report_json(a).dump(2);  // report_json.hpp
 //
 // Memory is bounded by the live set plus the number of sites and stack nodes,
 // never by the number of events: timelines are decimated on the fly to at
@@ -18,7 +18,7 @@
 //   above it as its own alloc/free events, so the same bytes appear once per
 //   level of an allocator stack. Every process-wide figure counts leaf pools
 //   only: the summary's peak/final used, allocations, frees, bytes_allocated,
-//   temporary_allocations, leaked_* and live_at_range_end_*, the Leaks totals
+//   temporary_allocations, leaked and live_at_range_end, the Leaks totals
 //   and sites, top_sites(), the diff's sites, the folded and pprof exports
 //   and both histograms. Per-pool figures (PoolStats, Site) stay per pool: an
 //   upstream still shows what it handed out. The anomaly counters
@@ -46,10 +46,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memtrail/event.hpp"
 #include "memtrail/frame.hpp"
+#include "memtrail/ids.hpp"
+#include "memtrail/tally.hpp"
 #include "memtrail/trace_file.hpp"
 #include "memtrail/workspaces.hpp"
 
@@ -173,30 +173,25 @@ struct Summary {
   // peak_position events (exact where events share peak_time_ns).
   std::uint64_t peak_position = 0;
   std::uint64_t final_used_bytes = 0;
-  std::uint64_t leaked_bytes = 0;  // direct + indirect
-  std::uint64_t leaked_blocks = 0;
-  std::uint64_t live_at_range_end_bytes = 0;
-  std::uint64_t live_at_range_end_blocks = 0;
+  Tally leaked{};  // direct + indirect
+  Tally live_at_range_end{};
   std::uint64_t peak_rss_bytes = 0;  // from `sample` events; 0 if none
   std::uint64_t samples = 0;
 };
 
 struct LeakSite {
-  std::uint32_t site = 0;  // index into Analysis::sites
+  SiteId site{};
   LeakClass kind = LeakClass::direct;
-  std::uint64_t bytes = 0;
-  std::uint64_t blocks = 0;
+  Tally tally{};  // the site's blocks of this class
 };
 
 struct Leaks {
-  std::uint64_t direct_bytes = 0, direct_blocks = 0;
-  std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
-  std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
-  // Valgrind's "possibly lost" (LeakClass::possible): not in leaked_*.
-  std::uint64_t possible_bytes = 0, possible_blocks = 0;
+  Tally direct{}, indirect{}, reachable{};
+  // Valgrind's "possibly lost" (LeakClass::possible): not in `leaked`.
+  Tally possible{};
   // The C/C++ runtime's own blocks (LeakClass::runtime): not the program's,
   // in no other class and no site (as Valgrind and LSan leave them out).
-  std::uint64_t runtime_bytes = 0, runtime_blocks = 0;
+  Tally runtime{};
   bool classified = false;  // the trace had reachability events
   // Sorted by bytes, descending; reachable sites included (kind reachable).
   std::vector<LeakSite> sites;
@@ -204,20 +199,18 @@ struct Leaks {
 
 // All allocations of one pool from one call stack.
 struct Site {
-  std::uint32_t stack = 0;  // innermost stack node id, 0 = no stack recorded
-  std::uint32_t pool = 0;
+  StackId stack{};  // innermost stack node id; kNoStack: no stack recorded
+  PoolId pool{};
   FrameList frames;         // innermost first, inlined frames expanded
   std::uint64_t calls = 0;  // allocations (alloc + reuse) in range
   std::uint64_t reuses = 0;
   std::uint64_t bytes_allocated = 0;
   std::uint64_t temporaries = 0;
-  std::uint64_t peak_bytes = 0;                       // this site's live bytes at the summary peak
-  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;  // direct + indirect
-  std::uint64_t direct_bytes = 0, direct_blocks = 0;
-  std::uint64_t indirect_bytes = 0, indirect_blocks = 0;
-  std::uint64_t reachable_bytes = 0, reachable_blocks = 0;
-  std::uint64_t possible_bytes = 0, possible_blocks = 0;  // not in leaked_*
-  std::uint64_t live_at_range_end_bytes = 0, live_at_range_end_blocks = 0;
+  std::uint64_t peak_bytes = 0;  // this site's live bytes at the summary peak
+  Tally leaked{};                // direct + indirect
+  Tally direct{}, indirect{}, reachable{};
+  Tally possible{};  // not in `leaked`
+  Tally live_at_range_end{};
 };
 
 // Fragmentation of one pool at one moment. Only pools with segment events
@@ -247,7 +240,7 @@ struct PoolStats {
   std::uint64_t peak_reserved_bytes = 0, peak_reserved_time_ns = 0;
   std::uint64_t final_used_bytes = 0, final_reserved_bytes = 0;
   std::uint64_t live_blocks = 0;  // at the end of the range
-  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;
+  Tally leaked{};
   std::uint64_t ooms = 0;
   double reuse_ratio = 0;  // reuses / allocations (cache-hit ratio)
   bool has_segments = false;
@@ -260,7 +253,7 @@ struct PoolStats {
 // the scope and still live rose by this much per entry, from the end of the
 // first entry to the end of the last.
 struct GrowthSite {
-  std::uint32_t site = 0;  // index into Analysis::sites
+  SiteId site{};
   double bytes_per_entry = 0;
   std::uint64_t live_bytes = 0;  // from this site, at the end of the last entry
 };
@@ -294,8 +287,8 @@ struct Mark {
 
 // Lifetime of one large block (GUI lifetime bars, Chrome slices).
 struct BlockLifetime {
-  std::uint32_t pool = 0;
-  std::uint32_t site = 0;  // index into Analysis::sites
+  PoolId pool{};
+  SiteId site{};
   std::uint64_t address = 0, size = 0;
   std::uint64_t alloc_ns = 0;
   std::uint64_t free_ns = kTimeMax;  // kTimeMax: still live at the end
@@ -356,16 +349,16 @@ struct Analysis {
   std::shared_ptr<const FrameTable> frame_table;
   std::vector<std::string> symbol_warnings;
 
-  const PoolStats* pool(std::uint32_t id) const;
+  const PoolStats* pool(PoolId id) const;
   const PoolStats* pool_by_name(const std::string& name) const;
   // Raw ips of a stack, innermost first.
-  std::vector<std::uint64_t> stack_ips(std::uint32_t stack) const;
+  std::vector<std::uint64_t> stack_ips(StackId stack) const;
 };
 
 enum class SiteOrder { calls, bytes, peak, temporaries, leaked };
-// Indices into a.sites, best first, at most n (0 = all), zero-valued omitted;
-// sites of upstream pools are left out (see "leaf pools").
-std::vector<std::uint32_t> top_sites(const Analysis& a, SiteOrder order, std::size_t n);
+// Sites, best first, at most n (0 = all), zero-valued omitted; sites of
+// upstream pools are left out (see "leaf pools").
+std::vector<SiteId> top_sites(const Analysis& a, SiteOrder order, std::size_t n);
 
 // One streaming pass. Never throws on bad input: see Analysis::error.
 Analysis analyze(const std::string& path, const AnalysisOptions& options = {},
@@ -376,7 +369,8 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options = {},
 struct BlockInfo {
   std::uint64_t address = 0, size = 0;
   std::uint64_t alloc_ns = 0;
-  std::uint32_t stack = 0, thread = 0;
+  StackId stack{};
+  std::uint32_t thread = 0;
 };
 
 struct SegmentInfo {
@@ -395,17 +389,6 @@ struct SegmentMap {
 
 // Streams the trace again up to `time_ns` (inclusive) and returns the pool's
 // segments with the blocks live in them at that moment.
-SegmentMap segment_map_at(const std::string& path, std::uint32_t pool, std::uint64_t time_ns);
-
-// ---------------------------------------------------------------- JSON
-
-// The `memtrail.report/1` schema of DESIGN.md (stable keys) plus more keys.
-// `top`: how many sites per top list and leak sites (0 = all).
-nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
-nlohmann::json frames_to_json(const FrameList& frames);
-// The pieces the report and the full export (export.hpp) share.
-nlohmann::json site_to_json(const Analysis& a, std::uint32_t site);
-nlohmann::json series_to_json(const Series& s);
-nlohmann::json fragmentation_to_json(const Fragmentation& f);
+SegmentMap segment_map_at(const std::string& path, PoolId pool, std::uint64_t time_ns);
 
 }  // namespace memtrail

@@ -19,10 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memtrail/analysis.hpp"
 #include "memtrail/leak_kinds.hpp"
+#include "memtrail/tally.hpp"
 
 namespace memtrail {
 
@@ -37,7 +36,8 @@ struct Suppression {
   std::string pattern;
   std::string origin;  // "FILE:LINE", "policy" or "default"
   // Filled by run_check(): what this rule suppressed (first matching rule wins).
-  std::uint64_t sites = 0, blocks = 0, bytes = 0;
+  std::uint64_t sites = 0;
+  Tally suppressed{};
 };
 
 struct SuppressionSet {
@@ -100,7 +100,7 @@ bool build_suppressions(const CheckConfig& config, SuppressionSet& out, std::str
 // peaks. Schema "memtrail.baseline/1".
 struct BaselineSite {
   std::string key;
-  std::uint64_t bytes = 0, blocks = 0;
+  Tally leaked{};
 };
 struct BaselinePool {
   std::string name;
@@ -118,7 +118,7 @@ std::string site_key(const FrameList& frames, std::size_t max_frames = 64);
 
 // The unsuppressed leak sites and pool peaks of `a`.
 Baseline make_baseline(const Analysis& a, const SuppressionSet& suppressions);
-nlohmann::json baseline_to_json(const Baseline& b);
+// Its JSON: baseline_to_json (report_json.hpp).
 bool load_baseline(const std::string& path, Baseline& out, std::string* error);
 
 // ---------------------------------------------------------------- verdicts
@@ -133,8 +133,8 @@ struct CheckItem {
 
 struct CheckResult {
   std::vector<CheckItem> items;
-  std::uint64_t leaked_bytes = 0, leaked_blocks = 0;  // after suppressions
-  std::uint64_t suppressed_bytes = 0, suppressed_blocks = 0;
+  Tally leaked{};  // after suppressions
+  Tally suppressed{};
   std::uint64_t peak_used_bytes = 0;
   bool passed() const;
   std::size_t failures() const;

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memtrail/analysis.hpp"
 
 namespace memtrail {
@@ -17,7 +15,7 @@ namespace memtrail {
 struct SiteDelta {
   std::string pool;
   FrameList frames;  // from B when present there, else from A
-  std::uint64_t leaked_bytes[2] = {0, 0}, leaked_blocks[2] = {0, 0};
+  Tally leaked[2];
   std::uint64_t peak_bytes[2] = {0, 0};
   std::uint64_t calls[2] = {0, 0};
   std::uint64_t bytes_allocated[2] = {0, 0};
@@ -41,8 +39,7 @@ struct DiffResult {
 };
 
 DiffResult diff_analyses(const Analysis& a, const Analysis& b);
-// Schema "memtrail.diff/1"; `top` limits the site list (0 = all).
-nlohmann::json to_diff_json(const DiffResult& d, std::size_t top = 20);
+// JSON (schema "memtrail.diff/1"): to_diff_json (report_json.hpp).
 // `stack_depth`: frames printed per site (--num-callers).
 std::string diff_text(const DiffResult& d, std::size_t top = 10, std::size_t stack_depth = 12);
 

@@ -17,8 +17,6 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "memtrail/analysis.hpp"
 
 namespace memtrail {
@@ -30,7 +28,7 @@ namespace memtrail {
 // limits each top list and the leak sites to that many, and `sites` to the
 // sites they name.
 void write_full_json(const Analysis& a, std::size_t top, std::ostream& out);
-nlohmann::json to_chrome_trace(const Analysis& a);
+// chrome: to_chrome_trace (report_json.hpp).
 
 // What one folded line weighs.
 enum class FoldedCost { allocations, bytes, leaked, peak, temporary };

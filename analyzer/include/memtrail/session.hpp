@@ -6,7 +6,7 @@
 //   memtrail::OpenResult r = memtrail::Session::open("run.mtr", opt, progress);
 //   if (!r.session) { fputs(r.message.c_str(), stderr); return 2; }
 //   const memtrail::Analysis& a = r.session->whole();
-//   memtrail::Envelope e = r.session->series({SeriesKind::pool_used, 1}, t0, t1, 800);
+//   memtrail::Envelope e = r.session->series({SeriesKind::pool_used, PoolId{1}}, t0, t1, 800);
 //   memtrail::SegmentMap m = r.session->segment_map(pool, t);
 //
 // What open() builds in its one pass over the file, beside the whole-trace
@@ -102,7 +102,7 @@ enum class SeriesKind : std::uint8_t {
 
 struct SeriesId {
   SeriesKind kind = SeriesKind::process_used;
-  std::uint32_t pool = 0;
+  PoolId pool{};  // pool_used, pool_reserved, pool_external_fragmentation
   bool operator==(const SeriesId&) const = default;
 };
 
@@ -135,8 +135,9 @@ enum class SpanState : std::uint8_t {
 struct SegmentSpan {
   std::uint64_t address = 0, size = 0;
   SpanState state = SpanState::allocated;
-  std::uint32_t stack = 0, thread = 0;  // allocated spans only
-  std::uint64_t alloc_ns = 0;           // allocated spans only
+  StackId stack{};             // allocated spans only
+  std::uint32_t thread = 0;    // allocated spans only
+  std::uint64_t alloc_ns = 0;  // allocated spans only
 };
 
 // A segment of SegmentMap cut into spans by state, in address order.
@@ -144,7 +145,7 @@ std::vector<SegmentSpan> segment_spans(const SegmentInfo& segment);
 
 // Reserved bytes of one pool at a moment, split as the summary pie shows it.
 struct PoolBreakdown {
-  std::uint32_t pool = 0;
+  PoolId pool{};
   std::string name;
   MemorySpace space = MemorySpace::host;
   std::int32_t device = -1;
@@ -167,7 +168,9 @@ struct ScopeInterval {
 
 struct OomEvent {
   std::uint64_t time_ns = 0;
-  std::uint32_t pool = 0, thread = 0, stack = 0;
+  PoolId pool{};
+  std::uint32_t thread = 0;
+  StackId stack{};
   std::uint64_t requested = 0;
   std::string message;  // the pool state text recorded with the event
 };
@@ -183,7 +186,7 @@ struct OomExplanation {
     std::uint64_t free_bytes = 0, largest_free = 0;
   };
   struct PoolPart {
-    std::uint32_t pool = 0;
+    PoolId pool{};
     std::string name;
     std::uint64_t reserved = 0, used = 0, free = 0, largest_free = 0;
     bool request_fits = false;          // largest_free >= requested
@@ -222,13 +225,13 @@ class Session {
   // Segments and live blocks of `pool` just after the last event at or
   // before time_ns: the nearest checkpoint plus a replay of the file from
   // it. error is set for an unknown pool or a file that changed.
-  SegmentMap segment_map(std::uint32_t pool, std::uint64_t time_ns) const;
+  SegmentMap segment_map(PoolId pool, std::uint64_t time_ns) const;
   // Reserved / used / cached free / fragmented per analyzed pool at a moment.
   std::vector<PoolBreakdown> breakdown(std::uint64_t time_ns) const;
   // The same two at an event position: the state just after the file's first
   // `events` events, exact where several events share a timestamp (the peak:
   // Summary::peak_position). Their time is that of the last of those events.
-  SegmentMap segment_map_at_position(std::uint32_t pool, std::uint64_t events) const;
+  SegmentMap segment_map_at_position(PoolId pool, std::uint64_t events) const;
   std::vector<PoolBreakdown> breakdown_at_position(std::uint64_t events) const;
   OomExplanation explain(std::uint64_t time_ns, std::uint64_t requested = 0) const;
   const std::vector<OomEvent>& ooms() const;
@@ -255,7 +258,7 @@ class Session {
                                                 const LoadProgressFn& progress = {}) const;
 
   // Symbolized frames of a stack id, innermost first (cached).
-  std::vector<Frame> frames(std::uint32_t stack) const;
+  std::vector<Frame> frames(StackId stack) const;
 
  private:
   struct Impl;

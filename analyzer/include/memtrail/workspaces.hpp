@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "memtrail/ids.hpp"
 
 namespace memtrail {
 
@@ -28,17 +28,17 @@ struct Analysis;
 
 // All spills of a workspace from one call stack.
 struct WorkspaceSpillSite {
-  std::uint32_t stack = 0;  // stack node id of the spill event, 0 = none
-  // Index into Analysis::sites of the spill's `alloc` in the workspace pool
-  // (same pool and stack); kNoSite if that site is not in the analysis.
-  static constexpr std::uint32_t kNoSite = 0xFFFFFFFFu;
-  std::uint32_t site = kNoSite;
+  StackId stack{};  // of the spill event; kNoStack: none
+  // The site of the spill's `alloc` in the workspace pool (same pool and
+  // stack); kNoSite if that site is not in the analysis.
+  static constexpr SiteId kNoSite{0xFFFFFFFFu};
+  SiteId site = kNoSite;
   std::uint64_t spills = 0, bytes = 0;
 };
 
 struct WorkspaceReport {
-  std::string name;        // the workspace pool's name (its id)
-  std::uint32_t pool = 0;  // pool id
+  std::string name;  // the workspace pool's name (its id)
+  PoolId pool{};
   std::uint64_t cycles = 0;
   std::uint64_t allocations = 0, reuses = 0;  // alloc + reuse in the pool; reuse = a bump
   double reuse_ratio = 0;                     // reuses / allocations
@@ -58,9 +58,7 @@ struct WorkspaceReport {
   double system_allocations_per_cycle_after_learning = 0;
 };
 
-// `workspaces` of report --json: one object per workspace (keys as the
-// fields above; spill_sites with their stacks).
-nlohmann::json workspaces_to_json(const Analysis& a);
+// `workspaces` of report --json: workspaces_to_json (report_json.hpp).
 // The WORKSPACES section of the text report ("" when there is none).
 std::string workspaces_text(const Analysis& a);
 

@@ -19,6 +19,7 @@
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/session_state.hpp"
 #include "memtrail/recorder.hpp"
+#include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 
 namespace memtrail::gtest {
@@ -142,7 +143,7 @@ std::string leak_report(std::uint64_t since, std::uint64_t limit) {
     out += "  " + bytes_text(g.bytes) + " in " + std::to_string(g.blocks) +
            (g.blocks == 1 ? " block" : " blocks") + " allocated from:\n";
     const FrameList* frames = frames_of(a, StackId{stack});
-    out += frames ? describe_site(*frames, kFramesPerSite, "    ")
+    out += frames ? format_stack(*frames, kFramesPerSite, "    ", StackStyle::numbered)
                   : "    (stack " + std::to_string(stack) + " not found in the trace)\n";
   }
   return out;
@@ -192,7 +193,7 @@ MemoryLimit::~MemoryLimit() {
     if (s.calls == 0) continue;  // live before the test: not the test's memory
     if (shown++ == kTopSites) break;
     sites += "  " + bytes_text(s.peak_bytes) + " allocated from:\n" +
-             describe_site(s.frames, kFramesPerSite, "    ");
+             format_stack(s.frames, kFramesPerSite, "    ", StackStyle::numbered);
   }
   ADD_FAILURE_AT(file_, line_) << "Test was limited to " << bytes_text(limit_) << " but allocated "
                                << bytes_text(w.peak_bytes) << " at its peak\n"

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "memtrail/check.hpp"
+#include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 
 namespace memtrail {
@@ -47,21 +48,6 @@ double limit_with_tolerance(std::uint64_t base, double tolerance_percent) {
 }
 
 }  // namespace
-
-std::string describe_site(const FrameList& frames, std::size_t max_frames,
-                          const std::string& indent) {
-  std::string out;
-  std::size_t i = 0;
-  for (const Frame& f : frames) {
-    if (i == max_frames) {
-      out += indent + "... " + std::to_string(frames.size() - i) + " more frames\n";
-      break;
-    }
-    out += indent + "#" + std::to_string(i++) + " " + f.describe() + "\n";
-  }
-  if (frames.empty()) out += indent + "(no stack recorded)\n";
-  return out;
-}
 
 bool CheckResult::passed() const {
   return failures() == 0;
@@ -110,7 +96,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
       d += "  " + std::string(kind_name(l.leak->kind)) + " leak of " +
            bytes_text(l.leak->tally.bytes) + " in " + blocks_text(l.leak->tally.blocks) +
            " allocated from:\n";
-      d += describe_site(l.site->frames, config.frames_per_site, "    ");
+      d += format_stack(l.site->frames, config.frames_per_site, "    ", StackStyle::numbered);
     }
     return d;
   };
@@ -155,7 +141,7 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
       if (pool && s.pool != *pool) continue;
       if (shown++ == config.top_sites) break;
       d += "  " + bytes_text(s.peak_bytes) + " live at the peak, allocated from:\n";
-      d += describe_site(s.frames, config.frames_per_site, "    ");
+      d += format_stack(s.frames, config.frames_per_site, "    ", StackStyle::numbered);
     }
     return d;
   };
@@ -229,7 +215,8 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
                         ", allocated from:\n"
                   : "  Leak grew from " + bytes_text(it->second->leaked.bytes) + " to " +
                         bytes_text(v.first) + ", allocated from:\n";
-      d += describe_site(by_key[key].front()->site->frames, config.frames_per_site, "    ");
+      d += format_stack(by_key[key].front()->site->frames, config.frames_per_site, "    ",
+                        StackStyle::numbered);
     }
     item.passed = new_sites == 0 && grown == 0;
     item.summary = std::to_string(now.size()) + " leak sites, " + std::to_string(new_sites) +

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "memtrail/check.hpp"
+#include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
 
 namespace memtrail {
@@ -21,7 +22,8 @@ CheckItem check_scope_growth(const Analysis& a, std::uint64_t limit, std::size_t
       for (const GrowthSite& g : sc.growth_sites) {
         item.details += "    +" + std::to_string(std::llround(g.bytes_per_entry)) +
                         " bytes per iteration, allocated from:\n";
-        item.details += describe_site(at(a.sites, g.site).frames, frames_per_site, "      ");
+        item.details += format_stack(at(a.sites, g.site).frames, frames_per_site, "      ",
+                                     StackStyle::numbered);
       }
     }
     if (!worst || growth > worst_growth) {

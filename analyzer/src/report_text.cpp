@@ -69,10 +69,12 @@ std::string format_duration(std::uint64_t ns) {
   return fmt("%.3f s", ns / 1e9);
 }
 
-std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent) {
+std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent,
+                         StackStyle style) {
   std::string out;
   for (std::size_t i = 0; i < frames.size() && i < depth; ++i)
-    out += indent + frames[i].describe() + "\n";
+    out += indent + (style == StackStyle::numbered ? fmt("#%zu ", i) : std::string()) +
+           frames[i].describe() + "\n";
   if (frames.size() > depth) out += indent + fmt("... %zu more frames\n", frames.size() - depth);
   if (frames.empty()) out += indent + "(no stack recorded)\n";
   return out;

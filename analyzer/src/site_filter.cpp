@@ -20,7 +20,7 @@ void recount(Analysis& a) {
   Summary& s = a.summary;
   Leaks& l = a.leaks;
   s.allocations = s.bytes_allocated = s.temporary_allocations = 0;
-  l.direct = l.indirect = l.reachable = Tally{};
+  l.direct = l.indirect = l.reachable = l.possible = Tally{};
   for (const Site& site : a.sites) {
     if (const PoolStats* p = a.pool(site.pool); p && p->upstream) continue;
     s.allocations += site.calls;
@@ -29,6 +29,7 @@ void recount(Analysis& a) {
     l.direct += site.direct;
     l.indirect += site.indirect;
     l.reachable += site.reachable;
+    l.possible += site.possible;
   }
   s.leaked = l.direct + l.indirect;
 }

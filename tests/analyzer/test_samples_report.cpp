@@ -249,7 +249,11 @@ TEST_F(SampleReports, FilterFunctionKeepsTheSitesThroughIt) {
   EXPECT_EQ(j["summary"]["leaked_blocks"], 3);
   EXPECT_EQ(j["summary"]["allocations"], 3);
   EXPECT_EQ(j["leaks"]["reachable_bytes"], 0);
+  EXPECT_EQ(j["leaks"]["possible_bytes"], 0);  // make_reachable()'s 100 B are filtered out
   EXPECT_EQ(j["leaks"]["sites"].size(), 3u);
+  json only_possible = report_json("--filter-function make_reachable " + trace("leaks"));
+  EXPECT_EQ(only_possible["leaks"]["possible_bytes"], 100);
+  EXPECT_EQ(only_possible["leaks"]["possible_blocks"], 1);
   std::string text = report_text("--filter-function leak_plain_mallocs " + trace("leaks"));
   EXPECT_NE(text.find("\nSUMMARY: memtrail: 600 byte(s) leaked in 3 allocation(s).\n"),
             std::string::npos)

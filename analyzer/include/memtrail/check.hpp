@@ -156,8 +156,4 @@ std::string format_check_text(const CheckResult& r, const SuppressionSet& suppre
 // a failed item becomes <failure message="summary">details</failure>.
 std::string to_junit_xml(const CheckResult& r, const std::string& suite_name, double seconds = 0);
 
-// Offending sites for a failure message: "#0 function at file:line" lines.
-std::string describe_site(const FrameList& frames, std::size_t max_frames,
-                          const std::string& indent);
-
 }  // namespace memtrail

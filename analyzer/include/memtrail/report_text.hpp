@@ -29,7 +29,11 @@ std::string format_duration(std::uint64_t ns);
 // entry rounds to a byte or more, each with the sites that grow
 // (report_scope_growth.cpp); empty when nothing grows.
 std::string scope_growth_text(const Analysis& a, std::size_t stack_depth = 8);
-// One stack, one frame per line, each line prefixed by `indent`.
-std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent);
+// One stack, one frame per line, each line prefixed by `indent` (and by
+// "#N " when numbered, as LSan's and `check`'s failure messages); at most
+// `depth` frames, then "... N more frames"; "(no stack recorded)" if empty.
+enum class StackStyle { plain, numbered };
+std::string format_stack(const FrameList& frames, std::size_t depth, const std::string& indent,
+                         StackStyle style = StackStyle::plain);
 
 }  // namespace memtrail

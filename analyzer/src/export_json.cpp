@@ -48,12 +48,8 @@ std::vector<bool> sites_to_write(const Analysis& a, const json& base, std::size_
 json export_base(const Analysis& a, std::size_t top) {
   json j = to_report_json(a, 1);  // the sections; its one-site lists are replaced
   json tops;
-  const std::pair<const char*, SiteOrder> orders[] = {{"calls", SiteOrder::calls},
-                                                      {"bytes", SiteOrder::bytes},
-                                                      {"peak", SiteOrder::peak},
-                                                      {"temporaries", SiteOrder::temporaries},
-                                                      {"leaked", SiteOrder::leaked}};
-  for (auto& [name, order] : orders) tops[name] = site_ids_json(top_sites(a, order, top));
+  for (auto& [name, order] : detail::kTopSiteLists)
+    tops[name] = site_ids_json(top_sites(a, order, top));
   j["top_sites"] = tops;
   json leak_sites = json::array();
   for (const LeakSite& ls : a.leaks.sites) {

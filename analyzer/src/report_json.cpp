@@ -184,12 +184,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
   if (!a.workspaces.empty()) j["workspaces"] = workspaces_to_json(a);
 
   json tops;
-  const std::pair<const char*, SiteOrder> orders[] = {{"calls", SiteOrder::calls},
-                                                      {"bytes", SiteOrder::bytes},
-                                                      {"peak", SiteOrder::peak},
-                                                      {"temporaries", SiteOrder::temporaries},
-                                                      {"leaked", SiteOrder::leaked}};
-  for (auto& [name, order] : orders) {
+  for (auto& [name, order] : detail::kTopSiteLists) {
     json list = json::array();
     for (SiteId i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
     tops[name] = list;

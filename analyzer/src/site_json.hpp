@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -13,5 +14,13 @@ namespace memtrail::detail {
 // site, pool, calls, reuses, bytes_allocated, temporaries, peak_bytes,
 // leaked_*, live_at_range_end_* and caller.
 nlohmann::json site_counters_json(const Analysis& a, SiteId i);
+
+// The `top_sites` lists both write, by key, in this order.
+inline constexpr std::pair<const char*, SiteOrder> kTopSiteLists[] = {
+    {"calls", SiteOrder::calls},
+    {"bytes", SiteOrder::bytes},
+    {"peak", SiteOrder::peak},
+    {"temporaries", SiteOrder::temporaries},
+    {"leaked", SiteOrder::leaked}};
 
 }  // namespace memtrail::detail

@@ -82,7 +82,8 @@ void copy_name(char (&dst)[kMaxNameBytes], std::string_view name) {
 }
 
 // First event of a thread in this session. May allocate (pthread_getattr_np
-// reads /proc for the main thread): the caller holds the reentrancy guard.
+// reads /proc for the main thread: thread_stack.cpp): the caller holds the
+// reentrancy guard.
 ThreadBuffer* register_thread(Session* s) {
   KeepErrno keep_errno;
   void* mem = s->arena.allocate(sizeof(ThreadBuffer));
@@ -92,16 +93,7 @@ ThreadBuffer* register_thread(Session* s) {
   tb->session = s;
   tb->tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   tb->thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void* addr = nullptr;
-    std::size_t size = 0;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-      tb->stack_low = reinterpret_cast<std::uintptr_t>(addr);
-      tb->stack_high = tb->stack_low + size;
-    }
-    pthread_attr_destroy(&attr);
-  }
+  learn_thread_stack(tb);
   if (t_pending_name[0]) {
     std::memcpy(tb->name, t_pending_name, sizeof tb->name);
   } else {

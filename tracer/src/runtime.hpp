@@ -401,6 +401,11 @@ void install_process_hooks();
 void watch_thread_exit(ThreadBuffer* tb);
 void run_exit_hook();
 
+// thread_stack.cpp: the calling thread's stack extent into `tb` (left 0
+// when unknown, or until the pthread_getattr_np the thread is inside returns).
+void learn_thread_stack(ThreadBuffer* tb);
+void set_stack_extent(ThreadBuffer* tb, const pthread_attr_t& attr);
+
 // recorder.cpp
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]);
 // exclusive: never replace an existing file (a trace of an earlier image of

@@ -2,6 +2,8 @@
 // preload's exit-time reachability scan. Not installed.
 #pragma once
 
+#include <pthread.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -19,5 +21,12 @@ struct ThreadRecord {
 // Every thread that recorded at least one event since start (or since the
 // fork that created this process), with exited ones marked.
 std::vector<ThreadRecord> thread_registry();
+
+// Around the program's pthread_getattr_np on its own thread (the preload's
+// interposer): glibc holds the thread's lock meanwhile, so a thread
+// registered inside takes its stack extent from `answer` (nullptr when the
+// call failed) instead of asking glibc again (thread_stack.cpp).
+void begin_own_stack_query() noexcept;
+void end_own_stack_query(const pthread_attr_t* answer) noexcept;
 
 }  // namespace memtrail::detail

@@ -1,0 +1,121 @@
+// The tracer is a guest (issue 26): programs of shapes that hung or broke
+// under `memtrail run` behave as untraced. Each program runs untraced and
+// traced, each under a timeout (a hang fails the test rather than the run),
+// and must exit alike with the same stdout; its traces must read back.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_command.hpp"
+#include "run_dir.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using memtrail::test::CommandResult;
+using memtrail::test::run_command;
+using memtrail::test::run_traces;
+using memtrail::test::shell_quote;
+
+const std::string kMemtrail = MEMTRAIL_BIN;
+const std::string kSources = GUEST_SOURCES;  // tests/preload/guest
+constexpr int kTimeoutS = 120;
+constexpr int kHung = 124;  // timeout(1)'s exit code
+
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("guest") {}
+};
+
+std::string with_timeout(const std::string& command) {
+  return "timeout -k 5 " + std::to_string(kTimeoutS) + " " + command;
+}
+
+bool have_tool(const std::string& tool) {
+  return run_command("command -v " + tool).exit_code == 0;
+}
+
+// `command` untraced, then traced into `dir`/t: the traced run's result.
+// Fails the test when either hangs or they differ in exit code or stdout.
+CommandResult expect_same_traced(const TempDir& dir, const std::string& command) {
+  CommandResult plain = run_command(with_timeout(command));
+  EXPECT_NE(plain.exit_code, kHung) << "untraced run hung: " << command;
+  CommandResult traced =
+      run_command(with_timeout(kMemtrail + " run -o " + shell_quote(dir / "t") + " -- " + command));
+  EXPECT_NE(traced.exit_code, kHung) << "traced run hung: " << command << "\n" << traced.err;
+  EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.err;
+  EXPECT_EQ(traced.out, plain.out) << traced.err;
+  return traced;
+}
+
+// Every trace of the run reads back: `memtrail report` on each exits 0.
+void expect_traces_read_back(const TempDir& dir) {
+  auto traces = run_traces(dir / "t");
+  EXPECT_FALSE(traces.empty()) << "no trace in " << dir / "t";
+  for (const auto& trace : traces) {
+    CommandResult r = run_command(kMemtrail + " report " + shell_quote(trace));
+    EXPECT_EQ(r.exit_code, 0) << trace << "\n" << r.err;
+  }
+}
+
+// ---- item 1: pthread_getattr_np on itself as a thread's first event -------
+
+TEST(GuestStartup, ThreadsWhoseFirstCallIsPthreadGetattrOnThemselves) {
+  TempDir dir;
+  CommandResult traced = expect_same_traced(dir, GETATTR_FIRST_BIN);
+  EXPECT_NE(traced.out.find("main: pthread_getattr_np ok, stack holds its frame: yes"),
+            std::string::npos)
+      << traced.out;
+  EXPECT_NE(traced.out.find("thread: pthread_getattr_np ok, stack holds its frame: yes"),
+            std::string::npos)
+      << traced.out;
+  expect_traces_read_back(dir);
+  // Both threads hold a block only from their stacks at exit: reachable, not
+  // leaked, only when the tracer learnt where both stacks are.
+  auto traces = run_traces(dir / "t");
+  ASSERT_EQ(traces.size(), 1u);
+  CommandResult json = run_command(kMemtrail + " report --json " + shell_quote(traces[0]));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto report = nlohmann::json::parse(json.out);
+  EXPECT_EQ(report["summary"]["leaked_blocks"], 0) << json.out;
+}
+
+TEST(GuestStartup, RustHelloWorld) {
+  if (!have_tool("rustc")) GTEST_SKIP() << "rustc not installed (Debian package rustc)";
+  TempDir dir;
+  auto build = run_command("rustc -O -o " + shell_quote(dir / "hello") + " " +
+                           shell_quote(kSources + "/hello.rs"));
+  ASSERT_EQ(build.exit_code, 0) << build.err;
+  expect_same_traced(dir, shell_quote(dir / "hello"));
+  expect_traces_read_back(dir);
+}
+
+TEST(GuestStartup, JavaHelloWorld) {
+  if (!have_tool("javac") || !have_tool("java"))
+    GTEST_SKIP() << "javac/java not installed (Debian package default-jdk-headless)";
+  TempDir dir;
+  auto build = run_command("javac -d " + shell_quote(dir / "classes") + " " +
+                           shell_quote(kSources + "/Hello.java"));
+  ASSERT_EQ(build.exit_code, 0) << build.err;
+  expect_same_traced(dir, "java -cp " + shell_quote(dir / "classes") + " Hello");
+  expect_traces_read_back(dir);
+}
+
+TEST(GuestStartup, GoProgramWithCgoMallocs) {
+  if (!have_tool("go") || !have_tool("gcc"))
+    GTEST_SKIP() << "go/gcc not installed (Debian packages golang-go, gcc)";
+  TempDir dir;
+  // A build cache of its own, offline, and no module lookups.
+  std::string env = "HOME=" + shell_quote(dir.path()) + " GOCACHE=" + shell_quote(dir / "cache") +
+                    " GOPATH=" + shell_quote(dir / "gopath") +
+                    " GO111MODULE=off GOFLAGS= GOPROXY=off CGO_ENABLED=1 ";
+  auto build = run_command(env + "go build -o " + shell_quote(dir / "cgo_mallocs") + " " +
+                           shell_quote(kSources + "/cgo_mallocs.go"));
+  ASSERT_EQ(build.exit_code, 0) << build.err;
+  run_command("chmod -R u+w " + shell_quote(dir.path()));  // the module cache is read-only
+  expect_same_traced(dir, shell_quote(dir / "cgo_mallocs"));
+  expect_traces_read_back(dir);
+}
+
+}  // namespace

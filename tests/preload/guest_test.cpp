@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "run_command.hpp"
 #include "run_dir.hpp"
@@ -57,6 +58,26 @@ void expect_traces_read_back(const TempDir& dir) {
     CommandResult r = run_command(kMemtrail + " report " + shell_quote(trace));
     EXPECT_EQ(r.exit_code, 0) << trace << "\n" << r.err;
   }
+}
+
+// `memtrail report --json` of each trace of the run: its summary, and
+// whether the report warned (a trace cut short, a checksum failure).
+struct TraceSummary {
+  std::string path;
+  nlohmann::json summary;
+  bool warned = false;
+};
+
+std::vector<TraceSummary> trace_summaries(const TempDir& dir) {
+  std::vector<TraceSummary> out;
+  for (const auto& trace : run_traces(dir / "t")) {
+    CommandResult r = run_command(kMemtrail + " report --json " + shell_quote(trace));
+    EXPECT_EQ(r.exit_code, 0) << trace << "\n" << r.err;
+    if (r.exit_code != 0) continue;
+    out.push_back({trace, nlohmann::json::parse(r.out)["summary"],
+                   r.err.find("warning") != std::string::npos});
+  }
+  return out;
 }
 
 // ---- item 1: pthread_getattr_np on itself as a thread's first event -------
@@ -117,5 +138,52 @@ TEST(GuestStartup, GoProgramWithCgoMallocs) {
   expect_same_traced(dir, shell_quote(dir / "cgo_mallocs"));
   expect_traces_read_back(dir);
 }
+
+// ---- item 2: a fork that runs no fork handlers ----------------------------
+
+constexpr int kParentAllocations = 1002;  // raw_fork.c: kept, 1000 churned, stdout's buffer
+constexpr int kChildAllocations = 20002;  // 20000 churned, `left`, stdout's buffer
+
+void expect_parent_trace_whole(const TraceSummary& t) {
+  EXPECT_FALSE(t.warned) << t.path;
+  EXPECT_EQ(t.summary["allocations"], kParentAllocations) << t.path;
+  EXPECT_EQ(t.summary["unmatched_frees"], 0) << t.path;
+}
+
+class GuestFork : public ::testing::TestWithParam<const char*> {};
+
+// _Fork(): the recorder's own handlers run around it, and the child gets a
+// trace of its own, as after fork().
+TEST_P(GuestFork, UnderscoreForkChildHasATraceOfItsOwn) {
+  TempDir dir;
+  expect_same_traced(dir, std::string(RAW_FORK_BIN) + " _Fork " + GetParam());
+  auto traces = trace_summaries(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  // Files are PID.SEQ.PROGRAM.mtr; the parent is the one with the 1002 blocks.
+  int parent = traces[0].summary["allocations"] == kParentAllocations ? 0 : 1;
+  expect_parent_trace_whole(traces[parent]);
+  const TraceSummary& child = traces[1 - parent];
+  EXPECT_FALSE(child.warned) << child.path;
+  EXPECT_EQ(child.summary["allocations"], kChildAllocations) << child.path;
+  EXPECT_EQ(child.summary["unmatched_frees"], 0) << child.path;
+}
+
+// The fork system call: nothing runs in the parent; the child finds out
+// (its pid is not the trace's), stops tracing and says so, and neither
+// waits for the parent's writer thread nor writes into the parent's file.
+TEST_P(GuestFork, SyscallForkChildRunsUntracedAndSaysSo) {
+  TempDir dir;
+  CommandResult traced =
+      expect_same_traced(dir, std::string(RAW_FORK_BIN) + " syscall " + GetParam());
+  EXPECT_NE(traced.err.find("was forked without fork handlers"), std::string::npos) << traced.err;
+  auto traces = trace_summaries(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  expect_parent_trace_whole(traces[0]);
+}
+
+INSTANTIATE_TEST_SUITE_P(ChildEnds, GuestFork, ::testing::Values("exit", "_exit"),
+                         [](const auto& info) {
+                           return std::string(info.param[0] == '_' ? "UnderscoreExit" : "Exit");
+                         });
 
 }  // namespace

@@ -60,9 +60,14 @@ void* real_mmap(void* addr, std::size_t length, int prot, int flags, int fd, off
 
 // The flush that exit() gets from the recorder's exit handler, for the
 // functions that skip exit handlers. Not in a vfork child: it shares our
-// memory, and finishing the trace there would finish the parent's.
+// memory, and finishing the trace there would finish the parent's. Nor in a
+// child forked without fork handlers: it says it was not traced.
 void finish_trace_before_exit() {
-  if (memtrail::detail::recorder_started() && getpid() == g_traced_pid) memtrail::stop();
+  if (!memtrail::detail::recorder_started()) return;
+  if (getpid() == g_traced_pid)
+    memtrail::stop();
+  else
+    memtrail::detail::notice_fork_without_handlers();
 }
 
 }  // namespace

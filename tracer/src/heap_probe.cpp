@@ -19,6 +19,16 @@ void HeapProbe::stop() {
   stop_ = false;  // a later read() starts it again
 }
 
+void HeapProbe::hold(int wait_ms) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] { return !busy_; });
+  lock.release();  // held until release()
+}
+
+void HeapProbe::release() {
+  mutex_.unlock();
+}
+
 HeapProbe::Figures HeapProbe::read(int wait_ms) {
   std::unique_lock lock(mutex_);
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });

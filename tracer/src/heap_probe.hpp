@@ -33,6 +33,11 @@ class HeapProbe {
   Figures read(int wait_ms);
   // Ends the thread (the session stops; Sessions are never freed).
   void stop();
+  // Around a fork that takes no malloc lock (_Fork): waits (up to
+  // `wait_ms`) until the probe is outside mallinfo2() and keeps it out,
+  // so the child never inherits an arena lock it took.
+  void hold(int wait_ms);
+  void release();
 
  private:
   void run();

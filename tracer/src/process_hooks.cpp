@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -89,7 +90,8 @@ void finish_trace_on_signal(int sig) {
   // A thread stopped inside its own drain holds the lock the writer needs,
   // and the writer cannot wait for itself: the trace then ends at its last
   // flush (SIGKILL's outcome).
-  if (s && !t_draining && !pthread_equal(s->writer_thread.native_handle(), pthread_self())) {
+  if (s && !t_draining && !pthread_equal(s->writer_thread.native_handle(), pthread_self()) &&
+      (static_cast<int>(::getpid()) == s->pid || (s->fork_probe && *s->fork_probe != 0))) {
     ++t_internal;
     s->finish_on_signal(sig, kFinishTimeoutMs);
     --t_internal;
@@ -179,18 +181,23 @@ void after_fork_parent() {
   tables().mutex.unlock();
 }
 
-void after_fork_child() {
-  Session* parent = g_forking_session;
-  if (parent) parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
-  tables().mutex.unlock();
-  if (!parent) return;
-  // The parent's writer thread does not exist here; abandon its session,
-  // and the copies of its descriptors (each generation would keep more).
+// The parent's writer thread does not exist in a fork child: it abandons
+// the parent's session, and the copies of its descriptors (each generation
+// would keep more).
+void abandon_parent_session(Session* parent) {
   detail::g_tracing.store(false, std::memory_order_relaxed);
   g_session.store(nullptr, std::memory_order_relaxed);
   t_buffer = nullptr;
   if (parent->writer) parent->writer->abandon();
   parent->statm.release();
+}
+
+void after_fork_child() {
+  Session* parent = g_forking_session;
+  if (parent) parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
+  tables().mutex.unlock();
+  if (!parent) return;
+  abandon_parent_session(parent);
   if (!parent->options.follow_forks) return;  // --no-follow: the child runs untraced
   ++t_internal;
   start_session(parent->options, true, false);
@@ -209,6 +216,21 @@ void Session::finish_on_signal(int sig, int timeout_ms) {
                        !writer_done.load(std::memory_order_acquire);
        ++waited)
     ::nanosleep(&nap, nullptr);
+}
+
+bool abandon_if_foreign(Session* s) {
+  const int pid = static_cast<int>(::getpid());
+  if (pid == s->pid) return false;
+  if (s->fork_probe && *s->fork_probe != 0) return false;  // a vfork child: the parent's memory
+  if (g_session.load(std::memory_order_acquire) != s) return true;  // abandoned already
+  abandon_parent_session(s);
+  char line[200];
+  int n = std::snprintf(line, sizeof line,
+                        "memtrail: process %d was forked without fork handlers (a fork or clone "
+                        "system call); it runs untraced, its heap events are not recorded\n",
+                        pid);
+  if (n > 0) (void)!::write(2, line, static_cast<std::size_t>(n));
+  return true;
 }
 
 void watch_thread_exit(ThreadBuffer* tb) {
@@ -243,6 +265,27 @@ void raise_deferred_signal() noexcept {
   int sig = t_deferred_signal;
   t_deferred_signal = 0;
   if (sig != 0) raise(sig);
+}
+
+// glibc's fork() takes malloc's locks after the prepare handlers; _Fork()
+// takes none, so the heap probe (the recorder's one thread that may be
+// inside malloc outside work_mutex) is held out of mallinfo2() as well.
+void before_raw_fork() {
+  runtime::before_fork();
+  if (runtime::g_forking_session) runtime::g_forking_session->heap_probe.hold(100);
+}
+
+void after_raw_fork(bool child) {
+  if (runtime::g_forking_session) runtime::g_forking_session->heap_probe.release();
+  if (child)
+    runtime::after_fork_child();
+  else
+    runtime::after_fork_parent();
+}
+
+void notice_fork_without_handlers() {
+  if (runtime::Session* s = runtime::g_session.load(std::memory_order_acquire))
+    runtime::abandon_if_foreign(s);
 }
 
 void set_exit_hook(void (*fn)()) {

@@ -10,6 +10,7 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,7 @@ void copy_name(char (&dst)[kMaxNameBytes], std::string_view name) {
 // reentrancy guard.
 ThreadBuffer* register_thread(Session* s) {
   KeepErrno keep_errno;
+  if (abandon_if_foreign(s)) return nullptr;
   void* mem = s->arena.allocate(sizeof(ThreadBuffer));
   Block* first = s->blocks.get();
   if (!mem || !first) return nullptr;
@@ -203,6 +205,7 @@ constexpr int kWaitSlices = 200;
 
 Block* next_block(Session* s, ThreadBuffer* tb) {
   KeepErrno keep_errno;
+  if (abandon_if_foreign(s)) return nullptr;  // its blocks must not reach the parent's file
   tb->active_tick.store(s->clock.raw_now(), std::memory_order_relaxed);
   std::uint64_t writing = s->live_threads.load(std::memory_order_relaxed);
   if (s->program_threads_drain())
@@ -648,11 +651,26 @@ void add_recorder_code_locked() {
       g_recorder_code = g_internal[i];
 }
 
+// See Session::fork_probe.
+volatile std::uint32_t* make_fork_probe() {
+  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return nullptr;
+  if (::madvise(page, 4096, MADV_WIPEONFORK) != 0) {
+    ::munmap(page, 4096);
+    return nullptr;
+  }
+  auto* word = static_cast<volatile std::uint32_t*>(page);
+  *word = 1;
+  return word;
+}
+
 }  // namespace
 
 bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive) {
   auto s = std::make_unique<Session>();
   s->options = options;
+  s->pid = static_cast<int>(::getpid());
+  s->fork_probe = make_fork_probe();
   if (is_run_directory_output(options.output)) {
     s->path = claim_run_file(options.output, fork_child, exclusive);
   } else {
@@ -704,7 +722,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
 
 void stop_session(bool exit_hook) {
   Session* s = g_session.load(std::memory_order_acquire);
-  if (!s) return;
+  if (!s || abandon_if_foreign(s)) return;
   s->request_flush(5000);  // final drain of the program's threads
   if (exit_hook) {
     // The hook's own events must be recorded: lift the caller's guard.

@@ -225,6 +225,17 @@ Tables& tables();
 struct Session {
   RecorderOptions options;
   std::string path;
+  // The process this session traces. A child made by a fork that ran no
+  // fork handlers (the fork system call, clone without CLONE_VM) still sees
+  // the session, whose writer thread does not exist in it: the slow paths
+  // compare getpid() with this before they wait for the writer or drain
+  // into its file (abandon_if_foreign).
+  int pid = 0;
+  // A word in a page the kernel zeroes in the child of any fork
+  // (MADV_WIPEONFORK), set to 1: still 1 under another pid means a vfork
+  // child, whose memory is the parent's and must not be touched. nullptr
+  // where the kernel lacks it (a pid mismatch then means a fork).
+  volatile std::uint32_t* fork_probe = nullptr;
   std::uint64_t start_monotonic_ns = 0;
   SessionClock clock;
   // Read by program threads on every event: off the clock's writer line.
@@ -397,6 +408,11 @@ sigset_t writer_blocked_signals();
 
 // process_hooks.cpp
 void install_process_hooks();
+// True (and tracing stopped in this process, with one line on stderr) when
+// `s` belongs to the parent of a child forked without fork handlers. Its
+// writer thread and file are the parent's: the child must neither wait for
+// the one nor write to the other. A system call: slow paths only.
+bool abandon_if_foreign(Session* s);
 // Marks `tb` exited when its thread ends (pthread key destructor).
 void watch_thread_exit(ThreadBuffer* tb);
 void run_exit_hook();

@@ -209,6 +209,7 @@ void Session::wake() {
 }
 
 void Session::request_flush(int timeout_ms) {
+  if (abandon_if_foreign(this)) return;  // no writer to wait for here
   std::uint64_t ticket = flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (std::this_thread::get_id() == writer_thread.get_id()) return;  // cannot wait for itself
   wake();

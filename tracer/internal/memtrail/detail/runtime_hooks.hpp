@@ -22,6 +22,15 @@ void set_device_free_probe(std::uint64_t (*fn)());
 // would describe glibc's unused heap). Call before start().
 void set_heap_is_glibc(bool glibc);
 
+// The recorder's fork handlers around a fork that runs none (the preload's
+// _Fork interposer): the child gets a trace of its own, as after fork().
+void before_raw_fork();
+void after_raw_fork(bool child);
+// In a process whose pid is not the trace's: a child forked by system call
+// (no handlers at all) stops tracing and says so; a vfork child is left
+// alone (its memory is the parent's).
+void notice_fork_without_handlers();
+
 // Re-reads the module map (dl_iterate_phdr) before the next drain. Call after
 // dlopen/dlclose.
 void notify_modules_changed();

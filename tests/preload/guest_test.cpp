@@ -186,4 +186,27 @@ INSTANTIATE_TEST_SUITE_P(ChildEnds, GuestFork, ::testing::Values("exit", "_exit"
                            return std::string(info.param[0] == '_' ? "UnderscoreExit" : "Exit");
                          });
 
+// ---- item 12: moving reallocs of eight threads in one arena ---------------
+
+// The old block's free must be recorded before another thread's alloc of
+// its address: 10 runs, none with an unmatched free or a replaced block
+// (each run had a few to thousands before).
+TEST(GuestRealloc, MovingReallocsOfEightThreadsInOneArenaMatchEveryFree) {
+  CommandResult plain = run_command(with_timeout(REALLOC_RACE_BIN));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (int run = 0; run < 10; ++run) {
+    TempDir dir;
+    CommandResult traced = run_command(
+        with_timeout(kMemtrail + " run -o " + shell_quote(dir / "t") + " -- " + REALLOC_RACE_BIN));
+    ASSERT_EQ(traced.exit_code, 0) << traced.err;
+    EXPECT_EQ(traced.out, plain.out);
+    auto traces = trace_summaries(dir);
+    ASSERT_EQ(traces.size(), 1u);
+    EXPECT_EQ(traces[0].summary["unmatched_frees"], 0) << "run " << run;
+    EXPECT_EQ(traces[0].summary["replaced_blocks"], 0) << "run " << run;
+    EXPECT_EQ(traces[0].summary["leaked_blocks"], 0)
+        << "run " << run;  // the failed realloc's block
+  }
+}
+
 }  // namespace

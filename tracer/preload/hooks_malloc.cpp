@@ -42,6 +42,15 @@ namespace {
   }
 }
 
+// The old block of a failed realloc, recorded free before the call: live
+// again, with the size it can hold (its requested size is the recorder's
+// history, not known here). Rare: realloc fails only when memory is short.
+[[gnu::noinline]] void restore_after_failed_realloc(void* old, const void* caller) {
+  int saved = errno;  // the program reads realloc's ENOMEM
+  after_alloc(old, g_next.malloc_usable_size(old), AllocFn::realloc, 0, caller);
+  errno = saved;
+}
+
 }  // namespace
 
 extern "C" {
@@ -66,7 +75,12 @@ extern "C" {
 
 // A realloc is a free of the old block followed by an alloc of the new one
 // (also when glibc grows it in place), as heaptrack records it. Free first:
-// the old block's lifetime ends before the new one's begins.
+// the old block's lifetime ends before the new one's begins. The free is
+// recorded before the real realloc: a moved block's old address is free as
+// soon as the real realloc lets go of the arena, and another thread's alloc
+// of it must come after this free in the trace (issue 26 item 12: recorded
+// after the call, it could come first and leave an unmatched free). A
+// failed realloc left the old block live: its alloc is recorded again.
 [[gnu::always_inline]] static inline void* traced_realloc(void* old, std::size_t n,
                                                           const void* caller) {
   // A bootstrap-arena block was never recorded; its copy is a new block.
@@ -79,9 +93,12 @@ extern "C" {
     return real_allocator([=] { return g_next.realloc(old, n); });
   // Only the bytes past the old block are new (and may hold stale addresses).
   std::size_t old_usable = memtrail::tracing() ? scrub_old_usable(old) : 0;
-  void* p = real_allocator([=] { return g_next.realloc(old, n); });
-  if (p == nullptr && n != 0) return nullptr;  // failed: the old block is untouched
   if (old != nullptr) before_free(old, AllocFn::realloc);
+  void* p = real_allocator([=] { return g_next.realloc(old, n); });
+  if (p == nullptr && n != 0) {  // failed: the old block is untouched, and live again
+    if (old != nullptr) restore_after_failed_realloc(old, caller);
+    return nullptr;
+  }
   if (memtrail::tracing()) scrub_grown_block(p, old_usable);
   after_alloc(p, n, AllocFn::realloc, 0, caller);
   return p;

@@ -50,12 +50,14 @@ CommandResult expect_same_traced(const TempDir& dir, const std::string& command)
   return traced;
 }
 
-// Every trace of the run reads back: `memtrail report` on each exits 0.
-void expect_traces_read_back(const TempDir& dir) {
+// Every trace of the run reads back: `memtrail report` on each exits 0
+// (`partial`: a trace the run said was cut is read up to its cut).
+void expect_traces_read_back(const TempDir& dir, bool partial = false) {
   auto traces = run_traces(dir / "t");
   EXPECT_FALSE(traces.empty()) << "no trace in " << dir / "t";
   for (const auto& trace : traces) {
-    CommandResult r = run_command(kMemtrail + " report " + shell_quote(trace));
+    CommandResult r =
+        run_command(kMemtrail + " report " + (partial ? "--partial " : "") + shell_quote(trace));
     EXPECT_EQ(r.exit_code, 0) << trace << "\n" << r.err;
   }
 }
@@ -207,6 +209,50 @@ TEST(GuestRealloc, MovingReallocsOfEightThreadsInOneArenaMatchEveryFree) {
     EXPECT_EQ(traces[0].summary["leaked_blocks"], 0)
         << "run " << run;  // the failed realloc's block
   }
+}
+
+// ---- item 5: limits the program runs under -------------------------------
+
+// An address-space limit that leaves no room for the tracer's threads (or
+// its buffers): the program runs on as untraced, and `memtrail run` says
+// why. Several limits, since which of the tracer's needs fails first
+// depends on the machine's libraries; those the program itself cannot run
+// under are skipped.
+TEST(GuestLimits, AddressSpaceLimitsTheProgramRunsUnder) {
+  int tried = 0;
+  for (int kib : {12000, 16000, 20000, 24000, 32000}) {
+    // The shell is traced before it sets the limit; the program, its fork
+    // child, starts tracing under it.
+    std::string command = "sh -c " + shell_quote("ulimit -v " + std::to_string(kib) + " && " +
+                                                 std::string(LIMITS_BIN) + " plain");
+    if (run_command(with_timeout(command)).exit_code != 0) continue;  // too small for it alone
+    ++tried;
+    TempDir dir;
+    SCOPED_TRACE("ulimit -v " + std::to_string(kib));
+    expect_same_traced(dir, command);
+    expect_traces_read_back(dir, true);
+  }
+  if (tried == 0) GTEST_SKIP() << "the program does not run under any of the limits here";
+}
+
+// RLIMIT_FSIZE of 64 KiB set by the program: its own 10 KiB file is
+// written, the trace stops at the limit with EFBIG (not SIGXFSZ), and
+// `memtrail run` says the trace was cut and why.
+TEST(GuestLimits, FileSizeLimitOfItsOwn) {
+  TempDir dir;
+  run_command("mkdir " + shell_quote(dir / "plain") + " " + shell_quote(dir / "traced"));
+  CommandResult plain =
+      run_command(with_timeout(std::string(LIMITS_BIN) + " fsize " + shell_quote(dir / "plain")));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  CommandResult traced =
+      run_command(with_timeout(kMemtrail + " run -o " + shell_quote(dir / "t") + " -- " +
+                               LIMITS_BIN + " fsize " + shell_quote(dir / "traced")));
+  EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.err;
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(memtrail::test::slurp(dir / "traced/out"), memtrail::test::slurp(dir / "plain/out"));
+  EXPECT_NE(traced.err.find("File too large; tracing stopped"), std::string::npos) << traced.err;
+  EXPECT_NE(traced.err.find("is not whole"), std::string::npos) << traced.err;
+  expect_traces_read_back(dir, true);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <system_error>
 
 namespace memtrail::runtime {
 
@@ -31,7 +32,13 @@ void HeapProbe::release() {
 
 HeapProbe::Figures HeapProbe::read(int wait_ms) {
   std::unique_lock lock(mutex_);
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable()) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::exception&) {  // system_error, or bad_alloc for its state
+      return last_;  // no room for a thread (ulimit -v): the samples carry the last figures
+    }
+  }
   // A probe still inside an earlier call is stuck on an arena lock: asking
   // again would only wait for it.
   if (busy_) return last_;

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/exec.hpp"
@@ -651,6 +652,28 @@ void add_recorder_code_locked() {
       g_recorder_code = g_internal[i];
 }
 
+// The session could not start: its file ends with a mark that says why
+// (`reason`), and so does one line on stderr.
+void finish_untraced(Session* s, const std::string& reason) {
+  std::string text = "tracing stopped: " + reason;
+  std::fprintf(stderr, "memtrail: %s; the program runs untraced\n", text.c_str());
+  try {
+    std::uint32_t id = intern_string(text);
+    {
+      std::lock_guard lock(tables().mutex);
+      for (std::uint32_t i = 1; i <= id; ++i) s->writer->add_string(i, tables().strings[i - 1]);
+    }
+    Event e;
+    e.kind = EventKind::mark;
+    e.aux = id;
+    s->writer->add_event(e);
+    s->writer->finish();
+  } catch (const std::exception&) {
+    // The line above said it; the file then has no end marker either.
+  }
+  s->statm.release();
+}
+
 // See Session::fork_probe.
 volatile std::uint32_t* make_fork_probe() {
   void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -713,7 +736,16 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   // which it could take a signal).
   sigset_t blocked = writer_blocked_signals(), old_mask;
   pthread_sigmask(SIG_BLOCK, &blocked, &old_mask);
-  raw->writer_thread = std::thread([raw] { raw->writer_main(); });
+  try {
+    raw->writer_thread = std::thread([raw] { raw->writer_main(); });
+  } catch (const std::exception& e) {  // system_error, or bad_alloc for its state
+    // A limit the program runs under (ulimit -v, RLIMIT_NPROC) left no
+    // room for the thread's stack: the program runs on untraced, as it
+    // would have without the tracer, and the trace says why.
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    finish_untraced(raw, std::string("could not start the writer thread: ") + e.what());
+    return false;
+  }
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   g_session.store(raw, std::memory_order_release);
   detail::g_tracing.store(true, std::memory_order_release);

@@ -2,6 +2,8 @@
 // current chunk, then compresses and frames the chunk with one write(2).
 // All prediction state is per chunk, so every chunk decodes on its own.
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -11,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +27,33 @@
 #include "probe_gap.hpp"
 
 namespace memtrail {
+
+namespace {
+
+// write(2) past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the
+// process: a traced program that lowers its file size limit (its own files
+// are small) died of the trace's size (issue 26 item 5). With the signal
+// blocked the write fails with EFBIG instead, and tracing stops with the
+// reason on stderr; the signal, sent to this thread, is taken back before
+// the mask is restored. A program that blocks SIGXFSZ itself keeps it.
+ssize_t write_under_file_size_limit(int fd, const void* data, std::size_t size) {
+  sigset_t xfsz, old;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+  ssize_t n = ::write(fd, data, size);
+  int saved = errno;
+  if (n < 0 && saved == EFBIG && !sigismember(&old, SIGXFSZ)) {
+    timespec none{0, 0};
+    while (sigtimedwait(&xfsz, nullptr, &none) == SIGXFSZ) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return n;
+}
+
+}  // namespace
 
 using namespace format;
 
@@ -256,7 +286,7 @@ struct TraceWriter::Impl {
     const char* p = data.data();
     std::size_t left = data.size();
     while (left > 0) {
-      ssize_t n = ::write(fd, p, left);
+      ssize_t n = write_under_file_size_limit(fd, p, left);
       if (n < 0) {
         if (errno == EINTR) continue;
         throw std::runtime_error(path + ": write failed: " + std::strerror(errno));

@@ -255,4 +255,26 @@ TEST(GuestLimits, FileSizeLimitOfItsOwn) {
   expect_traces_read_back(dir, true);
 }
 
+// ---- item 5: sandboxes ------------------------------------------------------
+
+// unshare(CLONE_NEWUSER) needs a single-threaded process: the tracer's
+// threads leave for the call and come back, so it works as untraced, and
+// the events before and after it are all in the trace.
+TEST(GuestSandbox, UnshareOfAUserNamespace) {
+  CommandResult plain = run_command(with_timeout(USERNS_BIN));
+  if (plain.out != "unshare(CLONE_NEWUSER): ok\n")
+    GTEST_SKIP() << "unshare(CLONE_NEWUSER) fails here untraced (kernel or sandbox): " << plain.out;
+  TempDir dir;
+  expect_same_traced(dir, USERNS_BIN);
+  auto traces = trace_summaries(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_FALSE(traces[0].warned);
+  EXPECT_EQ(traces[0].summary["allocations"], 2001);  // 2000 churned, stdout's buffer
+  EXPECT_EQ(traces[0].summary["unmatched_frees"], 0);
+  if (have_tool("unshare")) {  // util-linux: `unshare -r id` maps root in a new user namespace
+    TempDir other;
+    expect_same_traced(other, "unshare -r id");
+  }
+}
+
 }  // namespace

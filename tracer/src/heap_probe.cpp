@@ -1,6 +1,8 @@
 // The heap probe thread of heap_probe.hpp.
 #include "heap_probe.hpp"
 
+#include "runtime.hpp"
+
 #include <malloc.h>
 #include <pthread.h>
 
@@ -50,6 +52,7 @@ HeapProbe::Figures HeapProbe::read(int wait_ms) {
 }
 
 void HeapProbe::run() {
+  t_internal = 1;  // never traced: its exit frees the thread's state (pause_threads stops it)
   pthread_setname_np(pthread_self(), "memtrail-heap");
   std::unique_lock lock(mutex_);
   for (;;) {

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 namespace memtrail::runtime {
@@ -85,28 +86,48 @@ std::string absolute_path(const std::string& name, std::uint64_t mapped_address)
   return ::realpath(name.c_str(), resolved) ? std::string(resolved) : name;
 }
 
+// One loaded object of dl_iterate_phdr (without a PT_LOAD: skipped).
+int collect_module(dl_phdr_info* info, std::vector<ModuleInfo>& out) {
+  ModuleInfo m;
+  m.path = info->dlpi_name ? info->dlpi_name : "";
+  m.load_address = info->dlpi_addr;
+  m.start = UINT64_MAX;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    m.start = std::min<std::uint64_t>(m.start, info->dlpi_addr + ph.p_vaddr);
+    m.end = std::max<std::uint64_t>(m.end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  if (m.start == UINT64_MAX) return 0;
+  m.build_id = build_id_of(info);
+  out.push_back(std::move(m));
+  return 0;
+}
+
 }  // namespace
 
 void ModuleMap::rescan(const NewModule& on_new) {
-  std::vector<ModuleInfo> now;
+  // No exception may leave the callback: unwinding through glibc's frames
+  // loads libgcc_s, which under a tight address-space limit fails fatally
+  // ("libgcc_s.so.1 must be installed"). A failed allocation stops the walk
+  // and is thrown again out here.
+  struct Walk {
+    std::vector<ModuleInfo> modules;
+    bool out_of_memory = false;
+  } walk;
   dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* out) -> int {
-        ModuleInfo m;
-        m.path = info->dlpi_name ? info->dlpi_name : "";
-        m.load_address = info->dlpi_addr;
-        m.start = UINT64_MAX;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_LOAD) continue;
-          m.start = std::min<std::uint64_t>(m.start, info->dlpi_addr + ph.p_vaddr);
-          m.end = std::max<std::uint64_t>(m.end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+      [](dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* w = static_cast<Walk*>(data);
+        try {
+          return collect_module(info, w->modules);
+        } catch (const std::bad_alloc&) {
+          w->out_of_memory = true;
+          return 1;
         }
-        if (m.start == UINT64_MAX) return 0;
-        m.build_id = build_id_of(info);
-        static_cast<std::vector<ModuleInfo>*>(out)->push_back(std::move(m));
-        return 0;
       },
-      &now);
+      &walk);
+  if (walk.out_of_memory) throw std::bad_alloc();
+  std::vector<ModuleInfo>& now = walk.modules;
   ranges_.clear();
   for (ModuleInfo& m : now) {
     if (m.path.empty()) m.path = main_executable();  // the first entry is the program itself

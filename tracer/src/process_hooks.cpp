@@ -283,6 +283,36 @@ void after_raw_fork(bool child) {
     runtime::after_fork_parent();
 }
 
+// unshare(CLONE_NEWUSER) and its kind need a single-threaded process: the
+// recorder's threads leave for the call (the writer after a flush; the
+// heap probe) and start again after it; program threads meanwhile drain
+// their own blocks if they fill (next_block).
+bool pause_threads() {
+  runtime::Session* s = runtime::g_session.load(std::memory_order_acquire);
+  if (!s || !s->writer_thread.joinable() || std::this_thread::get_id() == s->writer_thread.get_id())
+    return false;
+  s->pause_ticket = s->flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  s->pause_requested.store(true, std::memory_order_release);
+  s->wake();
+  s->writer_thread.join();
+  s->heap_probe.stop();
+  return true;
+}
+
+void resume_threads() {
+  runtime::Session* s = runtime::g_session.load(std::memory_order_acquire);
+  if (!s || s->writer_thread.joinable()) return;
+  s->pause_requested.store(false, std::memory_order_release);
+  sigset_t blocked = runtime::writer_blocked_signals(), old_mask;
+  pthread_sigmask(SIG_BLOCK, &blocked, &old_mask);
+  try {
+    s->writer_thread = std::thread([s] { s->writer_main(); });
+  } catch (const std::exception& e) {
+    s->stop_tracing(e);  // says so; the program goes on untraced
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+}
+
 void notice_fork_without_handlers() {
   if (runtime::Session* s = runtime::g_session.load(std::memory_order_acquire))
     runtime::abandon_if_foreign(s);

@@ -274,6 +274,10 @@ struct Session {
   std::atomic<std::uint64_t> flush_requested{0};
   std::atomic<std::uint64_t> flush_done{0};
   std::atomic<bool> exit_requested{false};
+  // pause_threads(): once flush ticket `pause_ticket` is served the writer
+  // thread leaves without finishing the file; resume_threads() starts it again.
+  std::atomic<bool> pause_requested{false};
+  std::uint64_t pause_ticket = 0;
   std::atomic<bool> modules_dirty{false};
   std::atomic<bool> failed{false};
   // A fatal signal ends the process: the writer's last pass records it

@@ -650,6 +650,9 @@ void Session::writer_main() {
     if (!more || last_cut > asked_at) flush_done.store(ticket, std::memory_order_release);
     if (more) continue;
     if (exiting) break;
+    if (pause_requested.load(std::memory_order_acquire) &&
+        flush_done.load(std::memory_order_acquire) >= pause_ticket)
+      return;  // paused (process_hooks.cpp): everything before it is in the file
   }
   // Under the lock: a fork's prepare handler holds it, and the child
   // closes what the parent's session still holds (process_hooks.cpp).

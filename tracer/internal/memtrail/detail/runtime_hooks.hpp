@@ -31,6 +31,12 @@ void after_raw_fork(bool child);
 // alone (its memory is the parent's).
 void notice_fork_without_handlers();
 
+// Around a call that needs a single-threaded process (unshare of a user
+// namespace): the recorder's own threads leave (after a flush; false when
+// there were none) and start again.
+bool pause_threads();
+void resume_threads();
+
 // Re-reads the module map (dl_iterate_phdr) before the next drain. Call after
 // dlopen/dlclose.
 void notify_modules_changed();

@@ -277,4 +277,27 @@ TEST(GuestSandbox, UnshareOfAUserNamespace) {
   }
 }
 
+// A seccomp allow-list installed by the program: tracing stops before it
+// (the tracer's system calls could be forbidden: SIGSYS), the trace is
+// finished with a mark that says why, and the program runs on untraced.
+TEST(GuestSandbox, SeccompAllowListFilter) {
+  CommandResult plain = run_command(with_timeout(SECCOMP_FILTER_BIN));
+  if (plain.exit_code != 0)
+    GTEST_SKIP() << "the filter program fails here untraced (exit " << plain.exit_code
+                 << "): " << plain.out << plain.err;
+  TempDir dir;
+  CommandResult traced = expect_same_traced(dir, SECCOMP_FILTER_BIN);
+  EXPECT_NE(traced.err.find("tracing stopped: the program installs a seccomp filter"),
+            std::string::npos)
+      << traced.err;
+  auto traces = trace_summaries(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_FALSE(traces[0].warned);
+  EXPECT_GE(traces[0].summary["allocations"], 1000);  // those before the filter
+  CommandResult dump = run_command(kMemtrail + " dump " + shell_quote(traces[0].path));
+  EXPECT_NE(dump.out.find("mark"), std::string::npos);
+  EXPECT_NE(dump.out.find("text=\"tracing stopped: the program installs a seccomp filter"),
+            std::string::npos);
+}
+
 }  // namespace

@@ -965,6 +965,19 @@ bool detail::stop_for_exec() {
   return true;
 }
 
+void detail::stop_before_seccomp() {
+  if (!g_session.load(std::memory_order_acquire)) return;
+  constexpr std::string_view kWhy =
+      "tracing stopped: the program installs a seccomp filter, which may forbid the system calls "
+      "the tracer makes; later events are not recorded";
+  record_mark(kWhy);
+  InternalGuard guard;
+  std::lock_guard lock(runtime::lifecycle_mutex());
+  if (!g_session.load(std::memory_order_acquire)) return;
+  runtime::stop_session(false);
+  std::fprintf(stderr, "memtrail: %.*s\n", static_cast<int>(kWhy.size()), kWhy.data());
+}
+
 void detail::resume_after_failed_exec() {
   InternalGuard guard;
   std::lock_guard lock(runtime::lifecycle_mutex());

@@ -37,6 +37,13 @@ void notice_fork_without_handlers();
 bool pause_threads();
 void resume_threads();
 
+// Before the program installs a seccomp filter: the recorder's system calls
+// (libunwind's rt_sigprocmask, the trace's writes, futexes) may be what the
+// filter forbids, and a forbidden one kills the process. Tracing stops
+// here: a mark in the trace and a line on stderr say so, the trace is
+// finished, and the program goes on untraced.
+void stop_before_seccomp();
+
 // Re-reads the module map (dl_iterate_phdr) before the next drain. Call after
 // dlopen/dlclose.
 void notify_modules_changed();

@@ -202,6 +202,7 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     b.address = live[i].address;
     b.size = live[i].size;
     b.force_reachable = linker_block_contains(b.address);
+    b.age = live[i].time_ns;
   }
 
   SelfMemoryReader reader;

@@ -38,6 +38,14 @@ struct ValgrindCounts {
   bool operator==(const ValgrindCounts&) const = default;
 };
 
+inline Amount operator+(const Amount& a, const Amount& b) {
+  return {a.blocks + b.blocks, a.bytes + b.bytes};
+}
+inline ValgrindCounts operator+(const ValgrindCounts& a, const ValgrindCounts& b) {
+  return {a.definite + b.definite, a.indirect + b.indirect, a.possible + b.possible,
+          a.reachable + b.reachable};
+}
+
 // memtrail's classes: Valgrind's four, "possibly lost" included (issue 20).
 struct MemtrailCounts {
   Amount direct, indirect, possible, reachable;

@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "memtrail/detail/signals.hpp"
+
 namespace memtrail::runtime {
 
 void HeapProbe::stop() {
@@ -34,6 +36,7 @@ HeapProbe::Figures HeapProbe::read(int wait_ms) {
 
 void HeapProbe::run() {
   pthread_setname_np(pthread_self(), "memtrail-heap");
+  detail::t_recorder_thread = true;
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return asked_ || stop_; });

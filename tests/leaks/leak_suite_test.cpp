@@ -1,7 +1,9 @@
 // Issue 14's leak-exactness suite: every program of tests/leaks/programs,
 // built at -O0 and -O2 (-g), must get Valgrind memcheck's leak classes from
 // memtrail in each of 10 runs; Valgrind and LeakSanitizer are run too, when
-// installed, to check that the expected numbers are theirs.
+// installed, to check that the expected numbers are theirs. Each program
+// runs from two working directories of different path lengths, with two
+// environment sizes (issue 27: heap and stack layout move with both).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -42,12 +44,16 @@ void expect_plugin_frame(const nlohmann::json& report) {
 
 TEST_P(LeakSuite, MemtrailTenRunsGiveValgrindsClasses) {
   const MemtrailCounts expected = MemtrailCounts::from(program().expected);
-  TempDir traces("leaks-trace");
+  TempDir traces("leaks-trace"), places("leaks-place");
   ASSERT_FALSE(traces.path().empty());
+  const std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary());
+  ASSERT_FALSE(where.empty());
   for (int i = 0; i < kRuns; ++i) {
-    SCOPED_TRACE("run " + std::to_string(i + 1) + " of " + binary());
+    // Every run moves the working directory's length or the environment's size.
+    const RunPlace& place = where[i % where.size()];
+    SCOPED_TRACE("run " + std::to_string(i + 1) + " of " + binary() + " (" + place.label + ")");
     bool symbols = i == 0 && std::string(program().name) == "plugin_relative";
-    MemtrailRun r = memtrail_run(kMemtrail, kBinDir, binary(), traces.path(), symbols);
+    MemtrailRun r = memtrail_run(kMemtrail, place, binary(), traces.path(), symbols);
     ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
     ASSERT_EQ(r.error, "");
     EXPECT_EQ(r.counts, expected);
@@ -57,9 +63,16 @@ TEST_P(LeakSuite, MemtrailTenRunsGiveValgrindsClasses) {
 
 TEST_P(LeakSuite, ValgrindAgreesWithTheExpectedClasses) {
   if (!installed("valgrind")) GTEST_SKIP() << "valgrind is not installed";
-  ValgrindRun r = valgrind_run(kBinDir, binary());
-  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
-  EXPECT_EQ(r.counts, program().expected) << r.run.err;
+  TempDir places("leaks-place");
+  const std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary());
+  ASSERT_FALSE(where.empty());
+  // The shortest path with the smallest environment, the longest with the largest.
+  for (const RunPlace* place : {&where.front(), &where.back()}) {
+    SCOPED_TRACE(place->label);
+    ValgrindRun r = valgrind_run(*place, binary());
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+    EXPECT_EQ(r.counts, program().expected + program().valgrind_runtime) << r.run.err;
+  }
 }
 
 // LeakSanitizer: `clang -fsanitize=leak -g -O0/-O2` of the same source, run

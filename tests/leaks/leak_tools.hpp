@@ -38,6 +38,14 @@ struct ValgrindCounts {
   bool operator==(const ValgrindCounts&) const = default;
 };
 
+inline Amount operator+(const Amount& a, const Amount& b) {
+  return {a.blocks + b.blocks, a.bytes + b.bytes};
+}
+inline ValgrindCounts operator+(const ValgrindCounts& a, const ValgrindCounts& b) {
+  return {a.definite + b.definite, a.indirect + b.indirect, a.possible + b.possible,
+          a.reachable + b.reachable};
+}
+
 // memtrail's classes: Valgrind's four, "possibly lost" included (issue 20).
 struct MemtrailCounts {
   Amount direct, indirect, possible, reachable;
@@ -115,16 +123,47 @@ inline Amount amount_of(const nlohmann::json& leaks, const std::string& cls) {
           leaks.value(cls + "_bytes", std::int64_t{-1})};
 }
 
-// Runs `./program` in `workdir` under `memtrail run`, its trace written into
+// Where a leak program runs: a working directory holding a copy of it (and
+// of the plugin it may load) and words put before the command (environment
+// assignments). Issue 27: an answer must not move with the path's length or
+// the environment's size, which move the heap and the stacks.
+struct RunPlace {
+  std::string dir;
+  std::string env;  // "" or "NAME=value "
+  std::string label;
+};
+
+// Two directories under `base` whose paths differ in length by more than a
+// cache line (`base`/s and `base`/ + 90 characters), each with a copy of
+// `program` and libleakplugin.so from `bin_dir`; crossed with an empty extra
+// environment and one of 8 KiB: four places. Empty when a copy failed.
+inline std::vector<RunPlace> run_places(const std::string& base, const std::string& bin_dir,
+                                        const std::string& program) {
+  const std::string dirs[2] = {base + "/s", base + "/" + std::string(90, 'd')};
+  const std::string pad = "LEAK_SUITE_PAD=" + std::string(8192, 'e') + " ";
+  std::vector<RunPlace> places;
+  for (const std::string& dir : dirs) {
+    CommandResult copy = run_command(
+        "mkdir -p " + shell_quote(dir) + " && cp " + shell_quote(bin_dir + "/" + program) + " " +
+        shell_quote(bin_dir + "/libleakplugin.so") + " " + shell_quote(dir));
+    if (copy.exit_code != 0) return {};
+    const std::string size = dir.size() < base.size() + 10 ? "short path" : "long path";
+    places.push_back({dir, "", size + ", plain environment"});
+    places.push_back({dir, pad, size + ", environment + 8 KiB"});
+  }
+  return places;
+}
+
+// Runs `./program` in `place` under `memtrail run`, its trace written into
 // `trace_dir` and removed after the report.
-inline MemtrailRun memtrail_run(const std::string& memtrail, const std::string& workdir,
+inline MemtrailRun memtrail_run(const std::string& memtrail, const RunPlace& place,
                                 const std::string& program, const std::string& trace_dir,
                                 bool symbols) {
   MemtrailRun r;
   // A run directory (one trace per process image); the program forks nothing.
   const std::string run_dir = trace_dir + "/run";
-  r.run = run_command("cd " + shell_quote(workdir) + " && " + shell_quote(memtrail) + " run -o " +
-                      shell_quote(run_dir) + " -- ./" + program);
+  r.run = run_command("cd " + shell_quote(place.dir) + " && " + place.env + shell_quote(memtrail) +
+                      " run -o " + shell_quote(run_dir) + " -- ./" + program);
   std::set<std::string> traces = names_in(run_dir);
   std::erase_if(traces, [](const std::string& name) { return !name.ends_with(".mtr"); });
   if (traces.size() != 1) {
@@ -167,10 +206,10 @@ struct ValgrindRun {
   ValgrindCounts counts;
 };
 
-inline ValgrindRun valgrind_run(const std::string& workdir, const std::string& program) {
+inline ValgrindRun valgrind_run(const RunPlace& place, const std::string& program) {
   ValgrindRun r;
-  r.run = run_command("cd " + shell_quote(workdir) +
-                      " && valgrind --vgdb=no --leak-check=full --show-leak-kinds=all "
+  r.run = run_command("cd " + shell_quote(place.dir) + " && " + place.env +
+                      "valgrind --vgdb=no --leak-check=full --show-leak-kinds=all "
                       "--errors-for-leak-kinds=none ./" +
                       program);
   if (test::contains(r.run.err, "All heap blocks were freed")) return r;  // all zero

@@ -21,11 +21,14 @@ std::set<std::string> memtrail_names_in_tmp() {
 // symbols, so a symbol cache) and on a plain one.
 void run_like_the_suite() {
   TempDir traces("leaks-trace");
+  TempDir places("leaks-place");
   for (const char* program : {"leak_plugin_relative_O0", "leak_dead_frame_local_O2"}) {
-    MemtrailRun r = memtrail_run(kMemtrail, kBinDir, program, traces.path(), true);
+    std::vector<RunPlace> where = run_places(places.path(), kBinDir, program);
+    ASSERT_FALSE(where.empty()) << program;
+    MemtrailRun r = memtrail_run(kMemtrail, where.back(), program, traces.path(), true);
     EXPECT_EQ(r.error, "") << program;
     if (installed("valgrind")) {
-      EXPECT_EQ(valgrind_run(kBinDir, program).run.exit_code, 0);
+      EXPECT_EQ(valgrind_run(where.back(), program).run.exit_code, 0);
     }
   }
   if (lsan_works()) {

@@ -151,6 +151,23 @@ TEST(Reachability, CycleHasExactlyOneDirectLeak) {
   for (auto k : classes) EXPECT_NE(k, LeakClass::reachable);
 }
 
+// The leader of a leaked cycle is its first-allocated block (its age), not
+// its lowest-addressed one: glibc's chunk reuse moves addresses with the
+// working directory's length; Valgrind's rising addresses follow age.
+TEST(Reachability, CycleLeaderIsTheOldestBlockWhateverItsAddress) {
+  for (int oldest = 0; oldest < 3; ++oldest) {
+    Fixture f;
+    std::size_t n[3] = {f.add(2), f.add(2), f.add(2)};
+    for (int i = 0; i < 3; ++i) f.link(n[i], 0, n[(i + 1) % 3]);
+    for (int i = 0; i < 3; ++i) f.blocks[n[i]].age = i == oldest ? 1 : 10 + i;
+    SelfMemoryReader reader;
+    auto classes = classify_blocks(f.blocks, {}, reader);
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(classes[n[i]], i == oldest ? LeakClass::direct : LeakClass::indirect)
+          << "oldest " << oldest << ", block " << i;
+  }
+}
+
 TEST(Reachability, ForcedBlocksAreRootsToo) {
   Fixture f;
   std::size_t dtv = f.add(2), tls = f.add(2);

@@ -1,12 +1,12 @@
 // Finds the program's call to exit() on the current stack (exit_frame.hpp).
-#define UNW_LOCAL_ONLY
 #include "exit_frame.hpp"
 
 #include <dlfcn.h>
-#include <libunwind.h>
 #include <link.h>
+#include <unwind.h>
 
-#include <cstring>
+#include <cstdint>
+#include <initializer_list>
 
 namespace memtrail::preload {
 namespace {
@@ -15,22 +15,105 @@ namespace {
 // atexit handler -> stop -> the hook -> the scan is about a dozen frames.
 constexpr int kMaxFrames = 64;
 
-// True when the call that returns to `ip` was made from inside exit, _exit or
-// _Exit. ip - 1: exit() ends with its call to the noreturn
-// __run_exit_handlers, so the return address is one past exit's last byte.
-bool called_from_exit(unw_word_t ip) {
-  Dl_info info;
-  void* entry = nullptr;  // the symbol's ElfW(Sym)
-  void* at = reinterpret_cast<void*>(ip - 1);
-  if (dladdr1(at, &info, &entry, RTLD_DL_SYMENT) == 0 || info.dli_sname == nullptr ||
-      entry == nullptr)
+struct CodeRange {
+  std::uintptr_t begin = 0, end = 0;
+};
+
+// exit, _exit and _Exit as the program calls them (our interposers for the
+// last two) and as libc defines them: six ranges at most.
+struct ExitFunctions {
+  CodeRange ranges[6];
+  int count = 0;
+  void add(void* address) {
+    Dl_info info;
+    void* entry = nullptr;  // the symbol's ElfW(Sym)
+    if (address == nullptr || count == 6 || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 ||
+        entry == nullptr)
+      return;
+    auto begin = reinterpret_cast<std::uintptr_t>(info.dli_saddr);
+    CodeRange range{begin, begin + static_cast<const ElfW(Sym)*>(entry)->st_size};
+    for (int i = 0; i < count; ++i)
+      if (ranges[i].begin == range.begin) return;
+    ranges[count++] = range;
+  }
+  // True when the call that returns to `ip` was made from inside one of
+  // them. ip - 1: exit() ends with its call to the noreturn
+  // __run_exit_handlers, so the return address is one past exit's last byte.
+  bool called_from(std::uintptr_t ip) const {
+    for (int i = 0; i < count; ++i)
+      if (ip - 1 >= ranges[i].begin && ip - 1 < ranges[i].end) return true;
     return false;
-  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
-  auto offset =
-      reinterpret_cast<std::uintptr_t>(at) - reinterpret_cast<std::uintptr_t>(info.dli_saddr);
-  if (offset >= symbol->st_size) return false;  // nearest symbol, but not inside it
-  return std::strcmp(info.dli_sname, "exit") == 0 || std::strcmp(info.dli_sname, "_exit") == 0 ||
-         std::strcmp(info.dli_sname, "_Exit") == 0;
+  }
+};
+
+ExitFunctions exit_functions() {
+  ExitFunctions f;
+  for (const char* name : {"exit", "_exit", "_Exit"}) {
+    f.add(dlsym(RTLD_DEFAULT, name));
+    f.add(dlsym(RTLD_NEXT, name));
+  }
+  return f;
+}
+
+// libgcc's unwinder, by name from libgcc_s: libunwind (which the tracer also
+// links) defines the same names, and its _Unwind_Backtrace finds each
+// frame's tables with dl_iterate_phdr, under the loader's lock; libgcc's uses
+// _dl_find_object (glibc 2.35+), which takes no lock. A program thread that
+// holds that lock (inside a dl_iterate_phdr callback) then cannot stall the
+// scan.
+struct Unwinder {
+  _Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void*) = nullptr;
+  _Unwind_Ptr (*get_ip)(_Unwind_Context*) = nullptr;
+  _Unwind_Word (*get_cfa)(_Unwind_Context*) = nullptr;
+  _Unwind_Word (*get_gr)(_Unwind_Context*, int) = nullptr;
+  bool found() const { return backtrace && get_ip && get_cfa && get_gr; }
+};
+
+Unwinder libgcc_unwinder() {
+  Unwinder u;
+  void* libgcc = dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (libgcc == nullptr) return u;
+  u.backtrace = reinterpret_cast<decltype(u.backtrace)>(dlsym(libgcc, "_Unwind_Backtrace"));
+  u.get_ip = reinterpret_cast<decltype(u.get_ip)>(dlsym(libgcc, "_Unwind_GetIP"));
+  u.get_cfa = reinterpret_cast<decltype(u.get_cfa)>(dlsym(libgcc, "_Unwind_GetCFA"));
+  u.get_gr = reinterpret_cast<decltype(u.get_gr)>(dlsym(libgcc, "_Unwind_GetGR"));
+  dlclose(libgcc);  // only drops the reference NOLOAD took
+  return u;
+}
+
+struct Walk {
+  const Unwinder* unwinder;
+  const ExitFunctions* exit;
+  ExitCaller* caller;
+  int depth = 0;
+  bool next_is_caller = false;
+  std::uintptr_t exit_cfa = 0;
+};
+
+_Unwind_Reason_Code visit_frame(_Unwind_Context* context, void* data) {
+  auto* walk = static_cast<Walk*>(data);
+  if (++walk->depth > kMaxFrames) return _URC_END_OF_STACK;
+  if (!walk->next_is_caller) {
+    // This frame runs the function the return address is in: exit's frame
+    // once the return address is inside exit. Its canonical frame address is
+    // the caller's stack pointer at the call.
+    std::uintptr_t ip = walk->unwinder->get_ip(context);
+    if (walk->exit->called_from(ip)) {
+      walk->next_is_caller = true;
+      walk->exit_cfa = walk->unwinder->get_cfa(context);
+    }
+    return _URC_NO_REASON;
+  }
+#if defined(__x86_64__)
+  // The caller's callee-saved registers (DWARF numbers of rbx, rbp,
+  // r12..r15) as exit and its callees restore them.
+  constexpr int kSaved[] = {3, 6, 12, 13, 14, 15};
+  for (int reg : kSaved)
+    walk->caller->registers[walk->caller->register_count++] = walk->unwinder->get_gr(context, reg);
+#endif
+  walk->caller->sp = walk->exit_cfa;
+  walk->caller->found = true;
+  return _URC_NORMAL_STOP;
 }
 
 }  // namespace
@@ -38,31 +121,11 @@ bool called_from_exit(unw_word_t ip) {
 ExitCaller find_exit_caller() {
   ExitCaller caller;
 #if defined(__x86_64__)
-  unw_context_t context;
-  unw_cursor_t cursor;
-  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return caller;
-  bool next_is_caller = false;
-  for (int depth = 0; depth < kMaxFrames && unw_step(&cursor) > 0; ++depth) {
-    unw_word_t ip = 0;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0) return caller;
-    if (!next_is_caller) {
-      next_is_caller = called_from_exit(ip);
-      continue;
-    }
-    // `cursor` is the caller's frame: its SP is exit's canonical frame
-    // address, and its registers are those exit and its callees saved.
-    unw_word_t sp = 0;
-    if (unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0) return caller;
-    constexpr int kSaved[] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
-                              UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
-    for (int reg : kSaved) {
-      unw_word_t value = 0;
-      if (unw_get_reg(&cursor, reg, &value) == 0) caller.registers[caller.register_count++] = value;
-    }
-    caller.sp = sp;
-    caller.found = true;
-    return caller;
-  }
+  const Unwinder unwinder = libgcc_unwinder();
+  if (!unwinder.found()) return caller;
+  const ExitFunctions functions = exit_functions();
+  Walk walk{&unwinder, &functions, &caller};
+  unwinder.backtrace(&visit_frame, &walk);
 #endif
   return caller;
 }

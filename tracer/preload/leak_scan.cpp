@@ -11,18 +11,25 @@
 //     found (the scan reached another way, or the unwind failed), from the
 //     scanner's own stack pointer up after spilling the registers into a
 //     jmp_buf there: dead frames below the exit machinery then still count;
-//   * every other live thread's stack from the stack pointer it had when
-//     signalled (red zone included) up, plus its registers at that moment
-//     (thread_stack_tops.hpp); its whole stack when it did not answer;
-//   * the main thread's static TLS block and descriptor around its thread
+//   * every other thread of the process (listed in /proc/self/task, whether
+//     or not it ever recorded an event), held stopped for the whole scan:
+//     its stack from the stack pointer it had when stopped (red zone
+//     included) to the top of its recorded stack, or of the mapping that
+//     holds its stack pointer when it recorded nothing, plus its general
+//     registers (thread_stack_tops.hpp); its whole recorded stack when it
+//     did not answer;
+//   * every thread's static TLS block and descriptor around its thread
 //     pointer (_dl_get_tls_static_info gives the size);
 //   * blocks the dynamic linker allocated (see linker_blocks.hpp).
-// Other threads keep running after answering (they are not held stopped as
-// LeakSanitizer holds them), so a pointer a thread moves during the scan can
-// be missed.
+// The scan never waits for the lock a thread inside a dl_iterate_phdr
+// callback holds (module_roots.hpp, exit_frame.cpp); what takes the loader's
+// other lock (dlsym, dladdr) runs before the threads are stopped. The live set, the stacks and the
+// blocks are read while they are stopped. docs/tracing.md says shape by shape what is a root and
+// where this departs from Valgrind or LeakSanitizer.
 #include "leak_scan.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -30,6 +37,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "exit_frame.hpp"
@@ -39,6 +48,7 @@
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/thread_registry.hpp"
+#include "module_roots.hpp"
 #include "preload_state.hpp"
 #include "reachability.hpp"
 #include "thread_stack_tops.hpp"
@@ -52,43 +62,8 @@ namespace {
 constexpr std::uintptr_t kDefaultDescriptorExtent = kGlibcTcbSize;
 // x86-64 code may keep data this far below its stack pointer.
 constexpr std::uintptr_t kRedZone = 128;
-// How long the scan waits for threads to answer (blocked signal: whole stack).
+// How long the scan waits for threads to stop (blocked signal: whole stack).
 constexpr int kAnswerTimeoutMs = 200;
-
-struct ModuleScan {
-  std::vector<MemoryRange> writable;  // roots
-  std::vector<MemoryRange> own;       // our modules' writable segments (excluded)
-  std::vector<MemoryRange> own_tls;   // our modules' static TLS, as offsets from tp
-  std::uintptr_t own_code[2] = {};    // one code address in each of our modules
-  std::uintptr_t thread_pointer = 0;
-};
-
-bool module_contains(const dl_phdr_info* info, std::uintptr_t address) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const auto& ph = info->dlpi_phdr[i];
-    std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && address >= begin && address < begin + ph.p_memsz) return true;
-  }
-  return false;
-}
-
-int collect_module(dl_phdr_info* info, std::size_t, void* data) {
-  auto* scan = static_cast<ModuleScan*>(data);
-  bool ours = module_contains(info, scan->own_code[0]) || module_contains(info, scan->own_code[1]);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const auto& ph = info->dlpi_phdr[i];
-    std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) != 0) {
-      (ours ? scan->own : scan->writable).push_back({begin, begin + ph.p_memsz});
-    } else if (ph.p_type == PT_TLS && ours && info->dlpi_tls_data != nullptr) {
-      // Static TLS sits at the same offset from every thread's pointer.
-      auto data_at = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
-      scan->own_tls.push_back(
-          {data_at - scan->thread_pointer, data_at - scan->thread_pointer + ph.p_memsz});
-    }
-  }
-  return 0;
-}
 
 std::size_t static_tls_size() {
   using Fn = void (*)(std::size_t*, std::size_t*);
@@ -111,16 +86,98 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
   return ok;
 }
 
+// The whole of a small /proc file (no fixed size: /proc/self/maps).
+std::string read_proc_file(const char* path) {
+  std::string text;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[16384];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(fd);
+  return text;
+}
+
+// The mapping of /proc/self/maps text `maps` that holds `address`.
+bool mapping_containing(const std::string& maps, std::uintptr_t address, MemoryRange* out) {
+  for (std::size_t at = 0; at < maps.size();) {
+    char* end = nullptr;
+    std::uintptr_t begin = std::strtoull(maps.c_str() + at, &end, 16);
+    std::uintptr_t stop = std::strtoull(end + 1, nullptr, 16);
+    if (address >= begin && address < stop) {
+      *out = {begin, stop};
+      return true;
+    }
+    std::size_t newline = maps.find('\n', at);
+    if (newline == std::string::npos) break;
+    at = newline + 1;
+  }
+  return false;
+}
+
+const detail::ThreadRecord* record_of(const std::vector<detail::ThreadRecord>& threads,
+                                      std::uint64_t tid) {
+  for (const auto& t : threads)
+    if (!t.exited && t.tid == tid) return &t;
+  return nullptr;
+}
+
+// The part of a stopped thread's stack that is in use: from its stack pointer
+// (red zone included) to the top of its recorded stack, or of the mapping
+// that holds its stack pointer when it never recorded an event.
+bool stack_in_use(const StoppedThread& stopped, const detail::ThreadRecord* record,
+                  const std::string& maps, MemoryRange* out) {
+  std::uintptr_t sp = stopped.sp;
+  if (record != nullptr && record->stack_high > record->stack_low) {
+    if (!stopped.answered || sp <= record->stack_low || sp > record->stack_high) {
+      *out = {record->stack_low, record->stack_high};  // whole: where it is is unknown
+    } else {
+      *out = {std::max(record->stack_low, sp - kRedZone), record->stack_high};
+    }
+    return true;
+  }
+  MemoryRange mapping;
+  if (!stopped.answered || !mapping_containing(maps, sp, &mapping)) return false;
+  *out = {std::max(mapping.begin, sp - kRedZone), mapping.end};
+  return true;
+}
+
+// What the scan learns before it stops the other threads: what may take a
+// lock a stopped thread could hold (dlsym and dladdr take the loader's
+// lock, the registry its mutex). None of it is the lock a thread inside a
+// dl_iterate_phdr callback holds, which the scan never takes.
+struct BeforeStop {
+  ExitCaller exit_caller;
+  std::vector<detail::ThreadRecord> threads;
+  std::size_t tls_size = 0;
+  std::uintptr_t self_high = 0;  // the caller's stack top when it recorded nothing
+};
+
+BeforeStop collect_before_stop() {
+  BeforeStop b;
+  b.exit_caller = find_exit_caller();
+  b.threads = detail::thread_registry();
+  b.tls_size = static_tls_size();
+  std::uintptr_t low = 0;
+  if (!current_thread_stack(&low, &b.self_high)) b.self_high = 0;
+  return b;
+}
+
+// A glibc thread's descriptor ends where its stack mapping ends.
+std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& threads) {
+  for (const auto& t : threads) {
+    if (!t.exited && t.thread_pointer != 0 && t.stack_high > t.thread_pointer &&
+        t.stack_high - t.thread_pointer < 16384 && t.thread_pointer > t.stack_low)
+      return t.stack_high - t.thread_pointer;
+  }
+  return kDefaultDescriptorExtent;
+}
+
 // Everything below runs with the registers already spilled by run_leak_scan;
 // `stack_top` is the lowest address of run_leak_scan's frame we must scan,
 // used only when the program's call to exit() is not found.
 [[gnu::noinline]] void scan_and_record(std::uintptr_t stack_top) {
-  std::vector<detail::LiveBlock> live = detail::live_blocks();
-  // Blocks an exited thread freed are recorded freed now, and not scanned.
-  std::erase_if(live,
-                [](const detail::LiveBlock& b) { return settle_late_free_at_exit(b.address); });
-  if (live.empty()) return;
-  const ExitCaller exit_caller = find_exit_caller();
+  BeforeStop before = collect_before_stop();
+  const ExitCaller& exit_caller = before.exit_caller;
   std::vector<MemoryRange> exit_registers;
   // The caller of exit() sits above the scanner on the same stack; anything
   // else (an unwind that went astray) keeps the fallback.
@@ -131,69 +188,54 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
         {regs, regs + exit_caller.register_count * sizeof(exit_caller.registers[0])});
   }
 
-  ModuleScan modules;
-  modules.thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
-  modules.own_code[0] = reinterpret_cast<std::uintptr_t>(&run_leak_scan);
-  modules.own_code[1] = reinterpret_cast<std::uintptr_t>(&memtrail::flush);
-  dl_iterate_phdr(collect_module, &modules);
-
+  // From here to release(), the program's other threads do not run: their
+  // registers, stacks and blocks are read as of one instant.
+  WorldStop world(kAnswerTimeoutMs);
+  detail::flush_all_threads();  // their last events, so the live set is theirs too
+  std::vector<detail::LiveBlock> live = detail::live_blocks();
+  // Blocks an exited thread freed are recorded freed now, and not scanned.
+  std::erase_if(live,
+                [](const detail::LiveBlock& b) { return settle_late_free_at_exit(b.address); });
+  if (live.empty()) return;
+  const std::string maps = read_proc_file("/proc/self/maps");
+  SelfMemoryReader reader;
+  const ModuleRoots modules = module_roots(reader);
+  const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+  const std::vector<detail::ThreadRecord>& threads = before.threads;
   std::vector<MemoryRange> roots = subtract_ranges(modules.writable, modules.own);
   roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
-  std::vector<detail::ThreadRecord> threads = detail::thread_registry();
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
-  const std::size_t tls_size = static_tls_size();
-
-  std::uintptr_t descriptor_extent = kDefaultDescriptorExtent;
-  for (const auto& t : threads) {
-    // A glibc thread's descriptor ends where its stack mapping ends.
-    if (!t.exited && t.thread_pointer != 0 && t.stack_high > t.thread_pointer &&
-        t.stack_high - t.thread_pointer < 16384 && t.thread_pointer > t.stack_low) {
-      descriptor_extent = t.stack_high - t.thread_pointer;
-      break;
-    }
-  }
+  const std::uintptr_t descriptor_extent = descriptor_extent_of(threads);
 
   std::vector<MemoryRange> thread_ranges;
-  bool saw_self = false;
+  std::vector<std::uintptr_t> thread_pointers;
   auto add_tls = [&](std::uintptr_t tp) {
     if (tp == 0) return;
-    MemoryRange tls = glibc_static_tls_range(tp, tls_size, descriptor_extent);
+    thread_pointers.push_back(tp);
+    MemoryRange tls = glibc_static_tls_range(tp, before.tls_size, descriptor_extent);
     std::vector<MemoryRange> holes;
     for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
     for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);
   };
-  std::vector<std::uint64_t> others;
-  for (const auto& t : threads)
-    if (!t.exited && t.tid != self_tid && t.stack_high > t.stack_low) others.push_back(t.tid);
-  std::vector<ThreadStackTop> tops = collect_thread_stack_tops(others, kAnswerTimeoutMs);
-  std::size_t next_top = 0;
-  for (const auto& t : threads) {
-    if (t.exited) continue;
-    if (t.tid == self_tid) {
-      saw_self = true;
-      thread_ranges.push_back({stack_top, t.stack_high});
-    } else if (t.stack_high > t.stack_low) {
-      const ThreadStackTop& top = tops[next_top++];
-      if (top.answered && top.sp > t.stack_low && top.sp <= t.stack_high) {
-        thread_ranges.push_back({std::max(t.stack_low, top.sp - kRedZone), t.stack_high});
-        thread_ranges.push_back({top.regs_begin, top.regs_end});
-      } else {
-        thread_ranges.push_back({t.stack_low, t.stack_high});
-      }
-    }
+  // Every other thread alive now, whether or not it ever recorded an event.
+  for (const StoppedThread& stopped : world.threads()) {
+    const detail::ThreadRecord* record = record_of(threads, stopped.tid);
+    MemoryRange stack;
+    if (stack_in_use(stopped, record, maps, &stack)) thread_ranges.push_back(stack);
+    if (stopped.answered) thread_ranges.push_back({stopped.regs_begin, stopped.regs_end});
     // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
-    add_tls(t.thread_pointer);
+    add_tls(stopped.answered ? stopped.thread_pointer : record ? record->thread_pointer : 0);
   }
-  if (!saw_self) {
-    std::uintptr_t low = 0, high = 0;
-    if (current_thread_stack(&low, &high)) thread_ranges.push_back({stack_top, high});
-    add_tls(modules.thread_pointer);
-  }
+  // The exiting thread, from its call to exit() up.
+  const detail::ThreadRecord* self = record_of(threads, self_tid);
+  std::uintptr_t self_high = self != nullptr ? self->stack_high : before.self_high;
+  if (self_high > stack_top) thread_ranges.push_back({stack_top, self_high});
+  add_tls(self_pointer);
   // Our own TLS (event buffers) must not act as a root inside stack mappings.
   std::vector<MemoryRange> own_tls_everywhere;
-  for (const auto& t : threads)
+  for (std::uintptr_t tp : thread_pointers)
     for (const auto& own : modules.own_tls)
-      own_tls_everywhere.push_back({t.thread_pointer + own.begin, t.thread_pointer + own.end});
+      own_tls_everywhere.push_back({tp + own.begin, tp + own.end});
   for (const auto& r : subtract_ranges(thread_ranges, own_tls_everywhere)) roots.push_back(r);
 
   std::vector<HeapBlock> blocks(live.size());
@@ -202,9 +244,9 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     b.address = live[i].address;
     b.size = live[i].size;
     b.force_reachable = linker_block_contains(b.address);
+    b.age = live[i].time_ns;
   }
 
-  SelfMemoryReader reader;
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   std::vector<LeakClass> classes =
@@ -223,6 +265,11 @@ bool current_thread_stack(std::uintptr_t* low, std::uintptr_t* high) {
     e.detail = static_cast<std::uint8_t>(classes[i]);
     detail::record_unwalked_past_guard(e);
   }
+  // The stopped threads record nothing more: a block one of them allocated
+  // after the scan would be live at the trace's end with no class, which the
+  // analyzer counts as a direct leak. The session is ending anyway.
+  detail::g_tracing.store(false, std::memory_order_release);
+  world.release();
 }
 
 }  // namespace

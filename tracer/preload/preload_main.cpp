@@ -21,6 +21,7 @@
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/session_state.hpp"
+#include "module_roots.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
 
@@ -91,7 +92,10 @@ bool start_recorder(const char* attach_output) {
   g_heap_pool = heap_pool();
   g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
   detail::set_track_live_heap(true);
-  if (attach_output == nullptr) detail::set_exit_hook(&run_leak_scan);
+  if (attach_output == nullptr) {
+    remember_own_modules();  // dl_iterate_phdr: not at exit, where a thread may hold its lock
+    detail::set_exit_hook(&run_leak_scan);
+  }
   // The interposers' frames never top a recorded stack.
   detail::add_internal_code(reinterpret_cast<const void*>(&start_preload_tracing));
   pthread_atfork(nullptr, nullptr, &after_fork_in_child);

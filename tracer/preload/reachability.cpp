@@ -184,8 +184,11 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
     scan_block(b, [&](std::uint64_t w, std::uint32_t hit) { reach(w, hit, definite); });
   }
 
-  // 2. Leaks: each unreached block, in address order, leads a clique.
-  for (std::uint32_t leader : index.address_order()) {
+  // 2. Leaks: each unreached block, in allocation order, leads a clique.
+  std::vector<std::uint32_t> leaders = index.address_order();
+  std::stable_sort(leaders.begin(), leaders.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return blocks[a].age < blocks[b].age; });
+  for (std::uint32_t leader : leaders) {
     if (state[leader] != unreached) continue;
     state[leader] = direct;
     work.push_back(leader);

@@ -11,10 +11,14 @@
 //   indirect   reached only from leaked blocks
 //
 // Direct vs indirect follows Valgrind's "clique" rule: unreached blocks are
-// visited in address order; each unreached one becomes a direct leak and
-// everything it reaches becomes indirect (absorbing earlier direct leaks it
-// reaches). A leaked list thus has one direct head, a leaked cycle exactly one
-// direct member.
+// visited in order; each unreached one becomes a direct leak and everything
+// it reaches becomes indirect (absorbing earlier direct leaks it reaches). A
+// leaked list thus has one direct head, a leaked cycle exactly one direct
+// member. Valgrind visits in address order, and its allocator hands out
+// rising addresses, so its leader is the cycle's first-allocated block; glibc
+// reuses freed chunks, so here the order is allocation order (HeapBlock::age,
+// address breaking ties): the leader then does not move with the heap layout
+// (a longer working directory, a bigger environment).
 //
 // Memory is read through MemoryReader, so a root range with unmapped holes or
 // a block freed concurrently cannot crash the scan.
@@ -37,6 +41,9 @@ struct HeapBlock {
   // state points at chunk headers. ~0 = nothing excluded.
   std::uint64_t excluded_offset = ~std::uint64_t{0};
   bool force_reachable = false;  // e.g. blocks the dynamic linker owns (TLS, dtv)
+  // Allocation order (smaller = allocated earlier): picks each leaked
+  // clique's leader. Equal ages fall back to address order.
+  std::uint64_t age = 0;
 };
 
 struct MemoryRange {

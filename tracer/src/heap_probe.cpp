@@ -9,6 +9,8 @@
 #include <chrono>
 #include <system_error>
 
+#include "memtrail/detail/signals.hpp"
+
 namespace memtrail::runtime {
 
 void HeapProbe::stop() {
@@ -54,6 +56,7 @@ HeapProbe::Figures HeapProbe::read(int wait_ms) {
 void HeapProbe::run() {
   t_internal = 1;  // never traced: its exit frees the thread's state (pause_threads stops it)
   pthread_setname_np(pthread_self(), "memtrail-heap");
+  detail::t_recorder_thread = true;
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return asked_ || stop_; });

@@ -260,6 +260,7 @@ namespace memtrail::detail {
 
 __thread bool t_in_real_allocator __attribute__((tls_model("initial-exec"))) = false;
 __thread int t_deferred_signal __attribute__((tls_model("initial-exec"))) = 0;
+__thread bool t_recorder_thread __attribute__((tls_model("initial-exec"))) = false;
 
 void raise_deferred_signal() noexcept {
   int sig = t_deferred_signal;

@@ -23,6 +23,7 @@
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/heap_window.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/signals.hpp"
 #include "runtime.hpp"
 
 namespace memtrail::runtime {
@@ -556,6 +557,7 @@ bool Session::drain() {
 
 void Session::writer_main() {
   t_internal = 1;  // this thread is never traced
+  detail::t_recorder_thread = true;
   pthread_setname_np(pthread_self(), "memtrail-writer");
   // The glibc model makes alloc addresses ~2 bytes cheaper in the file but
   // costs the drain ~40 ns an event; on two cores a drain that falls

@@ -23,6 +23,10 @@ int program_sigaction(int sig, const struct ::sigaction* act, struct ::sigaction
 // handler can finish the trace. Faults are never deferred.
 extern __thread bool t_in_real_allocator __attribute__((tls_model("initial-exec")));
 extern __thread int t_deferred_signal __attribute__((tls_model("initial-exec")));
+// Set on the recorder's own threads (the writer, the heap probe): the leak
+// scan's stop-the-world leaves them running (it needs the writer) and does
+// not count their stacks as the program's roots.
+extern __thread bool t_recorder_thread __attribute__((tls_model("initial-exec")));
 // Raises the deferred signal (and clears it).
 void raise_deferred_signal() noexcept;
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "memtrail/analysis.hpp"
+#include "symbol_table.hpp"
 
 namespace memtrail {
 
@@ -93,6 +94,7 @@ struct Symbolizer::Impl {
     bool tried = false;
     std::unique_ptr<Dwfl, DwflDeleter> dwfl;  // null: unusable, module+offset only
     Dwfl_Module* mod = nullptr;
+    std::unique_ptr<SymbolTable> symbols;  // built on the module's first lookup
   };
   std::vector<Module> modules;
   bool enabled = true;
@@ -137,6 +139,7 @@ struct Symbolizer::Impl {
     }
     m.dwfl = std::move(dwfl);
     m.mod = mod;
+    m.symbols = std::make_unique<SymbolTable>(mod);
   }
 
   std::vector<Frame> lookup(std::uint64_t ip, bool return_address) {
@@ -152,10 +155,7 @@ struct Symbolizer::Impl {
     // A return address points after the call; ip-1 is inside it, so the
     // line and the inlining chain are those of the call itself.
     Dwarf_Addr pc = return_address && ip > 0 ? ip - 1 : ip;
-    GElf_Off sym_off = 0;
-    GElf_Sym sym;
-    const char* sym_name =
-        dwfl_module_addrinfo(m->mod, pc, &sym_off, &sym, nullptr, nullptr, nullptr);
+    const char* sym_name = m->symbols->name_at(pc);  // dwfl_module_addrinfo's answer
     std::string file;
     int line = 0;
     if (Dwfl_Line* l = dwfl_module_getsrc(m->mod, pc))
@@ -212,11 +212,11 @@ Symbolizer::~Symbolizer() = default;
 void Symbolizer::add_module(const ModuleInfo& module) {
   for (auto& m : impl_->modules)
     if (m.info.id == module.id) {
-      m = Impl::Module{module, false, nullptr, nullptr};
+      m = Impl::Module{module, false, nullptr, nullptr, nullptr};
       impl_->cache.clear();
       return;
     }
-  impl_->modules.push_back(Impl::Module{module, false, nullptr, nullptr});
+  impl_->modules.push_back(Impl::Module{module, false, nullptr, nullptr, nullptr});
 }
 
 void Symbolizer::set_enabled(bool enabled) {

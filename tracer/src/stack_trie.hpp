@@ -1,42 +1,81 @@
 // Writer-side stack deduplication: ip arrays (innermost first) become the id
-// of the innermost node of a trie whose nodes are (parent, ip). A cache keyed
-// by the hash of the whole array makes a repeated stack one lookup plus a
-// verifying walk. New nodes are handed to a callback so they reach the trace
-// before the first event that uses them.
+// of the innermost node of a trie whose nodes are (parent, ip). New nodes are
+// handed to a callback so they reach the trace before the first event that
+// uses them.
+//
+// Built for programs with millions of distinct stacks (issue 28): a node is
+// 8 bytes (parent id, index of its ip in a dictionary of distinct ips), the
+// (parent, ip) -> node lookup is an IdIndex of 4-byte slots, and nothing
+// else is kept per stack: ~14-18 bytes a node in all, grown by half without
+// a rehash storm (std::unordered_map's nodes, buckets and a leaf cache took
+// ~120). A stack shares its outer frames with the one interned before it
+// more often than not (the same loop, the same caller): that common part is
+// found by comparing ips with the last stack's, with no lookup, and the walk
+// starts below it. Once a frame is new, every frame below it is new: those
+// are added without probing.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
+#include <memory>
 #include <vector>
 
+#include "id_index.hpp"
 #include "memtrail/event.hpp"
 
 namespace memtrail::runtime {
+
+// Append-only array in chunks of 2^16: growing never copies, never holds
+// twice the memory.
+template <class T>
+class ChunkedArray {
+ public:
+  T& operator[](std::uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
+  const T& operator[](std::uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
+  std::uint32_t size() const { return size_; }
+  void push_back(const T& v) {
+    if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kMask + 1));
+    (*this)[size_++] = v;
+  }
+  std::size_t memory_bytes() const { return chunks_.size() * (kMask + 1) * sizeof(T); }
+
+ private:
+  static constexpr int kShift = 16;
+  static constexpr std::uint32_t kMask = (1u << kShift) - 1;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::uint32_t size_ = 0;
+};
 
 class StackTrie {
  public:
   using NewNode = std::function<void(const StackNode&)>;
 
+  StackTrie();
   // Returns the leaf id for `ips[0..n)` (ips[0] innermost); 0 when n == 0.
+  // Past IdIndex::kMaxId nodes (~1.3e8, GBs of trie) a stack that needs a
+  // new node is cut to its outer frames that exist.
   std::uint32_t intern(const std::uint64_t* ips, std::size_t n, const NewNode& on_new);
   std::size_t size() const { return nodes_.size() - 1; }
+  // Bytes held by the tables (for benchmarks and tests).
+  std::size_t memory_bytes() const;
 
  private:
   struct Node {
     std::uint32_t parent;
-    std::uint64_t ip;
+    std::uint32_t ip;  // index into ip_values_
   };
-  struct EdgeHash {
-    std::size_t operator()(const std::pair<std::uint32_t, std::uint64_t>& k) const {
-      return std::hash<std::uint64_t>()(k.second * 0x9e3779b97f4a7c15ull + k.first);
-    }
-  };
-  bool matches(std::uint32_t leaf, const std::uint64_t* ips, std::size_t n) const;
+  static std::uint64_t edge_hash(std::uint32_t parent, std::uint32_t ip);
+  static std::uint64_t ip_hash(std::uint64_t ip);
+  std::uint32_t ip_index(std::uint64_t ip);
+  std::uint32_t add_node(std::uint32_t parent, std::uint32_t ip, std::uint64_t hash);
 
-  std::vector<Node> nodes_{Node{0, 0}};  // index = id; 0 = root sentinel
-  std::unordered_map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t, EdgeHash> edges_;
-  std::unordered_map<std::uint64_t, std::uint32_t> leaf_cache_;  // hash(ips) -> leaf
+  ChunkedArray<Node> nodes_;               // index = id; 0 = root sentinel
+  IdIndex edges_;                          // node ids by (parent, ip)
+  ChunkedArray<std::uint64_t> ip_values_;  // index = ip index; 0 unused
+  IdIndex ip_ids_;                         // ip indices by ip
+  // The last stack walked, outermost first, and its node ids.
+  std::vector<std::uint64_t> last_ips_;
+  std::vector<std::uint32_t> last_ids_;
 };
 
 }  // namespace memtrail::runtime

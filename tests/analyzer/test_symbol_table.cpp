@@ -1,0 +1,129 @@
+// SymbolTable (analyzer/src/symbol_table.hpp) against libdwfl's own
+// dwfl_module_addrinfo, address by address, on system libraries and on a
+// stripped library with thousands of exported functions and no debug info
+// (the shape of libtorch_cpu), where the table must also be much faster.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "memtrail/analysis.hpp"
+#include "symbol_table.hpp"
+
+namespace memtrail {
+namespace {
+
+const Dwfl_Callbacks kCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
+                                   dwfl_offline_section_address, nullptr};
+constexpr std::uint64_t kBase = 0x7f0000000000;
+
+struct OpenModule {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* mod = nullptr;
+  explicit OpenModule(const std::string& path) {
+    dwfl = dwfl_begin(&kCallbacks);
+    dwfl_report_begin(dwfl);
+    mod = dwfl_report_elf(dwfl, path.c_str(), path.c_str(), -1, kBase, false);
+    dwfl_report_end(dwfl, nullptr, nullptr);
+  }
+  ~OpenModule() { dwfl_end(dwfl); }
+  const char* libdwfl_name(std::uint64_t pc) const {
+    GElf_Off off;
+    GElf_Sym sym;
+    return dwfl_module_addrinfo(mod, pc, &off, &sym, nullptr, nullptr, nullptr);
+  }
+  // Every symbol's value and end, as libdwfl reads them.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> symbol_ranges() const {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    int n = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < n; ++i) {
+      GElf_Sym sym;
+      GElf_Addr value;
+      if (dwfl_module_getsym_info(mod, i, &sym, &value, nullptr, nullptr, nullptr))
+        out.emplace_back(value, value + sym.st_size);
+    }
+    return out;
+  }
+};
+
+std::string show(const char* s) {
+  return s ? s : "(null)";
+}
+
+// Around every symbol's start and end, and at a stride over the whole
+// module: the table names what dwfl_module_addrinfo names.
+// (libdwfl scans every symbol per call: `every` thins the symbols probed.)
+void expect_same_names(const std::string& path, std::size_t every, std::size_t stride_probes) {
+  OpenModule m(path);
+  ASSERT_NE(m.mod, nullptr) << path;
+  SymbolTable table(m.mod);
+  std::vector<std::uint64_t> pcs;
+  std::uint64_t lo = ~0ull, hi = 0;
+  std::size_t k = 0;
+  for (auto [value, end] : m.symbol_ranges()) {
+    if (value > kBase) lo = std::min(lo, value), hi = std::max(hi, end);
+    if (k++ % every) continue;
+    for (std::uint64_t pc : {value - 1, value, value + 1, (value + end) / 2, end - 1, end})
+      pcs.push_back(pc);
+  }
+  for (k = 0; hi > lo && k < stride_probes; ++k)
+    pcs.push_back(lo + (hi - lo) / stride_probes * k + k % 7);
+  ASSERT_GT(table.size(), 10u) << path;
+  for (std::uint64_t pc : pcs)
+    ASSERT_EQ(show(table.name_at(pc)), show(m.libdwfl_name(pc)))
+        << path << " at +0x" << std::hex << pc - kBase;
+}
+
+TEST(SymbolTable, NamesWhatLibdwflNamesInSystemLibraries) {
+  expect_same_names("/lib/x86_64-linux-gnu/libc.so.6", 3, 1000);
+  expect_same_names("/lib/x86_64-linux-gnu/libz.so.1", 1, 1000);
+  expect_same_names("/lib/x86_64-linux-gnu/libstdc++.so.6", 8, 1000);
+}
+
+TEST(SymbolTable, NamesWhatLibdwflNamesInAStrippedLibrary) {
+  expect_same_names(MEMTRAIL_MANY_EXPORTS_LIB, 5, 3000);
+}
+
+// The PyTorch case: a library with thousands of exported functions, no
+// .symtab, no DWARF. Through the Symbolizer: exported functions by name,
+// internal (static) ones as module+offset, and far faster than asking
+// libdwfl per address (which scans every symbol each time).
+TEST(SymbolTable, StrippedLibraryThroughTheSymbolizerIsFast) {
+  OpenModule m(MEMTRAIL_MANY_EXPORTS_LIB);
+  ASSERT_NE(m.mod, nullptr);
+  std::vector<std::uint64_t> pcs;  // inside each exported function
+  for (auto [value, end] : m.symbol_ranges())
+    if (end > value + 2) pcs.push_back(value + 2);
+  ASSERT_GE(pcs.size(), 4000u);
+  ModuleInfo info;
+  info.id = 1;
+  info.path = MEMTRAIL_MANY_EXPORTS_LIB;
+  info.load_address = kBase;
+  info.start = kBase;
+  info.end = kBase + (1ull << 30);
+  Symbolizer sym;
+  sym.add_module(info);
+  auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t pc : pcs) {
+    const auto& frames = sym.resolve(pc + 1, true);  // a return address: looked up at pc
+    ASSERT_EQ(frames.size(), 1u);
+    ASSERT_EQ(frames[0].function.rfind("mt_export_", 0), 0u) << frames[0].describe();
+    ASSERT_TRUE(frames[0].file.empty());
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  std::size_t direct = pcs.size() / 20;  // a twentieth, straight to libdwfl
+  for (std::size_t k = 0; k < direct; ++k) ASSERT_NE(m.libdwfl_name(pcs[k]), nullptr);
+  auto t2 = std::chrono::steady_clock::now();
+  // Measured 2026-12-06: the Symbolizer ~100x faster per address; before
+  // the table it was the same speed as the direct calls (20x slower than this).
+  EXPECT_LT(t1 - t0, t2 - t1) << "all " << pcs.size() << " through the Symbolizer vs " << direct
+                              << " through dwfl_module_addrinfo";
+}
+
+}  // namespace
+}  // namespace memtrail

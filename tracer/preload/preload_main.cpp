@@ -23,6 +23,7 @@
 #include "memtrail/detail/session_state.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
+#include "tracer_heap.hpp"
 
 namespace memtrail::preload {
 
@@ -82,6 +83,9 @@ void remove_self_from_ld_preload() {
 bool start_recorder(const char* attach_output) {
   // Pool registration and start-up allocate; none of that is the program's.
   detail::ScopedInternal internal;
+  // From here on the tracer's modules allocate from its own heap, whatever
+  // malloc the program defines (tracer_heap.hpp).
+  if (attach_output == nullptr) route_own_modules_to_interposers();
   g_traced_pid = getpid();
   init_linker_range();
   detail::set_heap_is_glibc(heap_is_glibc());

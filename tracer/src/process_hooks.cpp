@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memtrail/detail/own_heap.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/signals.hpp"
 #include "runtime.hpp"
@@ -169,9 +170,11 @@ void before_fork() {
   if (g_forking_session) g_forking_session->work_mutex.lock();  // writer idle
   tables().mutex.lock();
   if (g_forking_session) g_forking_session->blocks.lock();
+  detail::own_heap_lock();
 }
 
 void after_fork_parent() {
+  detail::own_heap_unlock();
   if (g_forking_session) {
     g_forking_session->blocks.unlock();
     g_forking_session->work_mutex.unlock();
@@ -180,6 +183,7 @@ void after_fork_parent() {
 }
 
 void after_fork_child() {
+  detail::own_heap_unlock();
   Session* parent = g_forking_session;
   if (parent) parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
   tables().mutex.unlock();

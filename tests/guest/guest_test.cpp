@@ -1,0 +1,122 @@
+// The tracer as a guest (issue 26): each program runs untraced and under
+// `memtrail run`, and must print the same, exit the same, and leave a
+// readable trace.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "memtrail/trace_file.hpp"
+#include "run_command.hpp"
+#include "run_dir.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using memtrail::test::CommandResult;
+using memtrail::test::run_command;
+using memtrail::test::shell_quote;
+
+const std::string kMemtrail = MEMTRAIL_BIN;
+
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("guest") {}
+};
+
+struct Counter : memtrail::TraceVisitor {
+  std::uint64_t allocs = 0;
+  void on_event(const memtrail::Event& e) override {
+    if (e.kind == memtrail::EventKind::alloc) ++allocs;
+  }
+};
+
+struct Runs {
+  CommandResult plain, traced;
+  std::string trace;  // the one trace file written
+};
+
+// `env` prefixes both commands (VAR=value ...); the hostile programs get
+// `timeout`: a hang fails the test instead of stalling it.
+Runs run_both(const TempDir& dir, const std::string& env, const std::string& program) {
+  Runs r;
+  r.plain = run_command(env + " timeout 60 " + program);
+  std::string out = dir.file("t.mtr");
+  r.traced = run_command(env + " timeout 60 " + kMemtrail + " run -o " + shell_quote(out) + " -- " +
+                         program);
+  r.trace = memtrail::test::only_trace(out);
+  return r;
+}
+
+void expect_same_and_readable(const Runs& r) {
+  EXPECT_EQ(r.plain.exit_code, 0) << r.plain.err;
+  EXPECT_EQ(r.traced.exit_code, r.plain.exit_code) << r.traced.err;
+  EXPECT_EQ(r.traced.out, r.plain.out) << r.traced.err;
+  ASSERT_FALSE(r.trace.empty()) << r.traced.err;
+  Counter counter;
+  memtrail::TraceReader reader(r.trace);
+  memtrail::ReadResult result = reader.read(counter);
+  EXPECT_TRUE(result.ok) << result.error;
+  EXPECT_TRUE(memtrail::test::contains(r.traced.err, "trace written")) << r.traced.err;
+}
+
+// ---- item 3: the program's own allocator -------------------------------------
+
+// A bump allocator in the executable wins symbol lookup over the preload:
+// the tracer's own allocations must not land in it (they crashed ~TraceWriter
+// with exit 139) nor be freed through glibc.
+TEST(ProgramsOwnMalloc, ExecutableBumpAllocator) {
+  TempDir dir;
+  Runs r = run_both(dir, "", shell_quote(BUMP_MALLOC_BIN));
+  expect_same_and_readable(r);
+  EXPECT_EQ(r.plain.out, "sum 19900, bump, mallocs 201, frees 200\n");
+}
+
+// With a 16 KiB heap the tracer's allocations exhausted it (std::bad_alloc,
+// tracing stopped, then the program's own mallocs failed).
+TEST(ProgramsOwnMalloc, ExecutableBumpAllocatorWith16KiB) {
+  TempDir dir;
+  Runs r = run_both(dir, "BUMP_HEAP_BYTES=16384", shell_quote(BUMP_MALLOC_BIN));
+  expect_same_and_readable(r);
+  EXPECT_FALSE(memtrail::test::contains(r.traced.err, "bad_alloc")) << r.traced.err;
+}
+
+// A preloaded allocator without malloc_usable_size (the scrub asked glibc's,
+// which read a foreign header: SIGSEGV) that counts its calls: it must count
+// the program's calls only (1035/1021 before, 1001/1000 untraced).
+TEST(ProgramsOwnMalloc, PreloadedCountingAllocator) {
+  TempDir dir;
+  Runs r = run_both(dir, "LD_PRELOAD=" + shell_quote(COUNTING_ALLOCATOR_LIB),
+                    shell_quote(COUNTED_PROGRAM_BIN));
+  expect_same_and_readable(r);
+  EXPECT_TRUE(memtrail::test::contains(r.plain.out, "in main: 1001 mallocs, 1000 frees"))
+      << r.plain.out;
+}
+
+// ---- item 6: the scrub ---------------------------------------------------------
+
+// MALLOC_PERTURB_=165: glibc fills fresh blocks with 0x5a; the scrub read
+// 0x00 instead.
+TEST(ScrubKeepsProgramsView, MallocPerturb) {
+  TempDir dir;
+  Runs r = run_both(dir, "MALLOC_PERTURB_=165", shell_quote(PERTURB_READ_BIN));
+  expect_same_and_readable(r);
+  EXPECT_TRUE(memtrail::test::contains(r.plain.out, "24: 5a 5a")) << r.plain.out;
+}
+
+int rss_mib(const std::string& out) {
+  auto at = out.find("rss_mib ");
+  return at == std::string::npos ? -1 : std::stoi(out.substr(at + 8));
+}
+
+// 10,000 blocks of 100 KiB with one byte touched each: < 100 MiB untraced,
+// ~1000 MiB when the scrub wrote every page.
+TEST(ScrubKeepsProgramsView, UntouchedPagesStayUntouched) {
+  TempDir dir;
+  Runs r = run_both(dir, "", shell_quote(RSS_UNTOUCHED_BIN));
+  EXPECT_EQ(r.traced.exit_code, 0) << r.traced.err;
+  int plain = rss_mib(r.plain.out), traced = rss_mib(r.traced.out);
+  ASSERT_GT(plain, 0) << r.plain.out;
+  ASSERT_GT(traced, 0) << r.traced.out;
+  EXPECT_LE(traced, plain * 11 / 10 + 16) << "untraced " << plain << " MiB";
+}
+
+}  // namespace

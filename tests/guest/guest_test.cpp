@@ -119,4 +119,15 @@ TEST(ScrubKeepsProgramsView, UntouchedPagesStayUntouched) {
   EXPECT_LE(traced, plain * 11 / 10 + 16) << "untraced " << plain << " MiB";
 }
 
+// ---- item 7: program state ------------------------------------------------------
+
+// A thread's pending dlerror() survives its first munmap (the interposer
+// resolved the next munmap with dlsym then, clearing the error).
+TEST(ProgramStateKept, PendingDlerror) {
+  TempDir dir;
+  Runs r = run_both(dir, "", shell_quote(DLERROR_KEPT_BIN));
+  expect_same_and_readable(r);
+  EXPECT_EQ(r.plain.out, "thread: error kept\nthread: error kept\nmain: error kept\n");
+}
+
 }  // namespace

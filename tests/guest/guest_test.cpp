@@ -130,4 +130,38 @@ TEST(ProgramStateKept, PendingDlerror) {
   EXPECT_EQ(r.plain.out, "thread: error kept\nthread: error kept\nmain: error kept\n");
 }
 
+// A program that closed stderr and opened its log as descriptor 2 found the
+// tracer's note (its fork child's, about the low descriptor limit) in it.
+TEST(ProgramStateKept, StderrReusedForTheProgramsLog) {
+  TempDir dir;
+  std::string plain_log = dir.file("plain.log"), traced_log = dir.file("traced.log");
+  CommandResult plain =
+      run_command("timeout 60 " + shell_quote(STDERR_REUSED_BIN) + " " + shell_quote(plain_log));
+  CommandResult traced =
+      run_command("timeout 60 " + kMemtrail + " run -o " + shell_quote(dir.file("t.mtr")) + " -- " +
+                  shell_quote(STDERR_REUSED_BIN) + " " + shell_quote(traced_log));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(plain.out, "log (20 bytes):\nprogram: log opened\n");
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_TRUE(memtrail::test::contains(traced.err, "trace written")) << traced.err;
+}
+
+// An AddressSanitizer binary aborted ("ASan runtime does not come first")
+// and memtrail said only "did not start tracing": one line saying why.
+TEST(ProgramStateKept, AddressSanitizerBinaryIsRefusedInOneLine) {
+  if (std::string(ASAN_HELLO_BIN).empty())
+    GTEST_SKIP() << "the compiler cannot build -fsanitize=address programs (libasan missing)";
+  TempDir dir;
+  Runs r = run_both(dir, "", shell_quote(ASAN_HELLO_BIN));
+  EXPECT_EQ(r.plain.exit_code, 0) << r.plain.err;
+  EXPECT_EQ(r.plain.out, "asan hello a\n");
+  EXPECT_EQ(r.traced.exit_code, 2);
+  EXPECT_EQ(r.traced.out, "");
+  EXPECT_EQ(r.traced.err_lines(), 1) << r.traced.err;
+  EXPECT_TRUE(memtrail::test::contains(r.traced.err, "AddressSanitizer")) << r.traced.err;
+  EXPECT_TRUE(memtrail::test::contains(r.traced.err, "LD_PRELOAD")) << r.traced.err;
+  EXPECT_TRUE(r.trace.empty());
+}
+
 }  // namespace

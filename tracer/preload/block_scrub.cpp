@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
@@ -93,11 +94,8 @@ void init_block_scrub() {
     g_scrub_on = true;
     g_scrub_limit = std::strtoull(value, nullptr, 10);
   } else {
-    char message[160];
-    int n = std::snprintf(
-        message, sizeof message,
+    detail::diagnostic(
         "memtrail: MEMTRAIL_SCRUB=%.64s is not alloc, 0 or a byte count; using alloc\n", value);
-    if (n > 0) (void)!write(2, message, std::min<std::size_t>(n, sizeof message - 1));
     g_scrub_on = true;
   }
   // The mmapped bit and the perturb byte are glibc's: trust them only when

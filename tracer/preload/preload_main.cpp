@@ -16,6 +16,7 @@
 #include "early_events.hpp"
 #include "leak_scan.hpp"
 #include "linker_blocks.hpp"
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/live_blocks.hpp"
 #include "memtrail/detail/reentrancy.hpp"
@@ -126,10 +127,7 @@ namespace {
   start_recorder(nullptr);
   std::size_t dropped = close_early_events(detail::recorder_started());
   if (dropped != 0) {
-    char line[128];
-    int n = std::snprintf(line, sizeof line,
-                          "memtrail: %zu heap events before start-up were not recorded\n", dropped);
-    if (n > 0) (void)!write(2, line, static_cast<std::size_t>(n));
+    detail::diagnostic("memtrail: %zu heap events before start-up were not recorded\n", dropped);
   }
 }
 

@@ -3,7 +3,9 @@
 // readable trace.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
@@ -28,6 +30,29 @@ struct Counter : memtrail::TraceVisitor {
     if (e.kind == memtrail::EventKind::alloc) ++allocs;
   }
 };
+
+// Frees of blocks not live, and the blocks of each size live at the end.
+struct Leaks : memtrail::TraceVisitor {
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> live;  // -> size
+  std::uint64_t unmatched_frees = 0;
+  void on_event(const memtrail::Event& e) override {
+    if (e.kind == memtrail::EventKind::alloc) live[{e.pool, e.address}] = e.size;
+    if (e.kind == memtrail::EventKind::free && live.erase({e.pool, e.address}) == 0)
+      ++unmatched_frees;
+  }
+  std::uint64_t live_of_size(std::uint64_t size) const {
+    std::uint64_t n = 0;
+    for (const auto& [block, s] : live) n += s == size;
+    return n;
+  }
+};
+
+Leaks read_leaks(const std::string& trace) {
+  Leaks leaks;
+  memtrail::TraceReader reader(trace);
+  reader.read(leaks);
+  return leaks;
+}
 
 struct Runs {
   CommandResult plain, traced;
@@ -128,6 +153,18 @@ TEST(ProgramStateKept, PendingDlerror) {
   Runs r = run_both(dir, "", shell_quote(DLERROR_KEPT_BIN));
   expect_same_and_readable(r);
   EXPECT_EQ(r.plain.out, "thread: error kept\nthread: error kept\nmain: error kept\n");
+}
+
+// A program creating pthread keys until EAGAIN got 1,022 instead of 1,024
+// (the tracer's thread-exit key and libunwind's trace-cache key).
+TEST(ProgramStateKept, EveryPthreadKeyIsTheProgramsOwn) {
+  TempDir dir;
+  Runs r = run_both(dir, "", shell_quote(KEY_PROBE_BIN));
+  expect_same_and_readable(r);
+  EXPECT_TRUE(memtrail::test::contains(r.plain.out, "(EAGAIN)")) << r.plain.out;
+  Leaks leaks = read_leaks(r.trace);
+  EXPECT_EQ(leaks.unmatched_frees, 0u);
+  EXPECT_EQ(leaks.live_of_size(32), 0u) << "the key destructors' frees are in the trace";
 }
 
 // A program that closed stderr and opened its log as descriptor 2 found the

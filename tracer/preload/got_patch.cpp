@@ -101,6 +101,24 @@ bool in_relro(const Module& m, std::uintptr_t address) {
 // recorded for restore_allocation_slots).
 bool g_routing = false;
 
+// route_named_slots(): these names, these targets, instead of the hooks.
+const char* const* g_named = nullptr;
+void* const* g_named_targets = nullptr;
+int g_named_count = 0;
+
+// What a slot naming `name` should hold; nullptr: leave it.
+void* target_for(const char* name) {
+  if (g_named_count > 0) {
+    for (int i = 0; i < g_named_count; ++i)
+      if (std::strcmp(name, g_named[i]) == 0) return g_named_targets[i];
+    return nullptr;
+  }
+  int hook = hook_index(name);
+  if (hook < 0) return nullptr;
+  if (g_routing && hook >= kFirstMmapHook && hook < kFirstMmapHook + 4) return nullptr;
+  return g_hook[hook];
+}
+
 // Patches the RELA table [rela, rela + bytes) of module `m`.
 int patch_table(const Module& m, const ElfW(Rela) * rela, std::size_t bytes,
                 const ElfW(Sym) * symtab, const char* strtab) {
@@ -109,15 +127,14 @@ int patch_table(const Module& m, const ElfW(Rela) * rela, std::size_t bytes,
     auto type = ELF64_R_TYPE(rela[i].r_info);
     if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
     const ElfW(Sym)& sym = symtab[ELF64_R_SYM(rela[i].r_info)];
-    int hook = hook_index(strtab + sym.st_name);
-    if (hook < 0 || g_hook[hook] == nullptr) continue;
-    if (g_routing && hook >= kFirstMmapHook && hook < kFirstMmapHook + 4) continue;
+    void* target = target_for(strtab + sym.st_name);
+    if (target == nullptr) continue;
     auto** slot = reinterpret_cast<void**>(m.base + rela[i].r_offset);
     void* current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (current == g_hook[hook] || (!g_routing && g_patched_count == kMaxPatched)) continue;
+    if (current == target || (!g_routing && g_patched_count == kMaxPatched)) continue;
     bool relro = in_relro(m, reinterpret_cast<std::uintptr_t>(slot));
-    if (!write_slot(slot, g_hook[hook], relro)) continue;
-    if (!g_routing) g_patched[g_patched_count++] = {slot, current, g_hook[hook], relro};
+    if (!write_slot(slot, target, relro)) continue;
+    if (!g_routing) g_patched[g_patched_count++] = {slot, current, target, relro};
     ++written;
   }
   return written;
@@ -208,6 +225,21 @@ int route_modules_to_interposers(bool (*wanted)(std::uint64_t address)) {
   walk.wanted = wanted;
   g_routing = true;
   dl_iterate_phdr(&patch_module, &walk);
+  g_routing = false;
+  return walk.written;
+}
+
+int route_named_slots(bool (*wanted)(std::uint64_t address), const char* const* names,
+                      void* const* targets, int count) {
+  std::lock_guard lock(g_mutex);
+  Walk walk;
+  walk.wanted = wanted;
+  g_routing = true;
+  g_named = names;
+  g_named_targets = targets;
+  g_named_count = count;
+  dl_iterate_phdr(&patch_module, &walk);
+  g_named_count = 0;
   g_routing = false;
   return walk.written;
 }

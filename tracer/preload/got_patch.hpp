@@ -25,6 +25,11 @@ int patch_allocation_slots();
 // interposers, for good: tracer_heap.hpp. Returns the slots written, or -1.
 int route_modules_to_interposers(bool (*wanted)(std::uint64_t address));
 
+// Points the slots naming names[i] in the modules `wanted` names at
+// targets[i], for good. Returns the slots written.
+int route_named_slots(bool (*wanted)(std::uint64_t address), const char* const* names,
+                      void* const* targets, int count);
+
 // Writes back every slot patch_allocation_slots() changed that is still
 // mapped and still holds our interposer. Returns how many.
 int restore_allocation_slots();

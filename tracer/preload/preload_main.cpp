@@ -25,6 +25,7 @@
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
 #include "tracer_heap.hpp"
+#include "unwind_keys.hpp"
 
 namespace memtrail::preload {
 
@@ -87,6 +88,7 @@ bool start_recorder(const char* attach_output) {
   // From here on the tracer's modules allocate from its own heap, whatever
   // malloc the program defines (tracer_heap.hpp).
   if (attach_output == nullptr) route_own_modules_to_interposers();
+  emulate_libunwinds_key();  // the program keeps every pthread key
   g_traced_pid = getpid();
   init_linker_range();
   detail::set_heap_is_glibc(heap_is_glibc());

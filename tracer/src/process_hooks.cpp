@@ -3,6 +3,7 @@
 // fork (the child starts its own trace file).
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,12 +19,14 @@
 // glibc's sigaction itself: `sigaction` is the preload's interposer.
 extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
+extern "C" int __cxa_thread_atexit_impl(void (*fn)(void*), void* arg, void* dso_symbol);
+extern "C" void* __dso_handle;
+
 namespace memtrail::runtime {
 
 namespace {
 
 std::atomic<void (*)()> g_exit_hook{nullptr};
-pthread_key_t g_exit_key;
 
 void on_thread_exit(void* p) {
   auto* tb = static_cast<ThreadBuffer*>(p);
@@ -215,8 +218,15 @@ void Session::finish_on_signal(int sig, int timeout_ms) {
     ::nanosleep(&nap, nullptr);
 }
 
+// A thread_local destructor (what `thread_local` objects' destructors use),
+// not a pthread key: a key is one of the program's PTHREAD_KEYS_MAX (issue
+// 26, item 7b). It runs before the pthread key destructors, so the frees
+// those make are late frees (late_frees.hpp), as after a key of ours that
+// came first. The main thread is not watched: its exit ends the process,
+// and its events after exit() (atexit handlers, the exit scan) are recorded.
 void watch_thread_exit(ThreadBuffer* tb) {
-  pthread_setspecific(g_exit_key, tb);
+  if (syscall(SYS_gettid) == getpid()) return;
+  __cxa_thread_atexit_impl(&on_thread_exit, tb, &__dso_handle);
 }
 
 void run_exit_hook() {
@@ -230,7 +240,6 @@ void install_process_hooks() {
   static bool installed = false;
   if (installed) return;
   installed = true;
-  pthread_key_create(&g_exit_key, on_thread_exit);
   install_signal_handlers();
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   std::atexit(at_exit);

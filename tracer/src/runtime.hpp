@@ -192,7 +192,7 @@ struct ThreadBuffer {
   std::uint64_t unlearnable[kUnlearnableSlots] = {};
   std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
 
-  // Set by the thread-exit key destructor after the thread's last event.
+  // Set by the thread-exit notice after the thread's last event.
   std::atomic<bool> exited{false};
   // Raw clock when the thread last took a block or drained: recent means
   // it is busy producing (Session::count_busy_producers).
@@ -397,7 +397,7 @@ sigset_t writer_blocked_signals();
 
 // process_hooks.cpp
 void install_process_hooks();
-// Marks `tb` exited when its thread ends (pthread key destructor).
+// Marks `tb` exited when its thread ends (a thread_local destructor).
 void watch_thread_exit(ThreadBuffer* tb);
 void run_exit_hook();
 

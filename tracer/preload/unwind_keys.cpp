@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "got_patch.hpp"
+#include "memtrail/detail/reentrancy.hpp"
 
 extern "C" int __cxa_thread_atexit_impl(void (*fn)(void*), void* arg, void* dso_symbol);
 extern "C" void* __dso_handle;
@@ -61,6 +62,8 @@ int fake_setspecific(pthread_key_t key, const void* value) {
   // The main thread's keys are never destroyed (its exit ends the process).
   if (value != nullptr && !t_armed[index] && !is_main_thread()) {
     t_armed[index] = true;
+    // Its node (a calloc) is the tracer's, not the program's.
+    detail::ScopedInternal internal;
     __cxa_thread_atexit_impl(&run_destructor,
                              reinterpret_cast<void*>(static_cast<std::uintptr_t>(index)),
                              &__dso_handle);

@@ -226,7 +226,9 @@ void Session::finish_on_signal(int sig, int timeout_ms) {
 // and its events after exit() (atexit handlers, the exit scan) are recorded.
 void watch_thread_exit(ThreadBuffer* tb) {
   if (syscall(SYS_gettid) == getpid()) return;
+  ++t_internal;  // its node (a calloc) is the tracer's
   __cxa_thread_atexit_impl(&on_thread_exit, tb, &__dso_handle);
+  --t_internal;
 }
 
 void run_exit_hook() {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "run_asan.hpp"
 #include "run_cuda.hpp"
 #include "run_output.hpp"
 #include "run_signals.hpp"
@@ -235,6 +236,10 @@ int cmd_run(int argc, char** argv) {
     return usage_error(program.find('/') != std::string::npos
                            ? "program '" + program + "' does not exist or is not executable"
                            : "program '" + program + "' not found in PATH");
+  }
+  if (std::string refusal = asan_refusal(program); !refusal.empty()) {
+    std::fprintf(stderr, "memtrail run: %s\n", refusal.c_str());
+    return 2;
   }
   std::string preload = library_path(kPreloadName);
   if (access(preload.c_str(), R_OK) != 0) {

@@ -1,4 +1,5 @@
 #include "early_events.hpp"
+#include "unwind_keys.hpp"
 
 #include <dlfcn.h>
 
@@ -6,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -14,6 +16,7 @@
 #include "memtrail/detail/reentrancy.hpp"
 #include "own_dependencies.hpp"
 #include "preload_state.hpp"
+#include "unwind_keys.hpp"
 
 namespace memtrail::preload {
 
@@ -138,6 +141,12 @@ class NotTheProgramsBlocks {
                   0,
                   true,
                   {}};
+  // Before the first unwind creates libunwind's pthread key (unwind_keys.hpp).
+  static std::atomic<bool> key_emulated{false};
+  if (!key_emulated.exchange(true)) {
+    detail::ScopedInternal internal;
+    emulate_libunwinds_key();
+  }
   e->frames = detail::backtrace_here(e->ips, kMaxFrames);
   publish();
 }

@@ -29,6 +29,8 @@ constexpr const char* kHooked[] = {
     "_ZdaPvmSt11align_val_t", "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",
     "_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t"};
 constexpr std::size_t kHookCount = sizeof kHooked / sizeof kHooked[0];
+// kHooked[kFirstMmapHook .. kFirstMmapHook + 4) are the mmap family.
+constexpr int kFirstMmapHook = 10;
 
 void* g_hook[kHookCount];  // our interposer for each name
 
@@ -95,6 +97,28 @@ bool in_relro(const Module& m, std::uintptr_t address) {
   return false;
 }
 
+// route_own_modules_to_interposers(): heap functions only, for good (not
+// recorded for restore_allocation_slots).
+bool g_routing = false;
+
+// route_named_slots(): these names, these targets, instead of the hooks.
+const char* const* g_named = nullptr;
+void* const* g_named_targets = nullptr;
+int g_named_count = 0;
+
+// What a slot naming `name` should hold; nullptr: leave it.
+void* target_for(const char* name) {
+  if (g_named_count > 0) {
+    for (int i = 0; i < g_named_count; ++i)
+      if (std::strcmp(name, g_named[i]) == 0) return g_named_targets[i];
+    return nullptr;
+  }
+  int hook = hook_index(name);
+  if (hook < 0) return nullptr;
+  if (g_routing && hook >= kFirstMmapHook && hook < kFirstMmapHook + 4) return nullptr;
+  return g_hook[hook];
+}
+
 // Patches the RELA table [rela, rela + bytes) of module `m`.
 int patch_table(const Module& m, const ElfW(Rela) * rela, std::size_t bytes,
                 const ElfW(Sym) * symtab, const char* strtab) {
@@ -103,14 +127,14 @@ int patch_table(const Module& m, const ElfW(Rela) * rela, std::size_t bytes,
     auto type = ELF64_R_TYPE(rela[i].r_info);
     if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
     const ElfW(Sym)& sym = symtab[ELF64_R_SYM(rela[i].r_info)];
-    int hook = hook_index(strtab + sym.st_name);
-    if (hook < 0 || g_hook[hook] == nullptr) continue;
+    void* target = target_for(strtab + sym.st_name);
+    if (target == nullptr) continue;
     auto** slot = reinterpret_cast<void**>(m.base + rela[i].r_offset);
     void* current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (current == g_hook[hook] || g_patched_count == kMaxPatched) continue;
+    if (current == target || (!g_routing && g_patched_count == kMaxPatched)) continue;
     bool relro = in_relro(m, reinterpret_cast<std::uintptr_t>(slot));
-    if (!write_slot(slot, g_hook[hook], relro)) continue;
-    g_patched[g_patched_count++] = {slot, current, g_hook[hook], relro};
+    if (!write_slot(slot, target, relro)) continue;
+    if (!g_routing) g_patched[g_patched_count++] = {slot, current, target, relro};
     ++written;
   }
   return written;
@@ -119,14 +143,26 @@ int patch_table(const Module& m, const ElfW(Rela) * rela, std::size_t bytes,
 struct Walk {
   ElfW(Addr) self_base = 0;
   int written = 0;
+  // Routing: patch only the modules this says (by an address inside them).
+  bool (*wanted)(std::uint64_t address) = nullptr;
 };
+
+std::uint64_t first_load_address(const dl_phdr_info* info) {
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD) return info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+  return 0;
+}
 
 int patch_module(dl_phdr_info* info, std::size_t, void* data) {
   auto* walk = static_cast<Walk*>(data);
   const char* name = info->dlpi_name ? info->dlpi_name : "";
-  // Ourselves, ld.so and the vDSO.
-  if (info->dlpi_addr == walk->self_base || std::strstr(name, "/ld-linux") != nullptr ||
-      std::strstr(name, "linux-vdso") != nullptr)
+  if (walk->wanted != nullptr) {
+    if (!walk->wanted(first_load_address(info))) return 0;
+  } else if (info->dlpi_addr == walk->self_base) {  // ourselves
+    return 0;
+  }
+  // ld.so and the vDSO.
+  if (std::strstr(name, "/ld-linux") != nullptr || std::strstr(name, "linux-vdso") != nullptr)
     return 0;
   Module m{info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum};
   const ElfW(Dyn)* dyn = nullptr;
@@ -179,6 +215,32 @@ int patch_allocation_slots() {
   if (dladdr(reinterpret_cast<void*>(&find_hooks), &self) == 0) return -1;
   Walk walk{reinterpret_cast<ElfW(Addr)>(self.dli_fbase)};
   dl_iterate_phdr(&patch_module, &walk);
+  return walk.written;
+}
+
+int route_modules_to_interposers(bool (*wanted)(std::uint64_t address)) {
+  std::lock_guard lock(g_mutex);
+  if (g_hook[0] == nullptr && !find_hooks()) return -1;
+  Walk walk;
+  walk.wanted = wanted;
+  g_routing = true;
+  dl_iterate_phdr(&patch_module, &walk);
+  g_routing = false;
+  return walk.written;
+}
+
+int route_named_slots(bool (*wanted)(std::uint64_t address), const char* const* names,
+                      void* const* targets, int count) {
+  std::lock_guard lock(g_mutex);
+  Walk walk;
+  walk.wanted = wanted;
+  g_routing = true;
+  g_named = names;
+  g_named_targets = targets;
+  g_named_count = count;
+  dl_iterate_phdr(&patch_module, &walk);
+  g_named_count = 0;
+  g_routing = false;
   return walk.written;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace memtrail::preload {
 
@@ -18,6 +19,16 @@ namespace memtrail::preload {
 // patches only modules loaded since). Returns the number of slots written,
 // or -1 when the interposers could not be found.
 int patch_allocation_slots();
+
+// Points the heap-function slots (malloc family, operator new / delete; not
+// mmap) of the modules `wanted` names (by an address inside each) at our
+// interposers, for good: tracer_heap.hpp. Returns the slots written, or -1.
+int route_modules_to_interposers(bool (*wanted)(std::uint64_t address));
+
+// Points the slots naming names[i] in the modules `wanted` names at
+// targets[i], for good. Returns the slots written.
+int route_named_slots(bool (*wanted)(std::uint64_t address), const char* const* names,
+                      void* const* targets, int count);
 
 // Writes back every slot patch_allocation_slots() changed that is still
 // mapped and still holds our interposer. Returns how many.

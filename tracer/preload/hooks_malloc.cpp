@@ -3,7 +3,8 @@
 // malloc_usable_size (for the bootstrap arena's blocks).
 //
 // They forward to the next definition (next_allocator.hpp): glibc's, or the
-// jemalloc / tcmalloc / mimalloc the program links or preloads.
+// jemalloc / tcmalloc / mimalloc the program links or preloads; the
+// tracer's own calls are served by its own heap (tracer_heap.hpp).
 #include <errno.h>
 
 #include <cstddef>
@@ -14,9 +15,11 @@
 #include "linker_blocks.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
+#include "tracer_heap.hpp"
 
 using memtrail::AllocFn;
 using namespace memtrail::preload;
+namespace own = memtrail::detail;
 
 namespace {
 
@@ -25,7 +28,7 @@ namespace {
 [[gnu::always_inline]] inline void after_alloc(void* p, std::size_t n, AllocFn fn,
                                                std::size_t alignment, const void* caller) {
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
-    scrub_new_block(p, fn);
+    scrub_new_block(p, n, fn);
     trace_alloc(p, n, fn, alignment);
     if (__builtin_expect(linker_caller(caller), 0)) linker_block_insert(p);
   } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
@@ -56,18 +59,21 @@ namespace {
 extern "C" {
 
 [[gnu::visibility("default")]] void* malloc(std::size_t n) {
+  if (tracer_is_calling()) return own::own_malloc(n);
   void* p = real_allocator([n] { return g_next.malloc(n); });
   after_alloc(p, n, AllocFn::malloc, 0, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void free(void* p) {
+  if (own::own_heap_owns(p)) return own::own_free(p);
   if (__builtin_expect(in_bootstrap_arena(p), 0)) return;  // never recorded
   before_free(p, AllocFn::free);
   real_allocator([p] { g_next.free(p); });
 }
 
 [[gnu::visibility("default")]] void* calloc(std::size_t count, std::size_t size) {
+  if (tracer_is_calling()) return own::own_calloc(count, size);
   void* p = real_allocator([=] { return g_next.calloc(count, size); });
   after_alloc(p, count * size, AllocFn::calloc, 0, __builtin_return_address(0));
   return p;
@@ -83,6 +89,8 @@ extern "C" {
 // failed realloc left the old block live: its alloc is recorded again.
 [[gnu::always_inline]] static inline void* traced_realloc(void* old, std::size_t n,
                                                           const void* caller) {
+  if (own::own_heap_owns(old) || (old == nullptr && tracer_is_calling()))
+    return own::own_realloc(old, n);
   // A bootstrap-arena block was never recorded; its copy is a new block.
   if (__builtin_expect(in_bootstrap_arena(old), 0)) {
     void* p = realloc_from_arena(old, n);
@@ -99,7 +107,7 @@ extern "C" {
     if (old != nullptr) restore_after_failed_realloc(old, caller);
     return nullptr;
   }
-  if (memtrail::tracing()) scrub_grown_block(p, old_usable);
+  if (memtrail::tracing()) scrub_grown_block(p, old_usable, n);
   after_alloc(p, n, AllocFn::realloc, 0, caller);
   return p;
 }
@@ -119,6 +127,12 @@ extern "C" {
 
 [[gnu::visibility("default")]] int posix_memalign(void** out, std::size_t alignment,
                                                   std::size_t n) {
+  if (tracer_is_calling()) {
+    void* p = own::own_aligned(alignment, n);
+    if (p == nullptr) return errno;
+    *out = p;
+    return 0;
+  }
   void* p = nullptr;
   int error = real_allocator([&] { return g_next.posix_memalign(&p, alignment, n); });
   if (error != 0) return error;
@@ -128,30 +142,35 @@ extern "C" {
 }
 
 [[gnu::visibility("default")]] void* aligned_alloc(std::size_t alignment, std::size_t n) {
+  if (tracer_is_calling()) return own::own_aligned(alignment, n);
   void* p = real_allocator([=] { return g_next.aligned_alloc(alignment, n); });
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* memalign(std::size_t alignment, std::size_t n) {
+  if (tracer_is_calling()) return own::own_aligned(alignment, n);
   void* p = real_allocator([=] { return g_next.memalign(alignment, n); });
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* valloc(std::size_t n) {
+  if (tracer_is_calling()) return own::own_aligned(4096, n);
   void* p = real_allocator([=] { return g_next.valloc(n); });
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] void* pvalloc(std::size_t n) {
+  if (tracer_is_calling()) return own::own_aligned(4096, (n + 4095) & ~std::size_t{4095});
   void* p = real_allocator([=] { return g_next.pvalloc(n); });
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }
 
 [[gnu::visibility("default")]] std::size_t malloc_usable_size(void* p) {
+  if (own::own_heap_owns(p)) return own::own_usable_size(p);
   if (__builtin_expect(in_bootstrap_arena(p), 0)) return arena_block_size(p);
   return g_next.malloc_usable_size(p);
 }

@@ -10,6 +10,7 @@
 #include "linker_blocks.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
+#include "tracer_heap.hpp"
 
 using memtrail::AllocFn;
 using namespace memtrail::preload;
@@ -21,8 +22,13 @@ namespace {
 // on jemalloc / tcmalloc / mimalloc keeps its allocator for `new` too.
 [[gnu::always_inline]] inline void* allocate(std::size_t n, std::size_t alignment) {
   for (;;) {
-    void* p = real_allocator(
-        [=] { return alignment == 0 ? g_next.malloc(n) : g_next.memalign(alignment, n); });
+    void* p;
+    if (tracer_is_calling())  // the tracer's own heap (tracer_heap.hpp)
+      p = alignment == 0 ? memtrail::detail::own_malloc(n)
+                         : memtrail::detail::own_aligned(alignment, n);
+    else
+      p = real_allocator(
+          [=] { return alignment == 0 ? g_next.malloc(n) : g_next.memalign(alignment, n); });
     if (__builtin_expect(p != nullptr, 1)) return p;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) throw std::bad_alloc();
@@ -41,8 +47,9 @@ namespace {
 
 [[gnu::always_inline]] inline void traced_new(void* p, std::size_t n, AllocFn fn,
                                               std::size_t alignment) {
+  if (tracer_is_calling()) return;  // an own-heap block: not the program's
   if (__builtin_expect(memtrail::tracing(), 0) && p != nullptr) {
-    scrub_new_block(p, fn);
+    scrub_new_block(p, n, fn);
     trace_alloc(p, n, fn, alignment);
   } else if (__builtin_expect(early_open(), 0) && p != nullptr) {
     early_alloc(p, n, fn, alignment, nullptr);
@@ -51,6 +58,7 @@ namespace {
 
 [[gnu::always_inline]] inline void traced_delete(void* p, std::size_t size, AllocFn fn) noexcept {
   if (p == nullptr) return;
+  if (memtrail::detail::own_heap_owns(p)) return memtrail::detail::own_free(p);
   if (__builtin_expect(memtrail::tracing(), 0)) {
     if (!trace_free(p, size, fn)) remember_late_free(p);
     linker_block_erase(p);

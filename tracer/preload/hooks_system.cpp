@@ -20,8 +20,12 @@ using namespace memtrail::preload;
 
 namespace {
 
-// dlsym(RTLD_NEXT) resolved on first use. dlsym may call calloc, which is
-// fine: our calloc needs no bootstrap.
+// dlsym(RTLD_NEXT), resolved at start-up (resolve_next_functions) and on
+// first use only for a call made before it. A dlsym that succeeds clears the
+// calling thread's pending dlerror(): resolved later, inside the program
+// (munmap from libunwind's TSD destructor at every thread exit), it took the
+// program's error message away. dlsym may call calloc, which is fine: our
+// calloc needs no bootstrap.
 template <typename Fn>
 Fn next_symbol(std::atomic<Fn>& slot, const char* name) {
   Fn fn = slot.load(std::memory_order_acquire);
@@ -41,6 +45,19 @@ std::atomic<MunmapFn> g_munmap{nullptr};
 std::atomic<MremapFn> g_mremap{nullptr};
 std::atomic<ExitFn> g_exit{nullptr};
 std::atomic<ExitFn> g_Exit{nullptr};
+std::atomic<void*> g_dlopen{nullptr}, g_dlclose{nullptr};
+
+// Before main and before the program's constructors: no dlerror() of the
+// program's is pending yet.
+[[gnu::constructor]] void resolve_next_functions() {
+  next_symbol(g_mmap, "mmap");
+  next_symbol(g_munmap, "munmap");
+  next_symbol(g_mremap, "mremap");
+  next_symbol(g_exit, "_exit");
+  next_symbol(g_Exit, "_Exit");
+  next_symbol(g_dlopen, "dlopen");
+  next_symbol(g_dlclose, "dlclose");
+}
 
 [[gnu::always_inline]] inline void trace_segment(memtrail::EventKind kind, const void* address,
                                                  std::size_t size) {
@@ -145,13 +162,7 @@ extern "C" {
 
 // Returns the real function for the stub to jump to.
 [[gnu::visibility("hidden")]] void* memtrail_before_dl(int which) {
-  static std::atomic<void*> real_open{nullptr}, real_close{nullptr};
-  std::atomic<void*>& slot = which == 0 ? real_open : real_close;
-  void* fn = slot.load(std::memory_order_acquire);
-  if (fn == nullptr) {
-    fn = dlsym(RTLD_NEXT, which == 0 ? "dlopen" : "dlclose");
-    slot.store(fn, std::memory_order_release);
-  }
+  void* fn = which == 0 ? next_symbol(g_dlopen, "dlopen") : next_symbol(g_dlclose, "dlclose");
   memtrail::detail::notify_modules_changed();
   if (which == 1 && memtrail::tracing()) {
     // Drain now, while the library is still mapped: events whose stacks

@@ -16,6 +16,7 @@
 #include "early_events.hpp"
 #include "leak_scan.hpp"
 #include "linker_blocks.hpp"
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/live_blocks.hpp"
 #include "memtrail/detail/reentrancy.hpp"
@@ -24,6 +25,8 @@
 #include "module_roots.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
+#include "tracer_heap.hpp"
+#include "unwind_keys.hpp"
 
 namespace memtrail::preload {
 
@@ -83,6 +86,10 @@ void remove_self_from_ld_preload() {
 bool start_recorder(const char* attach_output) {
   // Pool registration and start-up allocate; none of that is the program's.
   detail::ScopedInternal internal;
+  // From here on the tracer's modules allocate from its own heap, whatever
+  // malloc the program defines (tracer_heap.hpp).
+  if (attach_output == nullptr) route_own_modules_to_interposers();
+  emulate_libunwinds_key();  // the program keeps every pthread key
   g_traced_pid = getpid();
   init_linker_range();
   detail::set_heap_is_glibc(heap_is_glibc());
@@ -126,10 +133,7 @@ namespace {
   start_recorder(nullptr);
   std::size_t dropped = close_early_events(detail::recorder_started());
   if (dropped != 0) {
-    char line[128];
-    int n = std::snprintf(line, sizeof line,
-                          "memtrail: %zu heap events before start-up were not recorded\n", dropped);
-    if (n > 0) (void)!write(2, line, static_cast<std::size_t>(n));
+    detail::diagnostic("memtrail: %zu heap events before start-up were not recorded\n", dropped);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/recorder.hpp"
 
@@ -30,8 +31,8 @@ bool parse_bool(const char* name, const char* value, bool fallback) {
   std::string v = value;
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  std::fprintf(stderr, "memtrail: %s=%s is not a boolean (use 0 or 1); using %d\n", name, value,
-               fallback ? 1 : 0);
+  detail::diagnostic("memtrail: %s=%s is not a boolean (use 0 or 1); using %d\n", name, value,
+                     fallback ? 1 : 0);
   return fallback;
 }
 
@@ -41,8 +42,9 @@ std::uint64_t parse_count(const char* name, const char* value, std::uint64_t fal
   errno = 0;
   unsigned long long n = std::strtoull(value, &end, 10);
   if (errno || end == value || *end != '\0' || value[0] == '-' || n > max) {
-    std::fprintf(stderr, "memtrail: %s=%s is not a number in 0..%llu; using %llu\n", name, value,
-                 static_cast<unsigned long long>(max), static_cast<unsigned long long>(fallback));
+    detail::diagnostic("memtrail: %s=%s is not a number in 0..%llu; using %llu\n", name, value,
+                       static_cast<unsigned long long>(max),
+                       static_cast<unsigned long long>(fallback));
     return fallback;
   }
   return n;
@@ -63,10 +65,10 @@ std::uint32_t time_resolution_from_environment() {
   std::uint64_t n =
       parse_count("MEMTRAIL_TIME_RESOLUTION_NS", v, kDefaultTimeResolutionNs, 1'000'000'000);
   if (n == 0) {
-    std::fprintf(stderr,
-                 "memtrail: MEMTRAIL_TIME_RESOLUTION_NS=0 is not a resolution (1 = exact ns); "
-                 "using %u\n",
-                 kDefaultTimeResolutionNs);
+    detail::diagnostic(
+        "memtrail: MEMTRAIL_TIME_RESOLUTION_NS=0 is not a resolution (1 = exact ns); "
+        "using %u\n",
+        kDefaultTimeResolutionNs);
     return kDefaultTimeResolutionNs;
   }
   return static_cast<std::uint32_t>(n);
@@ -78,7 +80,7 @@ AddressModel address_model_from_environment() {
   std::string_view s = v;
   if (s == "1" || s == "true" || s == "yes" || s == "on") return AddressModel::always;
   if (s == "0" || s == "false" || s == "no" || s == "off") return AddressModel::never;
-  std::fprintf(stderr, "memtrail: MEMTRAIL_ADDRESS_MODEL=%s is not 0, 1 or auto; using auto\n", v);
+  detail::diagnostic("memtrail: MEMTRAIL_ADDRESS_MODEL=%s is not 0, 1 or auto; using auto\n", v);
   return AddressModel::automatic;
 }
 
@@ -117,8 +119,8 @@ RecorderOptions RecorderOptions::from_environment() {
     const char* eq = std::strchr(*e, '=');
     std::string_view name(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
     if (!detail::is_known_environment_variable(name))
-      std::fprintf(stderr, "memtrail: unknown environment variable %.*s (ignored)\n",
-                   static_cast<int>(name.size()), name.data());
+      detail::diagnostic("memtrail: unknown environment variable %.*s (ignored)\n",
+                         static_cast<int>(name.size()), name.data());
   }
   return o;
 }

@@ -3,6 +3,7 @@
 // fork (the child starts its own trace file).
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memtrail/detail/diagnostics.hpp"
+#include "memtrail/detail/own_heap.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/signals.hpp"
 #include "runtime.hpp"
@@ -18,12 +21,14 @@
 // glibc's sigaction itself: `sigaction` is the preload's interposer.
 extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
+extern "C" int __cxa_thread_atexit_impl(void (*fn)(void*), void* arg, void* dso_symbol);
+extern "C" void* __dso_handle;
+
 namespace memtrail::runtime {
 
 namespace {
 
 std::atomic<void (*)()> g_exit_hook{nullptr};
-pthread_key_t g_exit_key;
 
 void on_thread_exit(void* p) {
   auto* tb = static_cast<ThreadBuffer*>(p);
@@ -171,9 +176,11 @@ void before_fork() {
   if (g_forking_session) g_forking_session->work_mutex.lock();  // writer idle
   tables().mutex.lock();
   if (g_forking_session) g_forking_session->blocks.lock();
+  detail::own_heap_lock();
 }
 
 void after_fork_parent() {
+  detail::own_heap_unlock();
   if (g_forking_session) {
     g_forking_session->blocks.unlock();
     g_forking_session->work_mutex.unlock();
@@ -193,6 +200,7 @@ void abandon_parent_session(Session* parent) {
 }
 
 void after_fork_child() {
+  detail::own_heap_unlock();
   Session* parent = g_forking_session;
   if (parent) parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
   tables().mutex.unlock();
@@ -224,17 +232,24 @@ bool abandon_if_foreign(Session* s) {
   if (s->fork_probe && *s->fork_probe != 0) return false;  // a vfork child: the parent's memory
   if (g_session.load(std::memory_order_acquire) != s) return true;  // abandoned already
   abandon_parent_session(s);
-  char line[200];
-  int n = std::snprintf(line, sizeof line,
-                        "memtrail: process %d was forked without fork handlers (a fork or clone "
-                        "system call); it runs untraced, its heap events are not recorded\n",
-                        pid);
-  if (n > 0) (void)!::write(2, line, static_cast<std::size_t>(n));
+  detail::diagnostic(
+      "memtrail: process %d was forked without fork handlers (a fork or clone system call); it "
+      "runs untraced, its heap events are not recorded\n",
+      pid);
   return true;
 }
 
+// A thread_local destructor (what `thread_local` objects' destructors use),
+// not a pthread key: a key is one of the program's PTHREAD_KEYS_MAX (issue
+// 26, item 7b). It runs before the pthread key destructors, so the frees
+// those make are late frees (late_frees.hpp), as after a key of ours that
+// came first. The main thread is not watched: its exit ends the process,
+// and its events after exit() (atexit handlers, the exit scan) are recorded.
 void watch_thread_exit(ThreadBuffer* tb) {
-  pthread_setspecific(g_exit_key, tb);
+  if (syscall(SYS_gettid) == getpid()) return;
+  ++t_internal;  // its node (a calloc) is the tracer's
+  __cxa_thread_atexit_impl(&on_thread_exit, tb, &__dso_handle);
+  --t_internal;
 }
 
 void run_exit_hook() {
@@ -248,7 +263,6 @@ void install_process_hooks() {
   static bool installed = false;
   if (installed) return;
   installed = true;
-  pthread_key_create(&g_exit_key, on_thread_exit);
   install_signal_handlers();
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   std::atexit(at_exit);

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/exec.hpp"
 #include "memtrail/detail/heap_window.hpp"
@@ -708,7 +709,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   try {
     s->writer = std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "memtrail: %s\n", e.what());
+    detail::diagnostic("memtrail: %s\n", e.what());
     return false;
   }
   if (s->stack_frames > 0) init_libunwind_high();
@@ -720,10 +721,10 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     // Every number below the limit is one the program may count on: take
     // as few as we can (no RSS samples) and say so once.
     s->sample_rss = false;
-    std::fprintf(stderr,
-                 "memtrail: RLIMIT_NOFILE %d: the tracer's descriptors take numbers the program "
-                 "may need; RSS is not sampled\n",
-                 detail::private_fd_ceiling());
+    detail::diagnostic(
+        "memtrail: RLIMIT_NOFILE %d: the tracer's descriptors take numbers the program "
+        "may need; RSS is not sampled\n",
+        detail::private_fd_ceiling());
   }
   s->address_model = detail::address_model_from_environment();
   if (s->address_model != detail::AddressModel::automatic)

@@ -192,7 +192,7 @@ struct ThreadBuffer {
   std::uint64_t unlearnable[kUnlearnableSlots] = {};
   std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
 
-  // Set by the thread-exit key destructor after the thread's last event.
+  // Set by the thread-exit notice after the thread's last event.
   std::atomic<bool> exited{false};
   // Raw clock when the thread last took a block or drained: recent means
   // it is busy producing (Session::count_busy_producers).
@@ -417,7 +417,7 @@ void install_process_hooks();
 // writer thread and file are the parent's: the child must neither wait for
 // the one nor write to the other. A system call: slow paths only.
 bool abandon_if_foreign(Session* s);
-// Marks `tb` exited when its thread ends (pthread key destructor).
+// Marks `tb` exited when its thread ends (a thread_local destructor).
 void watch_thread_exit(ThreadBuffer* tb);
 void run_exit_hook();
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_customMem
 #include <zstd.h>
 
 #include <algorithm>
@@ -190,6 +191,14 @@ inline void split_varint(OutBuf& first, OutBuf& rest, std::uint64_t v) {
 
 }  // namespace
 
+namespace {
+ZSTD_customMem g_codec_memory = ZSTD_defaultCMem;
+}  // namespace
+
+void detail::set_codec_memory(void* (*allocate)(void*, std::size_t), void (*release)(void*, void*)) {
+  g_codec_memory = ZSTD_customMem{allocate, release, nullptr};
+}
+
 struct TraceWriter::Impl {
   int fd = -1;
   // Opened by path: the file's identity, checked before every write (see
@@ -206,7 +215,7 @@ struct TraceWriter::Impl {
 
   OutBuf streams[kStreamCount];
   std::string payload, compressed, frame, record_scratch;
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx* cctx = ZSTD_createCCtx_advanced(g_codec_memory);
 
   // Chunk-local prediction state.
   std::uint32_t current_thread = 0;

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <optional>
 
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/heap_window.hpp"
 #include "memtrail/detail/live_blocks.hpp"
@@ -298,7 +299,7 @@ void Session::emit_signal_mark(int sig) {
 }
 
 void Session::stop_tracing(const std::exception& e) {
-  std::fprintf(stderr, "memtrail: %s; tracing stopped\n", e.what());
+  detail::diagnostic("memtrail: %s; tracing stopped\n", e.what());
   failed.store(true);
   detail::g_tracing.store(false, std::memory_order_release);
 }
@@ -570,7 +571,7 @@ void Session::writer_main() {
     std::lock_guard work(work_mutex);
     modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "memtrail: %s\n", e.what());
+    detail::diagnostic("memtrail: %s\n", e.what());
     failed.store(true);
   }
   bool more = false;  // the last pass left events behind: no wait

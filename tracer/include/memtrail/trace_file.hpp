@@ -38,6 +38,14 @@ struct TraceHeader {
   std::string hostname;
 };
 
+namespace detail {
+// Where the zstd contexts of TraceWriters made from now on take their
+// memory (default: malloc). The recorder points it at its own heap
+// (own_heap.hpp), so zstd never allocates from the traced program's.
+void set_codec_memory(void* (*allocate)(void* opaque, std::size_t bytes),
+                      void (*release)(void* opaque, void* block));
+}  // namespace detail
+
 class TraceWriter {
  public:
   // Opens (truncates) `path` and writes the header. Throws std::runtime_error

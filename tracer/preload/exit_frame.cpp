@@ -15,8 +15,8 @@ namespace {
 // atexit handler -> stop -> the hook -> the scan is about a dozen frames.
 constexpr int kMaxFrames = 64;
 
-// True when the call that returns to `ip` was made from inside exit, _exit or
-// _Exit. ip - 1: exit() ends with its call to the noreturn
+// True when the call that returns to `ip` was made from inside exit, _exit,
+// _Exit or quick_exit. ip - 1: exit() ends with its call to the noreturn
 // __run_exit_handlers, so the return address is one past exit's last byte.
 bool called_from_exit(unw_word_t ip) {
   Dl_info info;
@@ -30,7 +30,8 @@ bool called_from_exit(unw_word_t ip) {
       reinterpret_cast<std::uintptr_t>(at) - reinterpret_cast<std::uintptr_t>(info.dli_saddr);
   if (offset >= symbol->st_size) return false;  // nearest symbol, but not inside it
   return std::strcmp(info.dli_sname, "exit") == 0 || std::strcmp(info.dli_sname, "_exit") == 0 ||
-         std::strcmp(info.dli_sname, "_Exit") == 0;
+         std::strcmp(info.dli_sname, "_Exit") == 0 ||
+         std::strcmp(info.dli_sname, "quick_exit") == 0;
 }
 
 }  // namespace

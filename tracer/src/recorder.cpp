@@ -411,7 +411,10 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
 // queued for the interrupted recorder to append. Anything else under the
 // guard is the tracer's own and dropped.
 __attribute__((noinline, cold)) void queue_if_from_handler(const Event& e) {
-  if (!t_appending || t_internal != 1) return;
+  // A program thread that drains buffers (drain_sharing.cpp) runs the
+  // writer's code, whose allocations are the tracer's: not queued. (A
+  // handler's events during such a drain are dropped, as before.)
+  if (!t_appending || t_internal != 1 || t_draining) return;
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
   QueuedEvent q{};
@@ -652,7 +655,9 @@ void init_libunwind_high() {
     }
     held.set(fd);
   }
+  detail::g_expect_unwind_pipe.store(true, std::memory_order_release);
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  detail::g_expect_unwind_pipe.store(false, std::memory_order_release);
   if (source >= 0) ::close(source);
   // Placeholders are mostly one run of numbers: close them a run at a time.
   for (int i = 0; i < static_cast<int>(held.size());) {
@@ -745,6 +750,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     // Opened now, while the high numbers are free: later the program may
     // have lowered its limit (the writer reopens it only if it was closed).
     s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+    detail::register_private_fd(&s->statm.fd);
   } else {
     // Every number below the limit is one the program may count on: take
     // as few as we can (no RSS samples) and say so once.

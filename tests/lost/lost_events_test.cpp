@@ -66,6 +66,55 @@ std::string run_shape(const TempDir& dir, const std::string& shape,
   return run;
 }
 
+// ---- item 11: a loss the recorder recorded ----------------------------------
+
+// What the preload writes when its early buffer overflowed (a libtorch-like
+// program: 393198 events before start-up), written here with TraceWriter.
+TEST(LostEvents, RecordedLossIsSaidByReportJsonAndCheck) {
+  TempDir dir;
+  std::string path = dir / "lost.mtr";
+  {
+    memtrail::TraceWriter w(path, memtrail::TraceHeader{});
+    w.add_pool({1, 0, "malloc", memtrail::PoolKind::heap, memtrail::MemorySpace::host, -1});
+    w.add_string(1, "before start-up: beyond the early buffer");
+    memtrail::Event alloc;
+    alloc.kind = memtrail::EventKind::alloc;
+    alloc.pool = 1;
+    alloc.address = 0x1000;
+    alloc.size = alloc.requested = 16;
+    w.add_event(alloc);
+    memtrail::Event lost;
+    lost.kind = memtrail::EventKind::mark;
+    lost.detail = static_cast<std::uint8_t>(memtrail::MarkDetail::lost);
+    lost.size = 393198;
+    lost.requested = static_cast<std::uint8_t>(memtrail::LostReason::before_startup);
+    lost.aux = 1;
+    w.add_event(lost);
+  }
+  auto report = run_command(kMemtrail + " report " + shell_quote(path));
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("lost events            393198 not in this trace (before start-up"),
+            std::string::npos)
+      << report.out;
+  auto json_out = run_command(kMemtrail + " report --json " + shell_quote(path));
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  auto lost = nlohmann::json::parse(json_out.out)["trace"]["lost_events"];
+  EXPECT_EQ(lost["count"], 393198);
+  EXPECT_EQ(lost["cut"], false);
+  ASSERT_EQ(lost["reasons"].size(), 1u);
+  EXPECT_EQ(lost["reasons"][0]["reason"], "before_startup");
+  EXPECT_EQ(lost["reasons"][0]["count"], 393198);
+  // The block is a leak: a generous limit leaves only the loss to fail.
+  auto check = run_command(kMemtrail + " check --max-leaked 1KiB " + shell_quote(path));
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE(check.err.find("lost-events"), std::string::npos) << check.err;
+  EXPECT_NE(check.err.find("393198 before start-up"), std::string::npos) << check.err;
+  auto accepted =
+      run_command(kMemtrail + " check --max-leaked 1KiB --accept-lost-events " + shell_quote(path));
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
+  EXPECT_NE(accepted.out.find("accepted"), std::string::npos) << accepted.out;
+}
+
 // ---- item 10: a signal handler that interrupts the recorder -----------------
 
 TEST(LostEvents, HandlerMallocsThatInterruptTheRecorderAreAllRecorded) {

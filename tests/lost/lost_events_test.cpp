@@ -115,6 +115,22 @@ TEST(LostEvents, RecordedLossIsSaidByReportJsonAndCheck) {
   EXPECT_NE(accepted.out.find("accepted"), std::string::npos) << accepted.out;
 }
 
+// 1.2M heap events from a library constructor, before the tracer's: every
+// one is in the trace (past the first 1M without its stack), none lost.
+TEST(LostEvents, MoreStartUpEventsThanTheStackedBufferAreAllRecorded) {
+  TempDir dir;
+  std::string run = dir / "t";
+  auto r = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + EARLY_HOST_BIN);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "host done after 600000\n");
+  EXPECT_EQ(r.err.find("were not recorded"), std::string::npos) << r.err;
+  Counts t = read_counts(only_trace(run));
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_EQ(t.lost, 0u);
+  EXPECT_EQ(t.allocs[48], 600000u);
+  EXPECT_EQ(t.frees_of[48], 600000u);
+}
+
 // ---- item 10: a signal handler that interrupts the recorder -----------------
 
 TEST(LostEvents, HandlerMallocsThatInterruptTheRecorderAreAllRecorded) {

@@ -51,6 +51,9 @@ void print_usage() {
       "  --show-leak-kinds K,...  leak classes that count: definite, indirect, possible,\n"
       "                           reachable, all (default definite,indirect)\n"
       "  --gen-suppressions       print a 'leak:' rule for each failing leak site on stdout\n"
+      "  --accept-lost-events     pass a trace short of some of the program's events (the\n"
+      "                           tracer said it lost them, or the trace was cut); by\n"
+      "                           default such a trace fails the 'lost-events' item\n"
       "  --run                    run PROGRAM under 'memtrail run' first, then check\n"
       "  --trace DIR              with --run: keep the run directory here (default: temporary)\n"
       "  --pid N, --program NAME  of a run directory: check only that process (default:\n"
@@ -71,6 +74,7 @@ struct Flags {
   std::string baseline, write_baseline, junit, policy, trace, run_trace;
   bool run = false;
   bool gen_suppressions = false;
+  bool accept_lost_events = false;
   std::optional<LeakKinds> leak_kinds;
   std::vector<std::string> program;
 };
@@ -240,6 +244,8 @@ int cmd_check(int argc, char** argv) {
                args.value("--policy", f.policy) || args.value("--trace", f.run_trace)) {
     } else if (args.flag("--gen-suppressions")) {
       f.gen_suppressions = true;
+    } else if (args.flag("--accept-lost-events")) {
+      f.accept_lost_events = true;
     } else if (args.value("--show-leak-kinds", v)) {
       std::string why;
       f.leak_kinds = LeakKinds::parse(v, &why);
@@ -291,6 +297,7 @@ int cmd_check(int argc, char** argv) {
   if (f.leak_kinds) config.leak_kinds = *f.leak_kinds;
   if (!f.baseline.empty()) config.baseline = f.baseline;
   if (f.no_default_suppressions) config.default_suppressions = false;
+  if (f.accept_lost_events) config.accept_lost_events = true;
   config.suppression_files.insert(config.suppression_files.end(), f.suppression_files.begin(),
                                   f.suppression_files.end());
   if (!options.pools.empty()) config.pools = options.pools;  // --pool replaces the policy's

@@ -35,7 +35,11 @@ std::string how_it_ended(int status) {
     return "the program was killed by " + signal_name(WTERMSIG(status)) +
            (WTERMSIG(status) == SIGKILL ? ", which cannot be caught"
                                         : " before the trace was finished");
-  return "writing it failed or was cut short; see above";
+  // A failed write says why on the program's stderr as it happens; a raw
+  // exit_group (or a writer thread that died with the process) says nothing.
+  return "the program ended without running its exit handlers (a raw exit_group system "
+         "call?), so the events after the last whole chunk are lost, or writing the trace "
+         "failed (the tracer then said why on stderr)";
 }
 
 }  // namespace

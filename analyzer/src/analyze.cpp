@@ -38,6 +38,12 @@ void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult&
 
 }  // namespace detail
 
+std::uint64_t Analysis::lost_event_count() const {
+  std::uint64_t n = 0;
+  for (const LostEvents& l : lost_events) n += l.count;
+  return n;
+}
+
 const PoolStats* Analysis::pool(PoolId id) const {
   for (const auto& p : pools)
     if (p.info.id == id.value) return &p;

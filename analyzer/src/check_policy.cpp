@@ -102,6 +102,9 @@ bool load_policy(const std::string& path, CheckConfig& out, std::string* error) 
     } else if (key == "default_suppressions") {
       if (!v.is_boolean()) return fail("'default_suppressions' must be true or false");
       out.default_suppressions = v.get<bool>();
+    } else if (key == "accept_lost_events") {
+      if (!v.is_boolean()) return fail("'accept_lost_events' must be true or false");
+      out.accept_lost_events = v.get<bool>();
     } else if (key == "top") {
       if (!v.is_number_unsigned()) return fail("'top' must be a non-negative integer");
       out.top_sites = v.get<std::size_t>();
@@ -111,7 +114,7 @@ bool load_policy(const std::string& path, CheckConfig& out, std::string* error) 
           "' (known: max_leaked, max_leaked_blocks, max_peak, max_reserved, max_scope_growth, "
           "pools, "
           "suppressions, suppression_files, baseline, tolerance, default_suppressions, "
-          "top)");
+          "accept_lost_events, top)");
     }
   }
   return true;

@@ -187,6 +187,9 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
     }
   }
 
+  if (std::optional<CheckItem> lost = check_lost_events(a, config.accept_lost_events))
+    r.items.push_back(std::move(*lost));
+
   if (config.max_scope_growth)
     r.items.push_back(check_scope_growth(a, *config.max_scope_growth, config.frames_per_site));
 

@@ -60,6 +60,17 @@ std::string Engine::string_of(std::uint64_t id) const {
   return it != strings_.end() && id <= 0xFFFFFFFFu ? it->second : std::string();
 }
 
+void Engine::note_lost(const Event& e) {
+  auto reason = static_cast<LostReason>(e.requested <= 255 ? e.requested : 0);
+  std::string words = string_of(e.aux);
+  for (LostEvents& l : lost_events_)
+    if (l.reason == reason && l.words == words) {
+      l.count += e.size;
+      return;
+    }
+  lost_events_.push_back(LostEvents{reason, std::move(words), e.size});
+}
+
 void Engine::on_string(std::uint32_t id, std::string_view text) {
   strings_[id] = std::string(text);
   if (!options_.iteration_mark.empty() && text == options_.iteration_mark)
@@ -398,6 +409,10 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       break;
     case EventKind::mark:
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
+      if (e.detail == static_cast<std::uint8_t>(MarkDetail::lost)) {
+        note_lost(e);
+        break;
+      }
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::signal)) {
         ended_by_signal_ = static_cast<int>(std::min<std::uint64_t>(e.size, 1024));
         ended_by_signal_name_ = string_of(e.aux);
@@ -777,6 +792,7 @@ void Engine::finish(Analysis& a) {
   a.marks = std::move(marks_);
   a.ended_by_signal = ended_by_signal_;
   a.attached = attached_;
+  a.lost_events = std::move(lost_events_);
   a.ended_by_signal_name = std::move(ended_by_signal_name_);
   std::sort(large_blocks_.begin(), large_blocks_.end(),
             [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });

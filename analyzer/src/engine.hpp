@@ -207,6 +207,7 @@ class Engine : public TraceVisitor {
   }
   void record_large_block(const BlockLifetime& b);
   std::string string_of(std::uint64_t id) const;
+  void note_lost(const Event& e);  // a MarkDetail::lost mark
 
   AnalysisOptions options_;
   ProgressFn progress_;
@@ -245,6 +246,7 @@ class Engine : public TraceVisitor {
   Decimator sample_timeline_{4, 1000};
   std::vector<Mark> marks_;
   int ended_by_signal_ = 0;
+  std::vector<LostEvents> lost_events_;  // MarkDetail::lost marks, by reason
   bool attached_ = false;  // a MarkDetail::attach mark: `memtrail attach`
   std::string ended_by_signal_name_;
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running

@@ -18,6 +18,27 @@ std::uint64_t series_max(const Series& s) {
   return m;
 }
 
+const char* lost_reason_name(LostReason r) {
+  switch (r) {
+    case LostReason::before_startup:
+      return "before_startup";
+    case LostReason::signal_handler:
+      return "signal_handler";
+    default:
+      return "unknown";
+  }
+}
+
+// trace.lost_events: what the recorder said it could not record, and
+// whether the trace was cut (events after its last whole chunk, uncounted).
+json lost_events_json(const Analysis& a) {
+  json reasons = json::array();
+  for (const LostEvents& l : a.lost_events)
+    reasons.push_back(
+        {{"reason", lost_reason_name(l.reason)}, {"count", l.count}, {"text", l.words}});
+  return {{"count", a.lost_event_count()}, {"cut", !a.read.complete}, {"reasons", reasons}};
+}
+
 json histogram_json(const Histogram& h) {
   json buckets = json::array();
   for (std::size_t i = 0; i < h.counts.size(); ++i)
@@ -205,6 +226,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                 {"complete", a.read.complete},
                 {"chunks", a.read.chunks},
                 {"attached", a.attached},
+                {"lost_events", lost_events_json(a)},
                 {"ended_by_signal",
                  a.ended_by_signal == 0
                      ? json(nullptr)

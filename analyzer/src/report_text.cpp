@@ -113,6 +113,13 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  format_size(series_max(a.samples.heap_used)).c_str(),
                  format_size(series_max(a.samples.heap_reserved)).c_str());
   }
+  for (const LostEvents& l : a.lost_events)
+    out += fmt("  lost events            %s not in this trace (%s)\n", count(l.count).c_str(),
+               l.words.c_str());
+  if (!a.read.complete)
+    out +=
+        "  lost events            those after the last whole chunk: no end-of-trace marker "
+        "(the program ended without exit handlers, or was killed)\n";
   if (a.attached)
     out +=
         fmt("  attached               to a running process: blocks allocated before are "

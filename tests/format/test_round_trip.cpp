@@ -170,6 +170,31 @@ TEST_F(Fixture, EveryEventKindRoundTripsWithAllFields) {
     EXPECT_EQ(c.events[i], events[i]) << "event " << i;
 }
 
+// A MarkDetail::lost mark (events the recorder could not record): count,
+// reason and its text come back as written, in the version-1 format.
+TEST_F(Fixture, LostEventsMarkRoundTrips) {
+  Event lost;
+  lost.kind = EventKind::mark;
+  lost.time_ns = 12345;
+  lost.detail = static_cast<std::uint8_t>(MarkDetail::lost);
+  lost.size = 393198;
+  lost.requested = static_cast<std::uint8_t>(LostReason::before_startup);
+  lost.aux = 1;
+  {
+    TraceWriter w(path, sample_header());
+    w.add_string(1, "before start-up: beyond the early buffer");
+    w.add_event(lost);
+  }
+  Collected c;
+  ReadResult r = test::read_trace(path, c);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(c.header.version, 1);
+  ASSERT_EQ(c.events.size(), 1u);
+  EXPECT_EQ(c.events[0], lost);
+  ASSERT_EQ(c.strings.size(), 1u);
+  EXPECT_EQ(c.strings[0].second, "before start-up: beyond the early buffer");
+}
+
 TEST_F(Fixture, TablesArriveBeforeTheEventsThatUseThem) {
   {
     TraceWriter w(path, sample_header());

@@ -26,9 +26,15 @@ namespace {
 
 // Start-up allocations are few (a C++ program: ~10; python3: ~100), so the
 // first 4096 events fit in static storage (touched only as used); a
-// constructor that churns gets more chunks from mmap, up to 1M events.
+// constructor that churns gets more chunks from mmap, up to 1M events with
+// their stacks (~300 MB at most). Past that (libtorch's operator registry
+// makes ~1.4M) events are kept without stacks, 40 bytes each, up to 16M
+// more: an event without its stack beats one lost.
 constexpr std::size_t kChunkEvents = 4096;
 constexpr std::size_t kMaxChunks = 256;
+constexpr std::size_t kStackedEvents = kChunkEvents * kMaxChunks;
+constexpr std::size_t kCompactChunkEvents = 65536;
+constexpr std::size_t kMaxCompactChunks = 256;
 constexpr int kMaxFrames = 32;
 
 struct EarlyEvent {
@@ -42,6 +48,17 @@ struct EarlyEvent {
 };
 constexpr std::size_t kChunkBytes = kChunkEvents * sizeof(EarlyEvent);
 
+// An event past the stacked buffer: no frames.
+struct CompactEvent {
+  std::uint64_t address, size, alignment;
+  const void* caller;
+  EventKind kind;
+  AllocFn fn;
+  bool valid;
+};
+constexpr std::size_t kCompactChunkBytes = kCompactChunkEvents * sizeof(CompactEvent);
+std::atomic<CompactEvent*> g_compact[kMaxCompactChunks] = {};
+
 EarlyEvent g_first_chunk[kChunkEvents];
 std::atomic<EarlyEvent*> g_chunks[kMaxChunks] = {g_first_chunk};
 std::atomic<std::size_t> g_claimed{0};  // slots handed out
@@ -49,19 +66,35 @@ std::atomic<std::size_t> g_written{0};  // slots filled (published)
 std::atomic<std::size_t> g_dropped{0};
 
 // Straight system calls: our mmap interposer must not see these.
-void* map_chunk() {
-  long m = syscall(SYS_mmap, nullptr, kChunkBytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+void* map_chunk(std::size_t bytes = kChunkBytes) {
+  long m =
+      syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return m < 0 && m > -4096 ? nullptr : reinterpret_cast<void*>(m);
 }
-void unmap_chunk(void* chunk) {
-  syscall(SYS_munmap, chunk, kChunkBytes);
+void unmap_chunk(void* chunk, std::size_t bytes = kChunkBytes) {
+  syscall(SYS_munmap, chunk, bytes);
 }
 // After the close: the pages go, the mapping stays, so a thread that
 // claimed a slot just as the buffer closed writes into zero pages, not
 // into unmapped memory.
-void release_chunk(void* chunk) {
-  syscall(SYS_madvise, chunk, kChunkBytes, MADV_DONTNEED);
+void release_chunk(void* chunk, std::size_t bytes = kChunkBytes) {
+  syscall(SYS_madvise, chunk, bytes, MADV_DONTNEED);
+}
+
+// Slot i - kStackedEvents of the compact chunks (mapped on first use).
+CompactEvent* compact_slot(std::size_t i) {
+  std::size_t c = i / kCompactChunkEvents;
+  if (c >= kMaxCompactChunks) return nullptr;
+  CompactEvent* chunk = g_compact[c].load(std::memory_order_acquire);
+  if (chunk == nullptr) {
+    auto* mapped = static_cast<CompactEvent*>(map_chunk(kCompactChunkBytes));
+    if (mapped == nullptr) return nullptr;
+    if (g_compact[c].compare_exchange_strong(chunk, mapped, std::memory_order_acq_rel))
+      chunk = mapped;
+    else
+      unmap_chunk(mapped, kCompactChunkBytes);
+  }
+  return chunk + i % kCompactChunkEvents;
 }
 
 EarlyEvent* slot(std::size_t i) {
@@ -85,14 +118,24 @@ void publish() {
   g_written.fetch_add(1, std::memory_order_release);
 }
 
-EarlyEvent* claim() {
+// A slot with room for a stack, or (past the stacked buffer) a compact
+// one; both null when even that is full (the event is counted as dropped).
+struct Claimed {
+  EarlyEvent* stacked = nullptr;
+  CompactEvent* compact = nullptr;
+};
+Claimed claim() {
   std::size_t i = g_claimed.fetch_add(1, std::memory_order_relaxed);
-  EarlyEvent* e = slot(i);
-  if (e == nullptr) {
+  Claimed c;
+  if (i < kStackedEvents)
+    c.stacked = slot(i);
+  else
+    c.compact = compact_slot(i - kStackedEvents);
+  if (c.stacked == nullptr && c.compact == nullptr) {
     g_dropped.fetch_add(1, std::memory_order_relaxed);
     publish();
   }
-  return e;
+  return c;
 }
 
 // Blocks made by a library only the tracer needs (libstdc++'s start-up pool
@@ -130,7 +173,19 @@ class NotTheProgramsBlocks {
 [[gnu::noinline]] void early_alloc(const void* block, std::size_t requested, AllocFn fn,
                                    std::size_t alignment, const void* caller) {
   if (detail::thread_is_internal()) return;
-  EarlyEvent* e = claim();
+  Claimed c = claim();
+  if (c.compact != nullptr) {
+    *c.compact = CompactEvent{reinterpret_cast<std::uintptr_t>(block),
+                              requested,
+                              alignment,
+                              caller,
+                              EventKind::alloc,
+                              fn,
+                              true};
+    publish();
+    return;
+  }
+  EarlyEvent* e = c.stacked;
   if (e == nullptr) return;
   *e = EarlyEvent{reinterpret_cast<std::uintptr_t>(block),
                   requested,
@@ -153,7 +208,14 @@ class NotTheProgramsBlocks {
 
 void early_free(const void* block, std::size_t size, AllocFn fn) {
   if (detail::thread_is_internal()) return;
-  EarlyEvent* e = claim();
+  Claimed c = claim();
+  if (c.compact != nullptr) {
+    *c.compact = CompactEvent{
+        reinterpret_cast<std::uintptr_t>(block), size, 0, nullptr, EventKind::free, fn, true};
+    publish();
+    return;
+  }
+  EarlyEvent* e = c.stacked;
   if (e == nullptr) return;
   *e = EarlyEvent{
       reinterpret_cast<std::uintptr_t>(block), size, 0, nullptr, EventKind::free, fn, 0, true, {}};
@@ -197,17 +259,30 @@ std::size_t close_early_events(bool record) {
   while (g_written.load(std::memory_order_acquire) < n) {
   }
   NotTheProgramsBlocks not_the_programs;
-  for (std::size_t i = 0; record && i < n && i / kChunkEvents < kMaxChunks; ++i) {
-    EarlyEvent* chunk = g_chunks[i / kChunkEvents].load(std::memory_order_acquire);
-    if (chunk == nullptr) continue;
-    const EarlyEvent& early = chunk[i % kChunkEvents];
-    if (!early.valid) continue;
+  auto record_one = [&](const EarlyEvent& early) {
+    if (!early.valid) return;
     bool alloc = early.kind == EventKind::alloc;
-    if (alloc ? not_the_programs.allocated(early) : not_the_programs.freed(early)) continue;
+    if (alloc ? not_the_programs.allocated(early) : not_the_programs.freed(early)) return;
     record_early(early);
+  };
+  for (std::size_t i = 0; record && i < n && i < kStackedEvents; ++i) {
+    EarlyEvent* chunk = g_chunks[i / kChunkEvents].load(std::memory_order_acquire);
+    if (chunk != nullptr) record_one(chunk[i % kChunkEvents]);
+  }
+  for (std::size_t i = kStackedEvents; record && i < n; ++i) {
+    std::size_t k = i - kStackedEvents;
+    if (k / kCompactChunkEvents >= kMaxCompactChunks) break;
+    CompactEvent* chunk = g_compact[k / kCompactChunkEvents].load(std::memory_order_acquire);
+    if (chunk == nullptr) continue;
+    const CompactEvent& c = chunk[k % kCompactChunkEvents];
+    EarlyEvent early{c.address, c.size, c.alignment, c.caller, c.kind, c.fn, 0, c.valid, {}};
+    record_one(early);
   }
   for (std::size_t c = 1; c < kMaxChunks; ++c)
     if (EarlyEvent* chunk = g_chunks[c].load(std::memory_order_acquire)) release_chunk(chunk);
+  for (std::size_t c = 0; c < kMaxCompactChunks; ++c)
+    if (CompactEvent* chunk = g_compact[c].load(std::memory_order_acquire))
+      release_chunk(chunk, kCompactChunkBytes);
   return record ? g_dropped.load(std::memory_order_relaxed) : 0;
 }
 

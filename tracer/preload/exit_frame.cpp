@@ -19,15 +19,16 @@ struct CodeRange {
   std::uintptr_t begin = 0, end = 0;
 };
 
-// exit, _exit and _Exit as the program calls them (our interposers for the
-// last two) and as libc defines them: six ranges at most.
+// exit, _exit, _Exit and quick_exit as the program calls them (our
+// interposers) and as libc defines them: eight ranges at most.
 struct ExitFunctions {
-  CodeRange ranges[6];
+  static constexpr int kMax = 8;
+  CodeRange ranges[kMax];
   int count = 0;
   void add(void* address) {
     Dl_info info;
     void* entry = nullptr;  // the symbol's ElfW(Sym)
-    if (address == nullptr || count == 6 || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 ||
+    if (address == nullptr || count == kMax || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 ||
         entry == nullptr)
       return;
     auto begin = reinterpret_cast<std::uintptr_t>(info.dli_saddr);
@@ -48,7 +49,7 @@ struct ExitFunctions {
 
 ExitFunctions exit_functions() {
   ExitFunctions f;
-  for (const char* name : {"exit", "_exit", "_Exit"}) {
+  for (const char* name : {"exit", "_exit", "_Exit", "quick_exit"}) {
     f.add(dlsym(RTLD_DEFAULT, name));
     f.add(dlsym(RTLD_NEXT, name));
   }

@@ -37,6 +37,40 @@ Fn next_symbol(const char* name) {
 
 constexpr char kMarker[] = "MEMTRAIL_EXEC_PID=";
 
+// The tracing environment as the program started with it (LD_PRELOAD with
+// this library, the MEMTRAIL_* variables `memtrail run` set), kept so that
+// an exec whose environment lost them (env -u LD_PRELOAD, clearenv(), a
+// sanitised environment) gets them back: the new image is traced as every
+// other one is, rather than silently not. Static storage: no allocation.
+constexpr std::size_t kSavedBytes = 16384;
+constexpr std::size_t kMaxSaved = 32;
+char g_saved_text[kSavedBytes];
+const char* g_saved[kMaxSaved];  // "NAME=value"
+std::size_t g_saved_count = 0;
+
+bool save_entry(const char* entry) {
+  static std::size_t used = 0;
+  std::size_t n = std::strlen(entry) + 1;
+  if (g_saved_count == kMaxSaved || used + n > kSavedBytes) return false;
+  std::memcpy(g_saved_text + used, entry, n);
+  g_saved[g_saved_count++] = g_saved_text + used;
+  used += n;
+  return true;
+}
+
+// Length of "NAME=" in `entry` (0 if it has no '=').
+std::size_t name_length(const char* entry) {
+  const char* eq = std::strchr(entry, '=');
+  return eq ? static_cast<std::size_t>(eq - entry) + 1 : 0;
+}
+
+bool has_variable(char* const* envp, const char* saved) {
+  std::size_t n = name_length(saved);
+  for (std::size_t i = 0; envp && envp[i]; ++i)
+    if (std::strncmp(envp[i], saved, n) == 0) return true;
+  return false;
+}
+
 // One exec attempt: finishes the trace before it, restarts tracing if the
 // exec returns (it failed). `envp()` is the environment the image gets.
 class ExecScope {
@@ -48,13 +82,17 @@ class ExecScope {
     std::size_t n = 0;
     while (envp && envp[n]) ++n;
     // Exec is rare and this image is about to be replaced: malloc is fine.
-    marked_ = static_cast<char**>(std::malloc((n + 2) * sizeof(char*)));
+    marked_ = static_cast<char**>(std::malloc((n + 2 + g_saved_count) * sizeof(char*)));
     if (!marked_) return;
     std::snprintf(marker_, sizeof marker_, "%s%d.%d", kMarker, static_cast<int>(getpid()),
                   memtrail::detail::next_image_sequence());
     std::size_t k = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (std::strncmp(envp[i], kMarker, sizeof kMarker - 1) != 0) marked_[k++] = envp[i];
+    // A variable the program removed comes back; one it changed (its own
+    // LD_PRELOAD, say) is kept as it is.
+    for (std::size_t i = 0; i < g_saved_count; ++i)
+      if (!has_variable(envp, g_saved[i])) marked_[k++] = const_cast<char*>(g_saved[i]);
     marked_[k++] = marker_;
     marked_[k] = nullptr;
     envp_ = marked_;
@@ -92,6 +130,19 @@ class ExecScope {
   for (std::size_t i = 1; i <= argc_; ++i) argv[i] = va_arg(args_, char*);
 
 }  // namespace
+
+namespace memtrail::preload {
+
+void save_tracing_environment() {
+  if (g_saved_count != 0) return;  // once per image
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) == 0 ||
+        (std::strncmp(*e, "MEMTRAIL_", 9) == 0 &&
+         std::strncmp(*e, kMarker, sizeof kMarker - 1) != 0))
+      save_entry(*e);
+}
+
+}  // namespace memtrail::preload
 
 extern "C" {
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
+#include <cstdlib>
 
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
@@ -88,6 +89,21 @@ void finish_trace_before_exit() {
 }
 
 }  // namespace
+
+namespace memtrail::preload {
+
+// quick_exit() runs the at_quick_exit handlers and then glibc's internal
+// _exit, which no interposer sees: without this its trace was cut. Handlers
+// run last-registered first, so ours, registered at start-up before any of
+// the program's, runs after them: their events are in the trace too.
+void finish_trace_at_quick_exit() {
+  static bool registered = false;
+  if (registered) return;
+  registered = true;
+  at_quick_exit([] { finish_trace_before_exit(); });
+}
+
+}  // namespace memtrail::preload
 
 extern "C" {
 

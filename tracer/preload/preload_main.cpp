@@ -19,6 +19,7 @@
 #include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/session_state.hpp"
@@ -106,7 +107,11 @@ bool start_recorder(const char* attach_output) {
   // The interposers' frames never top a recorded stack.
   detail::add_internal_code(reinterpret_cast<const void*>(&start_preload_tracing));
   pthread_atfork(nullptr, nullptr, &after_fork_in_child);
+  if (attach_output == nullptr) finish_trace_at_quick_exit();
   if (!follow) remove_self_from_ld_preload();
+  // Followed children stay traced even when the program strips the tracer
+  // from an exec's environment (not for `memtrail attach`: nothing follows).
+  if (follow && attach_output == nullptr) save_tracing_environment();
   if (detail::recorder_started()) return true;  // it started itself (MEMTRAIL_AUTOSTART)
   RecorderOptions options = RecorderOptions::from_environment();
   options.track_live_heap = true;
@@ -133,6 +138,10 @@ namespace {
   start_recorder(nullptr);
   std::size_t dropped = close_early_events(detail::recorder_started());
   if (dropped != 0) {
+    // In the trace too: report and check must say what is missing.
+    detail::record_lost(dropped, LostReason::before_startup,
+                        "before start-up: made by constructors before the tracer's, beyond what "
+                        "its early buffer holds");
     detail::diagnostic("memtrail: %zu heap events before start-up were not recorded\n", dropped);
   }
 }

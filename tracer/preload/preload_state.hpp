@@ -18,6 +18,13 @@ namespace memtrail::preload {
 extern std::uint32_t g_heap_pool;  // "malloc", PoolKind::heap
 extern std::uint32_t g_mmap_pool;  // "mmap", PoolKind::mmap
 
+// Keeps LD_PRELOAD and the MEMTRAIL_* variables as they are now: an exec
+// whose environment lost them gets them back (hooks_exec.cpp).
+void save_tracing_environment();
+
+// Registers the at_quick_exit handler that finishes the trace (once).
+void finish_trace_at_quick_exit();
+
 // skip_frames = 1 drops the interposer's own frame: the innermost frame of a
 // recorded stack is the program's call site.
 [[gnu::always_inline]] inline void trace_alloc(const void* block, std::size_t requested, AllocFn fn,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 
 namespace memtrail::detail {
@@ -54,6 +55,73 @@ bool OwnFd::still_ours() const {
   struct stat st;
   return fd >= 0 && ::fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
+
+namespace {
+constexpr int kMaxSlots = 8;
+int* g_slots[kMaxSlots];
+std::mutex& slots_mutex() {
+  static std::mutex m;  // trivially destructible enough: never destroyed before exit
+  return m;
+}
+}  // namespace
+
+std::unique_lock<std::mutex> private_fd_lock() {
+  return std::unique_lock<std::mutex>(slots_mutex());
+}
+
+bool register_private_fd(int* slot) {
+  auto lock = private_fd_lock();
+  for (int*& s : g_slots)
+    if (s == slot) return true;
+  for (int*& s : g_slots)
+    if (s == nullptr) {
+      s = slot;
+      return true;
+    }
+  return false;
+}
+
+void unregister_private_fd(int* slot) {
+  auto lock = private_fd_lock();
+  for (int*& s : g_slots)
+    if (s == slot) s = nullptr;
+}
+
+bool maybe_private_fd(int fd) {
+  for (int* s : g_slots)
+    if (s != nullptr && __atomic_load_n(s, __ATOMIC_RELAXED) == fd) return fd >= 0;
+  return false;
+}
+
+bool is_private_fd_locked(int fd) {
+  if (fd < 0) return false;
+  for (int* s : g_slots)
+    if (s != nullptr && *s == fd) return true;
+  return false;
+}
+
+bool vacate_private_fd_locked(int fd) {
+  if (!is_private_fd_locked(fd)) return false;
+  // The highest free number below the ceiling (not `fd`, which is taken).
+  int moved = -1;
+  int ceiling = private_fd_ceiling();
+  for (int want = ceiling - 1, tries = 0; want >= 0 && tries < kTries; --want, ++tries) {
+    moved = ::fcntl(fd, F_DUPFD_CLOEXEC, want);
+    if (moved >= 0 && moved < ceiling && moved != fd) break;
+    if (moved >= 0) ::close(moved);
+    moved = -1;
+  }
+  if (moved < 0) moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // anywhere, rather than lose it
+  if (moved < 0) return true;  // nowhere to go: the program's call takes the number
+  // The flags of the original stay: libunwind's pipe is non-blocking.
+  int status = ::fcntl(fd, F_GETFL);
+  if (status >= 0) ::fcntl(moved, F_SETFL, status);
+  for (int* s : g_slots)
+    if (s != nullptr && *s == fd) *s = moved;
+  return true;
+}
+
+std::atomic<bool> g_expect_unwind_pipe{false};
 
 void OwnFd::release() {
   if (still_ours()) ::close(fd);

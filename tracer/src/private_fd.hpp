@@ -10,6 +10,9 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <mutex>
+
 namespace memtrail::detail {
 
 // One past the highest number the tracer aims for: min(soft limit, 1024).
@@ -35,5 +38,33 @@ struct OwnFd {
   // the program's to close. Forgets it either way.
   void release();
 };
+
+// The program may also aim at one of our numbers on purpose: dup2(file,
+// 1023), close(1023). Untraced, that number was free: dup2 gets it and close
+// fails with EBADF. So every descriptor variable of the tracer (the trace
+// file's, statm's, libunwind's validation pipe) is registered, and the
+// preload's dup2/dup3/close interposers ask first: a registered number a
+// program dup2s onto is moved elsewhere (every registered variable holding
+// it is updated) before the program's call runs; a close of one fails as
+// it would untraced. Writers through a registered descriptor hold
+// private_fd_lock() from their check to their last write, so a move never
+// happens in between.
+std::unique_lock<std::mutex> private_fd_lock();
+// `slot` holds a descriptor number (-1: none) for as long as it is
+// registered. At most 8 slots; false when full.
+bool register_private_fd(int* slot);
+void unregister_private_fd(int* slot);
+// A look without the lock (close is common, a tracer number rare): false
+// means certainly not ours; true is confirmed under the lock.
+bool maybe_private_fd(int fd);
+// True when `fd` is in a registered slot (the caller holds the lock).
+bool is_private_fd_locked(int fd);
+// If `fd` is a registered descriptor, moves it to another free number and
+// updates every slot that held it; true when it was ours. The caller holds
+// the lock and then makes the program's own call.
+bool vacate_private_fd_locked(int fd);
+// Set while the recorder first initialises libunwind, which opens its
+// validation pipe then (note_pipe in program_fds.hpp registers it).
+extern std::atomic<bool> g_expect_unwind_pipe;
 
 }  // namespace memtrail::detail

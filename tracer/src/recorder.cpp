@@ -23,6 +23,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "handler_queue.hpp"
 #include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/exec.hpp"
@@ -50,6 +51,11 @@ std::atomic<Session*> g_stopping_session{nullptr};
 __thread int t_internal __attribute__((tls_model("initial-exec"))) = 0;
 __thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
 __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+// Set while record_impl appends to the thread's buffer: an event arriving
+// then (t_internal is 1, the recorder's own guard) comes from a signal
+// handler that interrupted it, and waits in t_handler_queue.
+__thread bool t_appending __attribute__((tls_model("initial-exec"))) = false;
+__thread HandlerQueue t_handler_queue __attribute__((tls_model("initial-exec")));
 // A name set before the thread's first event; copied at registration.
 __thread char t_pending_name[kMaxNameBytes] __attribute__((tls_model("initial-exec")));
 
@@ -391,16 +397,69 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
 // null when it cannot be.
 [[gnu::always_inline]] inline ThreadBuffer* buffer_of_this_thread(Session* s) {
   ThreadBuffer* tb = t_buffer;
-  return tb && tb->session == s ? tb : register_thread(s);
+  if (tb && tb->session == s) return tb;
+  InternalGuard deeper;  // registration's allocations are the tracer's, not a handler's
+  return register_thread(s);
 }
+
+// An event that found the recorder busy on its own thread. Only while
+// record_impl appends, at its own guard level (not the tracer's allocations
+// made under a deeper guard), is the caller a signal handler: its event is
+// queued for the interrupted recorder to append. Anything else under the
+// guard is the tracer's own and dropped.
+__attribute__((noinline, cold)) void queue_if_from_handler(const Event& e) {
+  // A program thread that drains buffers (drain_sharing.cpp) runs the
+  // writer's code, whose allocations are the tracer's: not queued. (A
+  // handler's events during such a drain are dropped, as before.)
+  if (!t_appending || t_internal != 1 || t_draining) return;
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  QueuedEvent q{};
+  q.head.time = s->clock.raw_now();
+  q.head.address = e.address;
+  q.head.size = e.size;
+  q.head.kind = static_cast<std::uint8_t>(e.kind);
+  q.head.detail = e.detail;
+  q.tail = RawTail{e.requested, e.aux, e.pool, e.stack};
+  q.has_tail = true;
+  q.head.flags = kRawHasTail;
+  if (!t_handler_queue.push(q)) s->lost_in_handlers.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Appends the handlers' queued events (no stacks: they were made in a
+// handler that interrupted the unwinder's caller). A handler may queue more
+// while this runs; they are taken too.
+__attribute__((noinline, cold)) void append_queued(Session* s, ThreadBuffer* tb) {
+  QueuedEvent q;
+  while (t_handler_queue.pop(q)) append(s, tb, q.head, q.has_tail ? &q.tail : nullptr, nullptr);
+}
+
+// Marks the span in which the thread's buffer is half-written.
+// Restores the outer value: a handler that ran a whole record_impl before
+// the interrupted one took its guard leaves the mark as it found it.
+struct Appending {
+  bool outer = t_appending;
+  Appending() {
+    t_appending = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~Appending() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_appending = outer;
+  }
+};
 
 // Not inlined, and its callers are kept out of tail position (the empty asm
 // after each call), so its frame address keys the stack cache and its
 // caller's frame is on the stack (skipped with the library's other frames).
 __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool capture) {
-  if (t_internal) return;
+  if (t_internal) {
+    queue_if_from_handler(e);
+    return;
+  }
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
+  Appending appending;  // outlives the guard: no window where both are off
   InternalGuard guard;
   ThreadBuffer* tb = buffer_of_this_thread(s);
   if (!tb) return;
@@ -486,15 +545,20 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     }
   }
   append(s, tb, raw, compact ? nullptr : &tail, frames);
+  if (__builtin_expect(!t_handler_queue.empty(), 0)) append_queued(s, tb);
 }
 
 // An event whose stack was taken before the session existed (the preload's
 // early events): its frames are the unw_backtrace of the taker, whose own
 // frames (in the recorder's modules) select_first skips here.
 void record_frames_impl(const Event& e, const std::uint64_t* ips, int n) {
-  if (t_internal) return;
+  if (t_internal) {
+    queue_if_from_handler(e);
+    return;
+  }
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
+  Appending appending;
   InternalGuard guard;
   ThreadBuffer* tb = buffer_of_this_thread(s);
   if (!tb) return;
@@ -522,6 +586,7 @@ void record_frames_impl(const Event& e, const std::uint64_t* ips, int n) {
     }
   }
   append(s, tb, raw, compact ? nullptr : &tail, ips + first);
+  if (__builtin_expect(!t_handler_queue.empty(), 0)) append_queued(s, tb);
 }
 
 }  // namespace
@@ -587,7 +652,9 @@ void init_libunwind_high() {
     }
     held.set(fd);
   }
+  detail::g_expect_unwind_pipe.store(true, std::memory_order_release);
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  detail::g_expect_unwind_pipe.store(false, std::memory_order_release);
   if (source >= 0) ::close(source);
   // Placeholders are mostly one run of numbers: close them a run at a time.
   for (int i = 0; i < static_cast<int>(held.size());) {
@@ -657,7 +724,7 @@ void add_recorder_code_locked() {
 // (`reason`), and so does one line on stderr.
 void finish_untraced(Session* s, const std::string& reason) {
   std::string text = "tracing stopped: " + reason;
-  std::fprintf(stderr, "memtrail: %s; the program runs untraced\n", text.c_str());
+  detail::diagnostic("memtrail: %s; the program runs untraced\n", text.c_str());
   try {
     std::uint32_t id = intern_string(text);
     {
@@ -717,6 +784,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     // Opened now, while the high numbers are free: later the program may
     // have lowered its limit (the writer reopens it only if it was closed).
     s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+    detail::register_private_fd(&s->statm.fd);
   } else {
     // Every number below the limit is one the program may count on: take
     // as few as we can (no RSS samples) and say so once.
@@ -756,6 +824,9 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
 void stop_session(bool exit_hook) {
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s || abandon_if_foreign(s)) return;
+  if (std::uint64_t lost = s->lost_in_handlers.load(std::memory_order_relaxed))
+    detail::record_lost(lost, LostReason::signal_handler,
+                        "in signal handlers that interrupted the recorder (their queue was full)");
   s->request_flush(5000);  // final drain of the program's threads
   if (exit_hook) {
     // The hook's own events must be recorded: lift the caller's guard.
@@ -804,6 +875,17 @@ void record_unwalked_past_guard(Event event) {
   runtime::record_impl(event, 0, false);
   runtime::t_internal = saved;
   asm volatile("" ::: "memory");
+}
+
+void record_lost(std::uint64_t count, LostReason reason, std::string_view words) {
+  if (count == 0 || !g_session.load(std::memory_order_acquire)) return;
+  Event e;
+  e.kind = EventKind::mark;
+  e.detail = static_cast<std::uint8_t>(MarkDetail::lost);
+  e.size = count;
+  e.requested = static_cast<std::uint8_t>(reason);
+  e.aux = intern_string(words);
+  record_unwalked_past_guard(e);
 }
 
 void record_with_frames(const Event& event, const std::uint64_t* ips, int n) {
@@ -976,7 +1058,7 @@ void detail::stop_before_seccomp() {
   std::lock_guard lock(runtime::lifecycle_mutex());
   if (!g_session.load(std::memory_order_acquire)) return;
   runtime::stop_session(false);
-  std::fprintf(stderr, "memtrail: %.*s\n", static_cast<int>(kWhy.size()), kWhy.data());
+  detail::diagnostic("memtrail: %.*s\n", static_cast<int>(kWhy.size()), kWhy.data());
 }
 
 void detail::resume_after_failed_exec() {

@@ -261,6 +261,9 @@ struct Session {
   int cores = 1;                                        // the process's CPU affinity at start
   std::atomic<int> busy_producers{0};                   // count_busy_producers() at the last look
   std::atomic<std::uint64_t> program_thread_drains{0};  // passes drained by them
+  // Events of signal handlers that interrupted the recorder and found their
+  // thread's queue full (handler_queue.hpp): said in the trace at the end.
+  std::atomic<std::uint64_t> lost_in_handlers{0};
 
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;

@@ -240,7 +240,19 @@ struct TraceWriter::Impl {
   // The glibc model (alloc candidates) in this chunk, and in the next ones.
   bool model = true, want_model = true;
 
-  ~Impl() { ZSTD_freeCCtx(cctx); }
+  ~Impl() {
+    forget_descriptor();
+    ZSTD_freeCCtx(cctx);
+  }
+  // The program's dup2 onto our number moves it (private_fd.hpp).
+  void register_descriptor() {
+    detail::register_private_fd(&fd);
+    detail::register_private_fd(&own.fd);
+  }
+  void forget_descriptor() {
+    detail::unregister_private_fd(&fd);
+    detail::unregister_private_fd(&own.fd);
+  }
 
   // Table records are rare: they are built with ByteSink in a scratch
   // string, then appended to OPS.
@@ -291,6 +303,7 @@ struct TraceWriter::Impl {
   }
 
   void write_all(const std::string& data) {
+    auto lock = detail::private_fd_lock();  // no move between the check and the writes
     ensure_own_file();
     const char* p = data.data();
     std::size_t left = data.size();
@@ -558,6 +571,7 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   if (fd < 0 || !impl_->own.adopt(fd))
     throw std::runtime_error(path + ": cannot create trace file: " + std::strerror(errno));
   impl_->fd = impl_->own.fd;
+  impl_->register_descriptor();
   impl_->by_path = true;
   impl_->reopen_path = path;
   if (path[0] != '/') {  // the program may chdir before a reopen
@@ -570,6 +584,7 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
 TraceWriter::TraceWriter(int fd, const TraceHeader& header) : impl_(std::make_unique<Impl>()) {
   impl_->path = "fd " + std::to_string(fd);
   impl_->fd = fd;
+  detail::register_private_fd(&impl_->fd);
   impl_->set_time_resolution(header);
   impl_->write_header(header);
 }
@@ -580,6 +595,7 @@ TraceWriter::~TraceWriter() {
   } catch (...) {
     // A destructor cannot report; finish() throws to explicit callers.
   }
+  impl_->forget_descriptor();
   if (impl_->by_path)
     impl_->own.release();  // a number the program took over is not closed
   else if (impl_->fd >= 0)
@@ -588,6 +604,7 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::abandon() {
   impl_->finished = true;
+  impl_->forget_descriptor();
   if (impl_->by_path) impl_->own.release();
   impl_->fd = -1;
 }

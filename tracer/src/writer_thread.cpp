@@ -49,6 +49,7 @@ std::uint64_t monotonic_ns() {
 // sample would take the program's lowest free descriptor for a moment, and
 // a program at its RLIMIT_NOFILE would see open() fail at random.
 std::uint64_t rss_bytes(detail::OwnFd& statm) {
+  auto lock = detail::private_fd_lock();  // the program's dup2 waits for the read
   if (!statm.still_ours()) {
     statm.fd = -1;  // closed (or reused) by the program: not ours to close
     if (!statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC))) return 0;
@@ -661,6 +662,7 @@ void Session::writer_main() {
   // closes what the parent's session still holds (process_hooks.cpp).
   std::lock_guard work(work_mutex);
   writer.reset();  // closes the file
+  detail::unregister_private_fd(&statm.fd);
   statm.release();
   writer_done.store(true, std::memory_order_release);
 }

@@ -285,6 +285,14 @@ struct Mark {
   std::string text;
 };
 
+// Events the recorder could not record (MarkDetail::lost marks), summed by
+// reason: the trace is short of them.
+struct LostEvents {
+  LostReason reason = LostReason::unknown;
+  std::string words;  // the recorder's reason, e.g. "before start-up: ..."
+  std::uint64_t count = 0;
+};
+
 // Lifetime of one large block (GUI lifetime bars, Chrome slices).
 struct BlockLifetime {
   PoolId pool{};
@@ -341,6 +349,11 @@ struct Analysis {
   // MarkDetail::attach mark): blocks allocated before are unknown, their
   // frees are the unmatched frees, and live blocks were not classified.
   bool attached = false;
+  // Events of the program that are not in the trace, by reason (empty: none
+  // said lost). A trace without its end-of-trace marker (read.complete false)
+  // lost the events after its last whole chunk too, uncounted.
+  std::vector<LostEvents> lost_events;
+  std::uint64_t lost_event_count() const;
   std::vector<BlockLifetime> large_blocks;  // sorted by alloc time
   std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
   std::vector<ModuleInfo> modules;

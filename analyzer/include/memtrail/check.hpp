@@ -79,14 +79,18 @@ struct CheckConfig {
   // rounded to bytes: a loop whose live bytes grow by more fails.
   std::optional<std::uint64_t> max_scope_growth;
   LeakKinds leak_kinds = kLeakedKinds;  // classes that count as leaks (--show-leak-kinds)
+  // A trace short of some of the program's events (the recorder said it lost
+  // them, or the trace was cut) fails the "lost-events" item unless accepted
+  // (--accept-lost-events): its leaks and peaks may be wrong.
+  bool accept_lost_events = false;
 };
 
 // Reads a policy file (JSON object). Keys: max_leaked, max_leaked_blocks,
 // max_peak, max_reserved (sizes as strings or numbers), pools,
 // suppressions (array of `leak:` lines), suppression_files, baseline
 // (paths relative to the policy file), tolerance (percent),
-// default_suppressions (bool), top (int). An unknown key or a wrong type is
-// an error naming it.
+// default_suppressions (bool), accept_lost_events (bool), top (int). An unknown key or a wrong type
+// is an error naming it.
 bool load_policy(const std::string& path, CheckConfig& out, std::string* error);
 
 // The rules `config` asks for, in order: suppression files, inline policy
@@ -147,6 +151,11 @@ CheckResult run_check(const Analysis& a, const CheckConfig& config, SuppressionS
 
 // The "scope-growth" item of run_check (check_scope_growth.cpp).
 CheckItem check_scope_growth(const Analysis& a, std::uint64_t limit, std::size_t frames_per_site);
+
+// The "lost-events" item of run_check (check_lost_events.cpp): present only
+// when the trace is short of events (lost marks, or no end-of-trace marker);
+// it fails unless `accept`. One line: how many and why.
+std::optional<CheckItem> check_lost_events(const Analysis& a, bool accept);
 
 // Human text: one line per limit (PASS/FAIL), failure details, then the
 // "Suppressions used:" table of the rules that matched.

@@ -94,6 +94,17 @@ enum class MarkDetail : std::uint8_t {
                // size = signal number, aux = its name ("SIGTERM") or 0
   attach = 2,  // `memtrail attach` started tracing a running process here:
                // blocks allocated before are unknown; size = pid, aux = text
+  lost = 3,    // the recorder could not record some of the program's events:
+               // size = how many, requested = LostReason, aux = string id of
+               // the reason in words ("before start-up: ...")
+};
+
+// MarkDetail::lost's `requested`: why events are missing from the trace.
+enum class LostReason : std::uint8_t {
+  unknown = 0,
+  before_startup = 1,  // made before the recorder started; the early buffer was full
+  signal_handler = 2,  // made by a signal handler that interrupted the recorder
+                       // while its queue was full
 };
 
 // Event::detail for segment events.
@@ -121,7 +132,8 @@ enum class SegmentDetail : std::uint8_t {
 //                       requested = heap reserved bytes, aux = device free bytes
 //                       (use the sample_* accessors below)
 //   mark                aux = string id of the annotation, detail = MarkDetail;
-//                       MarkDetail::signal: size = signal number
+//                       MarkDetail::signal: size = signal number;
+//                       MarkDetail::lost: size = events lost, requested = LostReason
 //   reachability        address, size, detail = LeakClass
 struct Event {
   std::uint64_t time_ns = 0;  // monotonic, since trace start

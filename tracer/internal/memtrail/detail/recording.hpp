@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "memtrail/event.hpp"
 
@@ -26,6 +27,12 @@ bool record_unwalked(const Event& event);
 // (event.stack is kept, 0 = none). For events the exit hook records, which
 // runs under the guard: reachability (preload and CUPTI) and late frees.
 void record_unwalked_past_guard(Event event);
+
+// Records that `count` of the program's events are not in the trace, and
+// why (a MarkDetail::lost mark: report and check say so). `words` is the
+// reason for a reader, e.g. "before start-up: the early buffer was full".
+// Not from inside malloc (it may allocate); a no-op when not tracing.
+void record_lost(std::uint64_t count, LostReason reason, std::string_view words);
 
 // Records `event` with a stack taken earlier by backtrace_here() (time and
 // thread are filled in now; frames in the recorder's own modules are

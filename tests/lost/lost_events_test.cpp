@@ -1,0 +1,222 @@
+// Every event the program made is in its trace, or `run`, `report` (text and
+// JSON) and `check` say how many were lost and why (issue 26, items 8-10).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "memtrail/trace_file.hpp"
+#include "run_command.hpp"
+#include "run_dir.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using memtrail::test::only_trace;
+using memtrail::test::run_command;
+using memtrail::test::run_traces;
+using memtrail::test::shell_quote;
+
+const std::string kMemtrail = MEMTRAIL_BIN;
+const std::string kShapes = LOST_SHAPES_BIN;
+
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("lost") {}
+};
+
+// Allocs and frees of a trace by size; lost marks summed.
+struct Counts : memtrail::TraceVisitor {
+  memtrail::ReadResult result;
+  std::map<std::uint64_t, std::uint64_t> allocs, frees_of;
+  std::map<std::uint64_t, std::uint64_t> live;  // address -> size
+  std::uint64_t unmatched_frees = 0, lost = 0;
+  void on_event(const memtrail::Event& e) override {
+    using K = memtrail::EventKind;
+    if (e.kind == K::alloc) {
+      ++allocs[e.size];
+      live[e.address] = e.size;
+    } else if (e.kind == K::free) {
+      auto it = live.find(e.address);
+      if (it == live.end()) {
+        ++unmatched_frees;
+      } else {
+        ++frees_of[it->second];
+        live.erase(it);
+      }
+    } else if (e.kind == K::mark &&
+               e.detail == static_cast<std::uint8_t>(memtrail::MarkDetail::lost)) {
+      lost += e.size;
+    }
+  }
+};
+
+Counts read_counts(const std::string& path) {
+  Counts c;
+  memtrail::TraceReader reader(path);
+  c.result = reader.read(c);
+  return c;
+}
+
+std::string run_shape(const TempDir& dir, const std::string& shape,
+                      memtrail::test::CommandResult* out) {
+  std::string run = dir / "t";
+  *out = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + kShapes + " " + shape);
+  return run;
+}
+
+// ---- item 11: a loss the recorder recorded ----------------------------------
+
+// What the preload writes when its early buffer overflowed (a libtorch-like
+// program: 393198 events before start-up), written here with TraceWriter.
+TEST(LostEvents, RecordedLossIsSaidByReportJsonAndCheck) {
+  TempDir dir;
+  std::string path = dir / "lost.mtr";
+  {
+    memtrail::TraceWriter w(path, memtrail::TraceHeader{});
+    w.add_pool({1, 0, "malloc", memtrail::PoolKind::heap, memtrail::MemorySpace::host, -1});
+    w.add_string(1, "before start-up: beyond the early buffer");
+    memtrail::Event alloc;
+    alloc.kind = memtrail::EventKind::alloc;
+    alloc.pool = 1;
+    alloc.address = 0x1000;
+    alloc.size = alloc.requested = 16;
+    w.add_event(alloc);
+    memtrail::Event lost;
+    lost.kind = memtrail::EventKind::mark;
+    lost.detail = static_cast<std::uint8_t>(memtrail::MarkDetail::lost);
+    lost.size = 393198;
+    lost.requested = static_cast<std::uint8_t>(memtrail::LostReason::before_startup);
+    lost.aux = 1;
+    w.add_event(lost);
+  }
+  auto report = run_command(kMemtrail + " report " + shell_quote(path));
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("lost events            393198 not in this trace (before start-up"),
+            std::string::npos)
+      << report.out;
+  auto json_out = run_command(kMemtrail + " report --json " + shell_quote(path));
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  auto lost = nlohmann::json::parse(json_out.out)["trace"]["lost_events"];
+  EXPECT_EQ(lost["count"], 393198);
+  EXPECT_EQ(lost["cut"], false);
+  ASSERT_EQ(lost["reasons"].size(), 1u);
+  EXPECT_EQ(lost["reasons"][0]["reason"], "before_startup");
+  EXPECT_EQ(lost["reasons"][0]["count"], 393198);
+  // The block is a leak: a generous limit leaves only the loss to fail.
+  auto check = run_command(kMemtrail + " check --max-leaked 1KiB " + shell_quote(path));
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE(check.err.find("lost-events"), std::string::npos) << check.err;
+  EXPECT_NE(check.err.find("393198 before start-up"), std::string::npos) << check.err;
+  auto accepted =
+      run_command(kMemtrail + " check --max-leaked 1KiB --accept-lost-events " + shell_quote(path));
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
+  EXPECT_NE(accepted.out.find("accepted"), std::string::npos) << accepted.out;
+}
+
+// 1.2M heap events from a library constructor, before the tracer's: every
+// one is in the trace (past the first 1M without its stack), none lost.
+TEST(LostEvents, MoreStartUpEventsThanTheStackedBufferAreAllRecorded) {
+  TempDir dir;
+  std::string run = dir / "t";
+  auto r = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + EARLY_HOST_BIN);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "host done after 600000\n");
+  EXPECT_EQ(r.err.find("were not recorded"), std::string::npos) << r.err;
+  Counts t = read_counts(only_trace(run));
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_EQ(t.lost, 0u);
+  EXPECT_EQ(t.allocs[48], 600000u);
+  EXPECT_EQ(t.frees_of[48], 600000u);
+}
+
+// ---- item 10: a signal handler that interrupts the recorder -----------------
+
+TEST(LostEvents, HandlerMallocsThatInterruptTheRecorderAreAllRecorded) {
+  TempDir dir;
+  memtrail::test::CommandResult r;
+  std::string run = run_shape(dir, "handler", &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "handler mallocs 3000\n");
+  Counts t = read_counts(only_trace(run));
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_EQ(t.lost, 0u);
+  EXPECT_EQ(t.allocs[777], 3000u);
+  EXPECT_EQ(t.frees_of[777], 3000u);
+  EXPECT_EQ(t.unmatched_frees, 0u);
+  EXPECT_NE(r.err.find("memtrail: trace written to"), std::string::npos) << r.err;
+}
+
+// ---- item 8: quick_exit finishes the trace ----------------------------------
+
+TEST(LostEvents, QuickExitLeavesAWholeTrace) {
+  TempDir dir;
+  memtrail::test::CommandResult r;
+  std::string run = run_shape(dir, "quick_exit", &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Counts t = read_counts(only_trace(run));
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_EQ(t.allocs[333], 1000u);
+  EXPECT_NE(r.err.find("memtrail: trace written to"), std::string::npos) << r.err;
+}
+
+// ---- item 8: a raw exit_group cuts the trace: everyone says so ---------------
+
+TEST(LostEvents, RawExitGroupIsSaidByRunReportAndCheck) {
+  TempDir dir;
+  memtrail::test::CommandResult r;
+  std::string run = run_shape(dir, "exit_group", &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("trace written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not whole"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("see above"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("without running its exit handlers"), std::string::npos) << r.err;
+
+  auto report = run_command(kMemtrail + " report " + shell_quote(run));
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("lost events"), std::string::npos) << report.out;
+  auto json_out = run_command(kMemtrail + " report --json " + shell_quote(run));
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  auto j = nlohmann::json::parse(json_out.out);
+  EXPECT_EQ(j["trace"]["lost_events"]["cut"], true) << json_out.out.substr(0, 400);
+
+  auto check = run_command(kMemtrail + " check --max-leaked 1GiB " + shell_quote(run));
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE((check.out + check.err).find("lost-events"), std::string::npos) << check.err;
+  auto accepted =
+      run_command(kMemtrail + " check --max-leaked 1GiB --accept-lost-events " + shell_quote(run));
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
+}
+
+// ---- item 9: a child exec'd with the tracer taken out of its environment ----
+
+void expect_child_traced(const std::string& shape) {
+  TempDir dir;
+  memtrail::test::CommandResult r;
+  std::string run = run_shape(dir, shape, &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "child done\nparent done, child ok\n");
+  auto traces = run_traces(run);
+  ASSERT_EQ(traces.size(), 3u) << r.err;  // parent, fork child, exec'd child
+  std::uint64_t child_allocs = 0;
+  for (const auto& path : traces) {
+    Counts t = read_counts(path);
+    EXPECT_TRUE(t.result.complete) << path;
+    child_allocs += t.allocs[555];
+  }
+  EXPECT_EQ(child_allocs, 100u);
+  EXPECT_NE(r.err.find("trace written to"), std::string::npos) << r.err;
+}
+
+TEST(LostEvents, ChildExecdWithoutLdPreloadIsTraced) {
+  expect_child_traced("exec-unset");
+}
+
+TEST(LostEvents, ChildExecdAfterClearenvIsTraced) {
+  expect_child_traced("exec-clear");
+}
+
+}  // namespace

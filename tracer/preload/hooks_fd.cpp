@@ -1,0 +1,62 @@
+// dup2, dup3, close and pipe2: the tracer's descriptors (the trace file,
+// /proc/self/statm, libunwind's validation pipe) sit at high numbers a
+// program may aim at on purpose (dup2(file, 1023)). Untraced, the number was
+// free; traced, the program must get it all the same, and the tracer must
+// never write into, read from or close the program's file that now holds it
+// (program_fds.hpp). glibc's __close and __dup2 are the real calls (no
+// dlsym: it would clear the program's dlerror); dup3 and pipe2 are plain
+// system calls in glibc too.
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "memtrail/detail/program_fds.hpp"
+
+extern "C" int __close(int fd);
+extern "C" int __dup2(int fd, int fd2);
+
+namespace {
+
+// A tracer number as the source is not open as far as the program knows.
+bool not_the_programs(int fd) {
+  if (memtrail::detail::program_may_close(fd)) return false;
+  errno = EBADF;
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+[[gnu::visibility("default")]] int dup2(int fd, int fd2) {
+  if (not_the_programs(fd)) return -1;
+  if (fd == fd2) return __dup2(fd, fd2);  // no number changes hands
+  auto room = memtrail::detail::make_room_for_program_fd(fd2);
+  return __dup2(fd, fd2);
+}
+
+[[gnu::visibility("default")]] int dup3(int fd, int fd2, int flags) {
+  if (fd == fd2) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (not_the_programs(fd)) return -1;
+  auto room = memtrail::detail::make_room_for_program_fd(fd2);
+  return static_cast<int>(syscall(SYS_dup3, fd, fd2, flags));
+}
+
+[[gnu::visibility("default")]] int close(int fd) {
+  if (!memtrail::detail::program_may_close(fd)) {
+    errno = EBADF;
+    return -1;
+  }
+  return __close(fd);
+}
+
+[[gnu::visibility("default")]] int pipe2(int fds[2], int flags) {
+  int rc = static_cast<int>(syscall(SYS_pipe2, fds, flags));
+  if (rc == 0) memtrail::detail::note_pipe(fds);
+  return rc;
+}
+
+}  // extern "C"

@@ -94,7 +94,27 @@ enum class MarkDetail : std::uint8_t {
                // size = signal number, aux = its name ("SIGTERM") or 0
   attach = 2,  // `memtrail attach` started tracing a running process here:
                // blocks allocated before are unknown; size = pid, aux = text
+  // c_api.h: aux = the loop's name. A begin is an iteration mark as a user
+  // mark of that text is; an end closes the iteration without opening one.
+  iteration_begin = 3,
+  iteration_end = 4,
+  // memtrail_pause() / memtrail_resume(): allocations in between are not
+  // in the trace (frees are); size = the pause depth after the call.
+  pause = 5,
+  resume = 6,
 };
+
+// A frame of a recorded stack that is a Python function, not a code address
+// (the recorder's CPython 3.11 frames, tracer/src/python_frames.cpp): the
+// tag ORed with the string id of "function\x1ffile\x1fline". Above every
+// user-space address, so no module ever holds it.
+constexpr std::uint64_t kPythonFrameTag = 0xFFFFE00000000000ull;
+constexpr bool is_python_frame(std::uint64_t ip) {
+  return (ip & 0xFFFFF00000000000ull) == kPythonFrameTag;
+}
+constexpr std::uint32_t python_frame_string(std::uint64_t ip) {
+  return static_cast<std::uint32_t>(ip);
+}
 
 // Event::detail for segment events.
 enum class SegmentDetail : std::uint8_t {

@@ -168,9 +168,19 @@ void Dumper::on_event(const Event& e) {
           " rss=%" PRIu64 " heap_used=%" PRIu64 " heap_reserved=%" PRIu64 " device_free=%" PRIu64,
           sample_rss(e), sample_heap_used(e), sample_heap_reserved(e), sample_device_free(e));
       break;
-    case EventKind::mark:
-      std::fprintf(out_, " text=%s", text_of(e.aux).c_str());
+    case EventKind::mark: {
+      // The kinds of c_api.h and the recorder's own; a user's mark says nothing.
+      static const char* const kinds[] = {"",
+                                          " kind=signal",
+                                          " kind=attach",
+                                          " kind=iteration_begin",
+                                          " kind=iteration_end",
+                                          " kind=pause",
+                                          " kind=resume"};
+      std::fprintf(out_, " text=%s%s", text_of(e.aux).c_str(),
+                   e.detail < std::size(kinds) ? kinds[e.detail] : " kind=?");
       break;
+    }
     case EventKind::reachability:
       std::fprintf(out_, " class=%s",
                    std::string(to_string(static_cast<LeakClass>(e.detail))).c_str());

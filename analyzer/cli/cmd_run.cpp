@@ -33,6 +33,7 @@ namespace memtrail::cli {
 namespace {
 
 constexpr const char* kPreloadName = "libmemtrail_preload.so";
+constexpr const char* kPythonDirectory = "memtrail/python";  // the `memtrail` module
 constexpr const char* kCuptiName = "libmemtrail_cupti.so";
 constexpr int kMaxStackDepth = 256;
 
@@ -273,6 +274,14 @@ int cmd_run(int argc, char** argv) {
   setenv("MEMTRAIL_STACK_DEPTH", std::to_string(options.depth).c_str(), 1);
   setenv("MEMTRAIL_SAMPLE_MS", std::to_string(options.sample_ms).c_str(), 1);
   setenv("MEMTRAIL_FOLLOW", options.follow ? "1" : "0", 1);
+  // `import memtrail` finds the Python module (after the user's own path).
+  if (char resolved[PATH_MAX]; realpath(library_path(kPythonDirectory).c_str(), resolved)) {
+    std::string python = resolved;
+    const char* old_path = std::getenv("PYTHONPATH");
+    std::string path =
+        old_path != nullptr && *old_path != '\0' ? old_path + (":" + python) : python;
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
   // The preload library starts the recorder itself, with live-heap tracking
   // and its pools registered first; libmemtrail.so must not start earlier.
   setenv("MEMTRAIL_AUTOSTART", "0", 1);

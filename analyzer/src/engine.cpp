@@ -73,8 +73,10 @@ void Engine::note_lost(const Event& e) {
 
 void Engine::on_string(std::uint32_t id, std::string_view text) {
   strings_[id] = std::string(text);
-  if (!options_.iteration_mark.empty() && text == options_.iteration_mark)
+  if (!options_.iteration_mark.empty() && text == options_.iteration_mark) {
     iteration_mark_string_ = id;
+    iteration_name_ = options_.iteration_mark;
+  }
 }
 
 void Engine::on_module(const ModuleInfo& m) {
@@ -420,8 +422,7 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
           ended_by_signal_name_ = "signal " + std::to_string(ended_by_signal_);
         break;
       }
-      if (iteration_mark_string_ != 0 && e.aux == iteration_mark_string_)
-        on_iteration_mark(e, in_range);
+      on_mark_of_iteration(e, in_range);
       if (marks_.size() < options_.max_marks)
         marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
       break;
@@ -632,9 +633,29 @@ void Engine::end_scope_instance(ThreadState& t, std::uint32_t inst, const Event&
   sc.per_entry.record(e.time_ns, values);
 }
 
+void Engine::on_mark_of_iteration(const Event& e, bool in_range) {
+  const auto detail = static_cast<MarkDetail>(e.detail);
+  if (iteration_mark_string_ == 0 && options_.iteration_mark.empty() &&
+      options_.iterations_from_marks && detail == MarkDetail::iteration_begin) {
+    iteration_mark_string_ = e.aux;
+    iteration_name_ = string_of(e.aux);
+  }
+  if (iteration_mark_string_ == 0 || e.aux != iteration_mark_string_) return;
+  if (detail == MarkDetail::user || detail == MarkDetail::iteration_begin) {
+    on_iteration_mark(e, in_range);
+  } else if (detail == MarkDetail::iteration_end) {
+    // Closes the open iteration, if any; the next begin opens one.
+    ThreadState& t = thread_state(e.thread);
+    std::uint32_t inst = t.scope_top;
+    while (inst != 0 && scope_instances_[inst].scope != kIterationScope)
+      inst = scope_instances_[inst].parent;
+    if (inst != 0) end_scope_instance(t, inst, e, in_range);
+  }
+}
+
 void Engine::on_iteration_mark(const Event& e, bool in_range) {
   if (iteration_scope_.out.info.name.empty()) {
-    iteration_scope_.out.info.name = options_.iteration_mark;
+    iteration_scope_.out.info.name = iteration_name_;
     iteration_scope_.out.info.kind = ScopeKind::iteration;
     iteration_scope_.per_entry = Decimator(2, options_.timeline_points);
   }
@@ -803,6 +824,9 @@ void Engine::finish(Analysis& a) {
   // node (4 MiB at 10^5 distinct stacks), kept as long as the Analysis.
   while (!stack_nodes_.empty() && stack_nodes_.back().id == 0) stack_nodes_.pop_back();
   stack_nodes_.shrink_to_fit();
+  for (const StackNode& n : stack_nodes_)
+    if (is_python_frame(n.ip))
+      a.python_frames.emplace(python_frame_string(n.ip), string_of(python_frame_string(n.ip)));
   a.stack_nodes = std::move(stack_nodes_);
   a.header = header_;
   workspaces_.finish(a);

@@ -200,6 +200,9 @@ class Engine : public TraceVisitor {
   // An AnalysisOptions::iteration_mark: ends this thread's iteration entry
   // and begins the next.
   void on_iteration_mark(const Event& e, bool in_range);
+  // A mark that may bound an iteration (iteration_mark's text, or the
+  // first memtrail_iteration_begin's when iterations come from marks).
+  void on_mark_of_iteration(const Event& e, bool in_range);
   // Scope ids index scopes_, but for the iteration scope of marks.
   static constexpr std::uint32_t kIterationScope = ~std::uint32_t{0};
   ScopeState& scope_at(std::uint32_t id) {
@@ -220,6 +223,7 @@ class Engine : public TraceVisitor {
   std::vector<ScopeState> scopes_;           // index = scope id
   ScopeState iteration_scope_;               // of AnalysisOptions::iteration_mark
   std::uint64_t iteration_mark_string_ = 0;  // its string id, 0 = not seen
+  std::string iteration_name_;               // its text
   std::vector<ThreadState> thread_states_;
   // The sizes of pools_ and thread_states_, kept apart: size() of a vector
   // of large records is a subtraction and a multiplication on every event.

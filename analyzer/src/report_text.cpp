@@ -130,6 +130,8 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                count(s.unmatched_frees).c_str(), count(s.late_matched_frees).c_str(),
                count(s.replaced_blocks).c_str());
 
+  out += loops_text(a, o.stack_depth, o.top);
+
   const Leaks& l = a.leaks;
   out += "\nLEAKS";
   if (l.classified)
@@ -224,7 +226,7 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  std::string(to_string(sc.info.kind)).c_str(), count(sc.entries).c_str(),
                  format_size(sc.bytes_escaped).c_str(), sc.growth_per_entry_bytes,
                  format_size(sc.live_bytes_at_end).c_str());
-    out += scope_growth_text(a);
+    out += scope_growth_text(a, 8, false);  // loops: LOOPS above
   }
 
   out += memory_over_time_section(a);

@@ -5,6 +5,7 @@
 
 #include "group_sites.hpp"
 #include "session_impl.hpp"
+#include "symbolize_sites.hpp"
 
 namespace memtrail {
 
@@ -102,6 +103,10 @@ std::vector<Frame> Session::frames(StackId stack) const {
   }
   std::vector<Frame> out;
   for (std::uint64_t ip : s.whole.stack_ips(stack)) {
+    if (is_python_frame(ip)) {
+      out.push_back(detail::python_frame(s.whole, ip));
+      continue;
+    }
     const auto& f = s.symbolizer->resolve(ip, true);
     out.insert(out.end(), f.begin(), f.end());
   }

@@ -1,6 +1,7 @@
 // Site symbolization shared by analyze() and the session.
 #include "symbolize_sites.hpp"
 
+#include <cstdlib>
 #include <memory>
 
 #include "symbol_cache.hpp"
@@ -14,6 +15,23 @@ const ModuleInfo* module_of(const Analysis& a, std::uint64_t ip) {
   return best;
 }
 
+Frame python_frame(const Analysis& a, std::uint64_t ip) {
+  Frame f;
+  f.address = ip;
+  f.module = "python";
+  auto it = a.python_frames.find(python_frame_string(ip));
+  if (it == a.python_frames.end()) return f;
+  // "function\x1ffile\x1fline"
+  const std::string& text = it->second;
+  std::size_t a_end = text.find('\x1f');
+  std::size_t f_end = a_end == std::string::npos ? a_end : text.find('\x1f', a_end + 1);
+  f.function = text.substr(0, a_end);
+  if (f_end == std::string::npos) return f;
+  f.file = text.substr(a_end + 1, f_end - a_end - 1);
+  f.line = static_cast<std::uint32_t>(std::strtoul(text.c_str() + f_end + 1, nullptr, 10));
+  return f;
+}
+
 namespace {
 
 // The frames of one recorded ip: the symbol cache first, then DWARF.
@@ -21,6 +39,7 @@ namespace {
 // entry), so every one is looked up at ip-1.
 std::vector<Frame> resolve_ip(const Analysis& a, Symbolizer& sym, SymbolCache* cache,
                               std::uint64_t ip) {
+  if (is_python_frame(ip)) return {python_frame(a, ip)};
   const ModuleInfo* m = cache ? module_of(a, ip) : nullptr;
   if (!m || m->build_id.empty()) return sym.resolve(ip, true);
   std::uint64_t offset = ip - m->load_address;

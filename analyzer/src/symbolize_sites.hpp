@@ -15,6 +15,10 @@ namespace memtrail::detail {
 bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
                      const std::function<bool(std::size_t done)>& progress = {});
 
+// The frame of a recorded Python frame (kPythonFrameTag, event.hpp): its
+// function, file and line from the trace's string table; module "python".
+Frame python_frame(const Analysis& a, std::uint64_t ip);
+
 // The module of `ip` (the latest loaded when mappings overlap), or null.
 const ModuleInfo* module_of(const Analysis& a, std::uint64_t ip);
 

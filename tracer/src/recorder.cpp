@@ -29,12 +29,14 @@
 #include "memtrail/detail/exec.hpp"
 #include "memtrail/detail/heap_window.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/pause.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/session_state.hpp"
 #include "memtrail/detail/test_counters.hpp"
 #include "memtrail/detail/thread_registry.hpp"
+#include "python_frames.hpp"
 #include "runtime.hpp"
 
 namespace memtrail {
@@ -457,6 +459,7 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     queue_if_from_handler(e);
     return;
   }
+  if (detail::dropped_while_paused(e.kind)) return;  // memtrail_pause()
   Session* s = g_session.load(std::memory_order_acquire);
   if (!s) return;
   Appending appending;  // outlives the guard: no window where both are off
@@ -534,6 +537,12 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
       count = n > first ? std::min(n - first, s->stack_frames) : 0;
       frames = ips + first;
       if (count) hash = hash_stack(frames, count);
+    }
+    if (python::g_enabled && count) {  // CPython 3.11: Python frames join the native ones
+      if (frames != ips) std::memmove(ips, frames, count * sizeof *ips);
+      frames = ips;
+      if (int spliced = python::splice(ips, count, kMaxStackDepth); spliced != count)
+        hash = hash_stack(ips, count = spliced);
     }
     if (count) {
       std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
@@ -780,6 +789,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     return false;
   }
   if (s->stack_frames > 0) init_libunwind_high();
+  if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
     // Opened now, while the high numbers are free: later the program may
     // have lowered its limit (the writer reopens it only if it was closed).

@@ -44,6 +44,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "memtrail/event.hpp"
@@ -110,6 +111,10 @@ struct AnalysisOptions {
   // after the mark (entries, bytes escaped, growth per entry and its sites,
   // as for recorded scopes), for programs that record no scopes.
   std::string iteration_mark;
+  // With no iteration_mark: the first loop the program marked with
+  // memtrail_iteration_begin() (c_api.h) is the iteration scope, as if
+  // named by iteration_mark.
+  bool iterations_from_marks = true;
   // Only these pools (by name) are analyzed; empty = all pools.
   std::vector<std::string> pools;
 
@@ -358,6 +363,9 @@ struct Analysis {
   std::vector<ThreadInfo> threads;          // by id (index = id), may have gaps
   std::vector<ModuleInfo> modules;
   std::vector<StackNode> stack_nodes;  // by id
+  // The text of each Python frame of the stacks ("function\x1ffile\x1fline")
+  // by its string id (kPythonFrameTag, event.hpp).
+  std::unordered_map<std::uint32_t, std::string> python_frames;
   // Every distinct frame of the sites, once; each Site::frames indexes it.
   std::shared_ptr<const FrameTable> frame_table;
   std::vector<std::string> symbol_warnings;

@@ -28,7 +28,14 @@ std::string format_duration(std::uint64_t ns);
 // "scope 'X' grows N bytes per iteration" for each scope whose growth per
 // entry rounds to a byte or more, each with the sites that grow
 // (report_scope_growth.cpp); empty when nothing grows.
-std::string scope_growth_text(const Analysis& a, std::size_t stack_depth = 8);
+// Loops (ScopeKind::iteration scopes: marked by the program, or
+// --iteration-mark) are left out when `with_loops` is false.
+std::string scope_growth_text(const Analysis& a, std::size_t stack_depth = 8,
+                              bool with_loops = true);
+// The report's LOOPS section, first after the summary: for each loop, its
+// iterations and growth per iteration, with the sites that grow most (at
+// most `top`); empty when the trace has no loop.
+std::string loops_text(const Analysis& a, std::size_t stack_depth, std::size_t top);
 // One stack, one frame per line, each line prefixed by `indent` (and by
 // "#N " when numbered, as LSan's and `check`'s failure messages); at most
 // `depth` frames, then "... N more frames"; "(no stack recorded)" if empty.

@@ -97,6 +97,14 @@ enum class MarkDetail : std::uint8_t {
   lost = 3,    // the recorder could not record some of the program's events:
                // size = how many, requested = LostReason, aux = string id of
                // the reason in words ("before start-up: ...")
+  // c_api.h: aux = the loop's name. A begin is an iteration mark as a user
+  // mark of that text is; an end closes the iteration without opening one.
+  iteration_begin = 4,
+  iteration_end = 5,
+  // memtrail_pause() / memtrail_resume(): allocations in between are not
+  // in the trace (frees are); size = the pause depth after the call.
+  pause = 6,
+  resume = 7,
 };
 
 // MarkDetail::lost's `requested`: why events are missing from the trace.
@@ -106,6 +114,18 @@ enum class LostReason : std::uint8_t {
   signal_handler = 2,  // made by a signal handler that interrupted the recorder
                        // while its queue was full
 };
+
+// A frame of a recorded stack that is a Python function, not a code address
+// (the recorder's CPython 3.11 frames, tracer/src/python_frames.cpp): the
+// tag ORed with the string id of "function\x1ffile\x1fline". Above every
+// user-space address, so no module ever holds it.
+constexpr std::uint64_t kPythonFrameTag = 0xFFFFE00000000000ull;
+constexpr bool is_python_frame(std::uint64_t ip) {
+  return (ip & 0xFFFFF00000000000ull) == kPythonFrameTag;
+}
+constexpr std::uint32_t python_frame_string(std::uint64_t ip) {
+  return static_cast<std::uint32_t>(ip);
+}
 
 // Event::detail for segment events.
 enum class SegmentDetail : std::uint8_t {

@@ -1,0 +1,166 @@
+// The C API and the Python module end to end: programs that mark loop
+// iterations, scopes and pauses run under `memtrail run`, and `memtrail
+// check` / `report` read the loops back; the same programs run untraced do
+// nothing different.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
+#include "run_dir.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using memtrail::test::CommandResult;
+using memtrail::test::contains;
+using memtrail::test::only_trace;
+using memtrail::test::run_command;
+using memtrail::test::shell_quote;
+using memtrail::test::TempDir;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string script(const std::string& name) {
+  return shell_quote(std::string(PYTHON_TESTS_DIR) + "/" + name);
+}
+
+// Runs `command` under `memtrail run` into dir/run; returns the trace path.
+// `environment`: assignments for memtrail run itself ("A=1 ").
+std::string traced(const TempDir& dir, const std::string& command, CommandResult* program = nullptr,
+                   const std::string& environment = "") {
+  CommandResult r = run_command(environment + MEMTRAIL_BIN + " run -q -o " +
+                                shell_quote(dir / "run") + " -- " + command);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (program) *program = r;
+  return only_trace(dir / "run");
+}
+
+// check's verdict; its text (stdout and stderr) in `out`.
+CommandResult check_step(const std::string& trace) {
+  return memtrail::test::run_merged(
+      std::string(MEMTRAIL_BIN) +
+      " check --iteration-mark step --max-scope-growth 0 --max-leaked 1GiB " + shell_quote(trace));
+}
+
+bool have_python() {
+  return access(kPython, X_OK) == 0;
+}
+
+TEST(PythonModule, LeakyLoopFailsTheIterationCheck) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-leaky");
+  std::string trace = traced(dir, std::string(kPython) + " " + script("leaky_loop.py"));
+  ASSERT_FALSE(trace.empty());
+  CommandResult r = check_step(trace);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "scope 'step' grows")) << r.out;
+  // The kept bytearray (4096 bytes and its NUL) grows at the line that
+  // makes it, named between the native frames (CPython 3.11).
+  EXPECT_TRUE(contains(r.out, "+4097 bytes per iteration")) << r.out;
+  EXPECT_TRUE(contains(r.out, "one_step at " + std::string(PYTHON_TESTS_DIR) + "/leaky_loop.py:14"))
+      << r.out;
+}
+
+TEST(PythonModule, FixedLoopPassesTheIterationCheck) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-fixed");
+  std::string trace = traced(dir, std::string(kPython) + " " + script("leaky_loop.py") + " fixed");
+  ASSERT_FALSE(trace.empty());
+  CommandResult r = check_step(trace);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(PythonModule, EveryCallReachesTheTrace) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-tour");
+  CommandResult program;
+  std::string trace = traced(dir, std::string(kPython) + " " + script("api_tour.py"), &program);
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(program.out, "tracing\n");
+  // The decorated function's loop is found without --iteration-mark.
+  CommandResult r = run_command(std::string(MEMTRAIL_BIN) + " report --json " + shell_quote(trace));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool epoch = false, batch = false;
+  for (const auto& sc : j["scopes"]) {
+    if (sc["name"] == "epoch") epoch = sc["entries"] == 1;
+    if (sc["name"] == "batch") batch = sc["entries"] == 4;
+  }
+  EXPECT_TRUE(epoch) << j["scopes"].dump();
+  EXPECT_TRUE(batch) << j["scopes"].dump();
+  // The 1 MiB bytearray made while paused is not in the trace.
+  CommandResult dump = run_command(std::string(MEMTRAIL_BIN) + " dump " + shell_quote(trace));
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_FALSE(contains(dump.out, "1048577")) << "the paused allocation was recorded";
+  EXPECT_TRUE(contains(dump.out, "pause")) << "no pause mark";
+}
+
+TEST(PythonModule, DoesNothingOutsideMemtrailRun) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  CommandResult r = run_command("env PYTHONPATH=" + shell_quote(PYTHON_MODULE_DIR) + " " + kPython +
+                                " " + script("api_tour.py"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "not tracing\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(PythonModule, RunAppendsItsDirectoryToTheUsersPythonPath) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-path");
+  CommandResult program;
+  traced(dir, std::string(kPython) + " -c 'import os, memtrail; print(os.environ[\"PYTHONPATH\"])'",
+         &program, "PYTHONPATH=/nonexistent/first ");
+  EXPECT_EQ(program.out, "/nonexistent/first:" + std::string(PYTHON_MODULE_DIR) + "\n");
+}
+
+TEST(CApi, LeakyCLoopFailsAndTheFixedOnePasses) {
+  TempDir dir("c-api");
+  std::string leaky = traced(dir, std::string(C_API_LOOP_BIN) + " leak");
+  ASSERT_FALSE(leaky.empty());
+  CommandResult r = check_step(leaky);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "scope 'step' grows 256 bytes per iteration over 40 entries"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "c_api_loop.c:")) << r.out;
+
+  TempDir fixed_dir("c-api-fixed");
+  std::string fixed = traced(fixed_dir, C_API_LOOP_BIN);
+  ASSERT_FALSE(fixed.empty());
+  r = check_step(fixed);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The scope by name, and the paused 777-byte block kept out of the trace.
+  r = run_command(std::string(MEMTRAIL_BIN) + " report --json " + shell_quote(fixed));
+  auto j = nlohmann::json::parse(r.out);
+  bool setup = false;
+  for (const auto& sc : j["scopes"]) setup |= sc["name"] == "setup" && sc["bytes_escaped"] == 1000;
+  EXPECT_TRUE(setup) << j["scopes"].dump();
+  CommandResult dump = run_command(std::string(MEMTRAIL_BIN) + " dump " + shell_quote(fixed));
+  EXPECT_FALSE(contains(dump.out, "777")) << "the paused allocation was recorded";
+}
+
+TEST(CApi, UntracedProgramsRunAsWithoutMemtrail) {
+  CommandResult r = run_command(C_API_LOOP_BIN);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "not tracing\n");
+  r = run_command(C_API_LINKED_BIN);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "api 1, not tracing\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CApi, LinkedProgramReachesTheRecorderUnderRun) {
+  TempDir dir("c-api-linked");
+  CommandResult program;
+  std::string trace = traced(dir, C_API_LINKED_BIN, &program);
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(program.out, "api 1, tracing\n");
+  CommandResult r = check_step(trace);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "10 entries") || contains(r.out, "scope")) << r.out;
+}
+
+}  // namespace

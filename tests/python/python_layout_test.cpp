@@ -1,0 +1,43 @@
+// The CPython 3.11 layout the recorder reads (tracer/src/python_layout.hpp)
+// against Python's own headers: built only where python3.11-dev is.
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <gtest/gtest.h>
+#include <internal/pycore_frame.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "python_layout.hpp"
+
+namespace layout = memtrail::runtime::python::layout;
+
+TEST(PythonLayout, MatchesTheHeadersOfCPython311) {
+  ASSERT_EQ(PY_MAJOR_VERSION * 100 + PY_MINOR_VERSION, 311) << "headers of another CPython";
+  EXPECT_EQ(layout::kThreadCFrame, offsetof(PyThreadState, cframe));
+  EXPECT_EQ(layout::kCFrameCurrent, offsetof(_PyCFrame, current_frame));
+  EXPECT_EQ(layout::kFrameCode, offsetof(_PyInterpreterFrame, f_code));
+  EXPECT_EQ(layout::kFramePrevious, offsetof(_PyInterpreterFrame, previous));
+  EXPECT_EQ(layout::kFramePrevInstr, offsetof(_PyInterpreterFrame, prev_instr));
+  EXPECT_EQ(layout::kFrameIsEntry, offsetof(_PyInterpreterFrame, is_entry));
+  EXPECT_EQ(layout::kFrameOwner, offsetof(_PyInterpreterFrame, owner));
+  EXPECT_EQ(layout::kOwnedByGenerator, FRAME_OWNED_BY_GENERATOR);
+  EXPECT_EQ(layout::kCodeFirstLine, offsetof(PyCodeObject, co_firstlineno));
+  EXPECT_EQ(layout::kCodeFilename, offsetof(PyCodeObject, co_filename));
+  EXPECT_EQ(layout::kCodeQualname, offsetof(PyCodeObject, co_qualname));
+  EXPECT_EQ(layout::kCodeFirstTraceable, offsetof(PyCodeObject, _co_firsttraceable));
+  EXPECT_EQ(layout::kCodeUnits, offsetof(PyCodeObject, co_code_adaptive));
+  EXPECT_EQ(layout::kUnicodeState, offsetof(PyASCIIObject, state));
+  EXPECT_EQ(layout::kAsciiData, sizeof(PyASCIIObject));
+  EXPECT_EQ(layout::kCompactUtf8, offsetof(PyCompactUnicodeObject, utf8));
+  // The state bits utf8_of() reads: compact is bit 5, ascii bit 6.
+  PyASCIIObject probe{};
+  probe.state.compact = 1;
+  unsigned bits = 0;
+  std::memcpy(&bits, reinterpret_cast<const char*>(&probe) + layout::kUnicodeState, 4);
+  EXPECT_EQ(bits, 1u << 5);
+  probe.state.compact = 0;
+  probe.state.ascii = 1;
+  std::memcpy(&bits, reinterpret_cast<const char*>(&probe) + layout::kUnicodeState, 4);
+  EXPECT_EQ(bits, 1u << 6);
+}

@@ -280,13 +280,16 @@ TEST(GuestSandbox, UnshareOfAUserNamespace) {
 // A seccomp allow-list installed by the program: tracing stops before it
 // (the tracer's system calls could be forbidden: SIGSYS), the trace is
 // finished with a mark that says why, and the program runs on untraced.
-TEST(GuestSandbox, SeccompAllowListFilter) {
-  CommandResult plain = run_command(with_timeout(SECCOMP_FILTER_BIN));
+class GuestSeccomp : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GuestSeccomp, AllowListFilter) {
+  const std::string command = std::string(SECCOMP_FILTER_BIN) + " " + GetParam();
+  CommandResult plain = run_command(with_timeout(command));
   if (plain.exit_code != 0)
     GTEST_SKIP() << "the filter program fails here untraced (exit " << plain.exit_code
                  << "): " << plain.out << plain.err;
   TempDir dir;
-  CommandResult traced = expect_same_traced(dir, SECCOMP_FILTER_BIN);
+  CommandResult traced = expect_same_traced(dir, command);
   EXPECT_NE(traced.err.find("tracing stopped: the program installs a seccomp filter"),
             std::string::npos)
       << traced.err;
@@ -299,5 +302,8 @@ TEST(GuestSandbox, SeccompAllowListFilter) {
   EXPECT_NE(dump.out.find("text=\"tracing stopped: the program installs a seccomp filter"),
             std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(InstalledBy, GuestSeccomp, ::testing::Values("prctl", "syscall"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

@@ -1,8 +1,8 @@
 // unshare(2) of a user namespace (and the other flags the kernel grants
-// only to a single-threaded process): the recorder's writer and heap-probe
-// threads made every traced process multithreaded, so `unshare -r` and
-// sandboxes failed with EINVAL (issue 26 item 5). They leave for the call
-// and start again after it.
+// only to a single-threaded process), and setns(2) into one: the
+// recorder's writer and heap-probe threads made every traced process
+// multithreaded, so `unshare -r`, `nsenter -U` and sandboxes failed with
+// EINVAL (issue 26 item 5). They leave for the call and start again after.
 #include <dlfcn.h>
 #include <sched.h>
 #include <time.h>
@@ -16,7 +16,9 @@
 namespace {
 
 using UnshareFn = int (*)(int);
+using SetnsFn = int (*)(int, int);
 std::atomic<UnshareFn> g_unshare{nullptr};
+std::atomic<SetnsFn> g_setns{nullptr};
 
 UnshareFn real_unshare() {
   UnshareFn fn = g_unshare.load(std::memory_order_acquire);
@@ -27,32 +29,40 @@ UnshareFn real_unshare() {
   return fn;
 }
 
+SetnsFn real_setns() {
+  SetnsFn fn = g_setns.load(std::memory_order_acquire);
+  if (__builtin_expect(fn == nullptr, 0)) {
+    fn = reinterpret_cast<SetnsFn>(dlsym(RTLD_NEXT, "setns"));
+    g_setns.store(fn, std::memory_order_release);
+  }
+  return fn;
+}
+
 // Resolved before the program runs: a lazy dlsym would clear a dlerror()
 // the program has not read yet.
 [[gnu::constructor]] void resolve_namespace_hooks() {
   real_unshare();
+  real_setns();
 }
 
 constexpr int kSingleThreadedOnly = CLONE_NEWUSER | CLONE_VM | CLONE_SIGHAND | CLONE_THREAD;
 
-}  // namespace
-
-extern "C" [[gnu::visibility("default")]] int unshare(int flags) {
-  UnshareFn fn = real_unshare();
-  if (fn == nullptr || !(flags & kSingleThreadedOnly)) return fn ? fn(flags) : (errno = ENOSYS, -1);
+// `call` with the recorder's threads gone (when there were any), retried
+// briefly on EINVAL: a thread just joined may count in the thread group a
+// moment longer (its tid is cleared before it is released). With threads
+// of the program's own the call fails as it would untraced.
+template <typename Call>
+int single_threaded(Call call) {
   bool paused;
   {
     memtrail::detail::ScopedInternal internal;
     paused = memtrail::detail::pause_threads();
   }
-  int rc = fn(flags);
-  // A thread just joined may count in the thread group a moment longer
-  // (its tid is cleared before it is released): try again briefly. With
-  // threads of the program's own the call fails as it would untraced.
+  int rc = call();
   for (int i = 0; paused && rc != 0 && errno == EINVAL && i < 20; ++i) {
     timespec nap{0, 1'000'000};
     nanosleep(&nap, nullptr);
-    rc = fn(flags);
+    rc = call();
   }
   int saved = errno;
   if (paused) {
@@ -61,4 +71,27 @@ extern "C" [[gnu::visibility("default")]] int unshare(int flags) {
   }
   errno = saved;
   return rc;
+}
+
+}  // namespace
+
+extern "C" [[gnu::visibility("default")]] int unshare(int flags) {
+  UnshareFn fn = real_unshare();
+  if (fn == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (!(flags & kSingleThreadedOnly)) return fn(flags);
+  return single_threaded([&] { return fn(flags); });
+}
+
+// nstype 0 accepts any namespace, a user namespace among them.
+extern "C" [[gnu::visibility("default")]] int setns(int fd, int nstype) {
+  SetnsFn fn = real_setns();
+  if (fn == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (nstype != 0 && nstype != CLONE_NEWUSER) return fn(fd, nstype);
+  return single_threaded([&] { return fn(fd, nstype); });
 }

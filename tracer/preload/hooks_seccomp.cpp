@@ -2,10 +2,12 @@
 // calls the tracer makes on the program's threads, and a forbidden one
 // kills the process (libunwind's rt_sigprocmask: SIGSYS, issue 26 item 5).
 // Tracing stops, finished and said so, before the filter is installed
-// (stop_before_seccomp). Not caught: a filter installed by syscall(2)
-// directly (SYS_seccomp).
+// (stop_before_seccomp). Both ways in: prctl(PR_SET_SECCOMP) and
+// syscall(SYS_seccomp) (libseccomp); not a raw system call instruction.
 #include <dlfcn.h>
 #include <linux/prctl.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
 
 #include <atomic>
 #include <cerrno>
@@ -52,4 +54,47 @@ extern "C" [[gnu::visibility("default")]] int prctl(int option, ...) {
     return -1;
   }
   return fn(option, a2, a3, a4, a5);
+}
+
+// syscall(SYS_seccomp, ...): how libseccomp installs its filters. Every
+// other number is passed through untouched (the recorder's own futex and
+// gettid calls come through here too: one compare).
+namespace {
+
+using SyscallFn = long (*)(long, long, long, long, long, long, long);
+std::atomic<SyscallFn> g_syscall{nullptr};
+
+SyscallFn real_syscall() {
+  SyscallFn fn = g_syscall.load(std::memory_order_acquire);
+  if (__builtin_expect(fn == nullptr, 0)) {
+    fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
+    g_syscall.store(fn, std::memory_order_release);
+  }
+  return fn;
+}
+
+[[gnu::constructor]] void resolve_syscall_hook() {
+  real_syscall();
+}
+
+}  // namespace
+
+extern "C" [[gnu::visibility("default")]] long syscall(long number, ...) {
+  va_list args;
+  va_start(args, number);
+  long a[6];
+  for (long& arg : a) arg = va_arg(args, long);
+  va_end(args);
+  if (__builtin_expect(number == SYS_seccomp, 0) &&
+      (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) {
+    int saved = errno;
+    memtrail::detail::stop_before_seccomp();
+    errno = saved;
+  }
+  SyscallFn fn = real_syscall();
+  if (__builtin_expect(fn == nullptr, 0)) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -87,6 +87,7 @@ void remove_self_from_ld_preload() {
 bool start_recorder(const char* attach_output) {
   // Pool registration and start-up allocate; none of that is the program's.
   detail::ScopedInternal internal;
+  detail::guard_diagnostics();  // a guest: never into the program's own files
   // From here on the tracer's modules allocate from its own heap, whatever
   // malloc the program defines (tracer_heap.hpp).
   if (attach_output == nullptr) route_own_modules_to_interposers();

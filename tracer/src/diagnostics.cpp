@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 
@@ -27,14 +28,20 @@ Identity identity_of_stderr() {
 // Taken when libmemtrail.so is loaded: before the program's main and its
 // constructors (the preload's dependencies are initialised first).
 const Identity g_users_stderr = identity_of_stderr();
+std::atomic<bool> g_guarded{false};
 
 }  // namespace
+
+void guard_diagnostics() {
+  g_guarded.store(true, std::memory_order_relaxed);
+}
 
 void diagnostic(const char* format, ...) {
   int saved_errno = errno;
   Identity now = identity_of_stderr();
-  if (g_users_stderr.open && now.open && now.dev == g_users_stderr.dev &&
-      now.ino == g_users_stderr.ino) {
+  bool guarded = g_guarded.load(std::memory_order_relaxed);
+  if (now.open && (!guarded || (g_users_stderr.open && now.dev == g_users_stderr.dev &&
+                                now.ino == g_users_stderr.ino))) {
     char line[512];
     va_list args;
     va_start(args, format);

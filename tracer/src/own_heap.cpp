@@ -136,9 +136,49 @@ void* small_block(int cls) {
   return block + kHeader;
 }
 
+// Big blocks given back, kept mapped for the next big request (the writer
+// resizes its chunk buffers over and over: a fresh mapping each time cost
+// a page fault per page, as glibc's mmap threshold avoids). Under g_lock.
+constexpr int kCachedBig = 8;
+constexpr std::size_t kCachedBigBytes = 64u << 20;
+Header* g_cached[kCachedBig];
+std::size_t g_cached_bytes = 0;
+
+Header* take_cached(std::size_t bytes) {
+  int best = -1;
+  for (int i = 0; i < kCachedBig; ++i) {
+    Header* h = g_cached[i];
+    if (h == nullptr) continue;
+    std::size_t size = h->usable + kHeader;
+    if (size >= bytes && size <= 2 * bytes && (best < 0 || size < g_cached[best]->usable + kHeader))
+      best = i;
+  }
+  if (best < 0) return nullptr;
+  Header* h = g_cached[best];
+  g_cached[best] = nullptr;
+  g_cached_bytes -= h->usable + kHeader;
+  return h;
+}
+
+bool keep_cached(Header* h) {
+  std::size_t size = h->usable + kHeader;
+  if (g_cached_bytes + size > kCachedBigBytes) return false;
+  for (Header*& slot : g_cached)
+    if (slot == nullptr) {
+      slot = h;
+      g_cached_bytes += size;
+      return true;
+    }
+  return false;
+}
+
 void* large_block(std::size_t n) {
   std::size_t bytes = (n + kHeader + kChunk - 1) & ~(kChunk - 1);
   g_lock.lock();
+  if (Header* cached = take_cached(bytes)) {
+    g_lock.unlock();
+    return cached + 1;
+  }
   unsigned char* block = map_chunks(bytes);
   g_lock.unlock();
   if (block == nullptr) return nullptr;
@@ -205,6 +245,10 @@ void own_free(void* p) noexcept {
     std::size_t bytes = h->usable + kHeader;
     auto start = reinterpret_cast<std::uintptr_t>(h);
     g_lock.lock();
+    if (keep_cached(h)) {
+      g_lock.unlock();
+      return;
+    }
     for (std::uintptr_t c = start; c < start + bytes; c += kChunk) table_remove(c >> kChunkShift);
     g_lock.unlock();
     ::munmap(h, bytes);

@@ -9,7 +9,8 @@
 // The preload's interposers serve a call from here when the calling thread
 // is inside the tracer (t_internal), and free a block here when it lies in
 // one of these mappings (own_heap_owns). Size classes of powers of two up
-// to 256 KiB from 1 MiB chunks; larger blocks are mappings of their own.
+// to 256 KiB from 1 MiB chunks; larger blocks are mappings of their own
+// (up to 64 MiB of them kept for reuse when given back).
 // One spin lock: the tracer allocates rarely (tables grow, buffers swap).
 // Defined in libmemtrail.so, so the process has one.
 #pragma once

@@ -100,10 +100,11 @@ int cmd_report(int argc, char** argv) {
                  filter->c_str(), kept, all_sites);
   if (json) {
     if (leak_kinds) keep_leak_kinds(a.leaks, *leak_kinds);
-    nlohmann::json j = to_report_json(a, top);
+    nlohmann::json extra = nlohmann::json::object();
     if (filter)
-      j["filter"] = {{"function", *filter}, {"sites_kept", kept}, {"sites_total", all_sites}};
-    std::cout << j.dump(2) << "\n";
+      extra["filter"] = {{"function", *filter}, {"sites_kept", kept}, {"sites_total", all_sites}};
+    write_report_json(std::cout, a, top, extra);  // streamed: bounded memory at any --top
+    std::cout << "\n";
   } else {
     TextReportOptions t;
     t.top = top == 0 ? static_cast<std::size_t>(-1) : top;

@@ -1,6 +1,8 @@
 // The `memtrail.report/1` JSON: DESIGN.md's stable keys first, then more.
 #include <algorithm>
+#include <functional>
 
+#include "json_stream.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_json.hpp"
 #include "memtrail/site_caller.hpp"
@@ -102,7 +104,11 @@ nlohmann::json frames_to_json(const FrameList& frames) {
   return out;
 }
 
-nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
+namespace {
+
+// Everything but the leak sites and the top-site lists (empty arrays, filled
+// or streamed by the callers below).
+json report_skeleton(const Analysis& a) {
   const Summary& s = a.summary;
   json j;
   j["schema"] = "memtrail.report/1";
@@ -127,20 +133,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
                   {"peak_heap_reserved_bytes", series_max(a.samples.heap_reserved)},
                   {"samples", s.samples}};
 
-  json leak_sites = json::array();
-  std::size_t shown = 0;
-  for (const LeakSite& ls : a.leaks.sites) {
-    if (top && shown++ >= top) break;
-    const Site& site = at(a.sites, ls.site);
-    const PoolStats* p = a.pool(site.pool);
-    leak_sites.push_back({{"bytes", ls.tally.bytes},
-                          {"blocks", ls.tally.blocks},
-                          {"kind", std::string(to_string(ls.kind))},
-                          {"stack", frames_to_json(site.frames)},
-                          {"pool", p ? p->info.name : std::string()},
-                          {"site", ls.site.value},
-                          {"caller", caller_text(site.frames)}});
-  }
+  json leak_sites = json::array();  // filled by the caller: for_each_leak_site_json
   j["leaks"] = {
       {"direct_bytes", a.leaks.direct.bytes},       {"direct_blocks", a.leaks.direct.blocks},
       {"indirect_bytes", a.leaks.indirect.bytes},   {"indirect_blocks", a.leaks.indirect.blocks},
@@ -205,11 +198,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
   if (!a.workspaces.empty()) j["workspaces"] = workspaces_to_json(a);
 
   json tops;
-  for (auto& [name, order] : detail::kTopSiteLists) {
-    json list = json::array();
-    for (SiteId i : top_sites(a, order, top)) list.push_back(site_to_json(a, i));
-    tops[name] = list;
-  }
+  for (auto& [name, order] : detail::kTopSiteLists) tops[name] = json::array();
   j["top_sites"] = tops;
   j["histograms"] = {{"size_bytes", histogram_json(a.size_histogram)},
                      {"lifetime_ns", histogram_json(a.lifetime_histogram)}};
@@ -236,6 +225,52 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
   for (const auto& w : a.symbol_warnings) warnings.push_back(w);
   j["warnings"] = warnings;
   return j;
+}
+
+using Emit = std::function<void(const json&)>;
+
+void for_each_leak_site_json(const Analysis& a, std::size_t top, const Emit& emit) {
+  std::size_t shown = 0;
+  for (const LeakSite& ls : a.leaks.sites) {
+    if (top && shown++ >= top) break;
+    const Site& site = at(a.sites, ls.site);
+    const PoolStats* p = a.pool(site.pool);
+    emit({{"bytes", ls.tally.bytes},
+          {"blocks", ls.tally.blocks},
+          {"kind", std::string(to_string(ls.kind))},
+          {"stack", frames_to_json(site.frames)},
+          {"pool", p ? p->info.name : std::string()},
+          {"site", ls.site.value},
+          {"caller", caller_text(site.frames)}});
+  }
+}
+
+void for_each_top_site_json(const Analysis& a, SiteOrder order, std::size_t top, const Emit& emit) {
+  for (SiteId i : top_sites(a, order, top)) emit(site_to_json(a, i));
+}
+
+}  // namespace
+
+nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
+  json j = report_skeleton(a);
+  for_each_leak_site_json(a, top, [&](const json& e) { j["leaks"]["sites"].push_back(e); });
+  for (auto& [name, order] : detail::kTopSiteLists)
+    for_each_top_site_json(a, order, top,
+                           [&](const json& e) { j["top_sites"][name].push_back(e); });
+  return j;
+}
+
+void write_report_json(std::ostream& out, const Analysis& a, std::size_t top,
+                       const nlohmann::json& extra) {
+  json j = report_skeleton(a);
+  for (auto& [key, value] : extra.items()) j[key] = value;
+  detail::LazyArrays lazy;
+  lazy["/leaks/sites"] = [&](const Emit& emit) { for_each_leak_site_json(a, top, emit); };
+  for (auto& [name, order] : detail::kTopSiteLists)
+    lazy[std::string("/top_sites/") + name] = [&a, order = order, top](const Emit& emit) {
+      for_each_top_site_json(a, order, top, emit);
+    };
+  detail::write_pretty_json(out, j, lazy);
 }
 
 }  // namespace memtrail

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "cli_runner.hpp"
+#include "memtrail/analysis.hpp"
+#include "memtrail/report_json.hpp"
 #include "temp_dir.hpp"
 
 namespace memtrail {
@@ -310,6 +314,44 @@ TEST_F(SampleReports, JsonExportWritesSitesAndFramesOnce) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
   EXPECT_NE(bad.err.find("--top applies to --format json only"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace memtrail
+
+namespace memtrail {
+namespace {
+
+// report --json streams its sites (write_report_json): byte for byte the
+// document to_report_json builds and dump(2) writes, at every --top, with
+// and without extra keys; and the CLI prints that.
+std::string trace_file_in(const std::string& run_dir) {
+  for (const auto& e : std::filesystem::directory_iterator(run_dir))
+    if (e.path().extension() == ".mtr") return e.path().string();
+  return {};
+}
+
+TEST_F(SampleReports, StreamedJsonIsTheDumpOfTheWholeDocument) {
+  for (const char* name : {"leaks", "unrolled"}) {
+    Analysis a = analyze(trace_file_in(dir_->file(name)));
+    ASSERT_GT(a.sites.size(), 1u) << name;
+    ASSERT_GE(a.leaks.sites.size(), 1u) << name;
+    for (std::size_t top : {0, 1, 2, 100000}) {
+      SCOPED_TRACE(std::string(name) + " --top " + std::to_string(top));
+      std::ostringstream streamed;
+      write_report_json(streamed, a, top);
+      ASSERT_EQ(streamed.str(), to_report_json(a, top).dump(2));
+      json extra = {{"filter", {{"function", "main"}, {"sites_kept", 1}}}};
+      std::ostringstream with_extra;
+      write_report_json(with_extra, a, top, extra);
+      json whole = to_report_json(a, top);
+      whole["filter"] = extra["filter"];
+      ASSERT_EQ(with_extra.str(), whole.dump(2));
+    }
+    auto r = memtrail("report --json --top 3 " + trace(name));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, to_report_json(a, 3).dump(2) + "\n");
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // order so the keys are read sequentially. No deletion: the trie only grows.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -62,8 +63,9 @@ class IdIndex {
   }
   template <class HashOf>
   void grow(HashOf& hash_of) {
-    std::size_t cap = cap_ < kMinCapacity ? kMinCapacity : cap_ + cap_ / 2;
+    std::size_t cap = std::max({kMinCapacity, cap_ + cap_ / 2, (size_ + 1) * 5 / 4 + 1});
     slots_.reset();  // before the new table: the old one is not needed to re-place
+    cap_ = 0;        // (empty, should the allocation throw)
     slots_ = std::make_unique<std::uint32_t[]>(cap);
     cap_ = cap;
     for (std::size_t k = 1; k <= size_; ++k)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <ostream>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,11 @@ struct Baseline;    // check.hpp
 // The `memtrail.report/1` schema of DESIGN.md (stable keys) plus more keys.
 // `top`: how many sites per top list and leak sites (0 = all).
 nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
+// The same document as to_report_json(a, top) with `extra`'s keys added,
+// written as dump(2) writes it, site by site: memory stays that of one
+// site's JSON whatever `top` is.
+void write_report_json(std::ostream& out, const Analysis& a, std::size_t top,
+                       const nlohmann::json& extra = nlohmann::json::object());
 nlohmann::json frames_to_json(const FrameList& frames);
 // The pieces the report and the full export (export.hpp) share.
 nlohmann::json site_to_json(const Analysis& a, SiteId site);

@@ -18,6 +18,9 @@
 //     holds its stack pointer when it recorded nothing, plus its general
 //     registers (thread_stack_tops.hpp); its whole recorded stack when it
 //     did not answer;
+//   * the program's own anonymous read-write mappings (its mmap calls, not
+//     the tracer's nor glibc malloc's: program_mappings.hpp), as Valgrind
+//     scans its client's mappings: CPython's pymalloc arenas;
 //   * every thread's static TLS block and descriptor around its thread
 //     pointer (_dl_get_tls_static_info gives the size);
 //   * blocks the dynamic linker allocated (see linker_blocks.hpp).
@@ -50,6 +53,7 @@
 #include "memtrail/detail/thread_registry.hpp"
 #include "module_roots.hpp"
 #include "preload_state.hpp"
+#include "program_mappings.hpp"
 #include "reachability.hpp"
 #include "thread_stack_tops.hpp"
 
@@ -203,6 +207,10 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
   const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
   const std::vector<detail::ThreadRecord>& threads = before.threads;
   std::vector<MemoryRange> roots = subtract_ranges(modules.writable, modules.own);
+  // The program's anonymous read-write mappings (pymalloc's arenas), over
+  // glibc's malloc only (program_mappings.hpp).
+  if (heap_is_glibc())
+    for (const MemoryRange& r : program_mappings()) roots.push_back(r);
   roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
   const std::uintptr_t descriptor_extent = descriptor_extent_of(threads);

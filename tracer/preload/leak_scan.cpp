@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -128,8 +129,13 @@ const detail::ThreadRecord* record_of(const std::vector<detail::ThreadRecord>& t
 // The part of a stopped thread's stack that is in use: from its stack pointer
 // (red zone included) to the top of its recorded stack, or of the mapping
 // that holds its stack pointer when it never recorded an event.
+//
+// A thread running on a malloc'd stack (makecontext) when it recorded
+// nothing: that stack is a heap block, scanned once the block is reached,
+// as before and as in LSan; the heap mapping around it is no root.
+template <typename OnHeapBlock>
 bool stack_in_use(const StoppedThread& stopped, const detail::ThreadRecord* record,
-                  const std::string& maps, MemoryRange* out) {
+                  const std::string& maps, OnHeapBlock&& on_heap_block, MemoryRange* out) {
   std::uintptr_t sp = stopped.sp;
   if (record != nullptr && record->stack_high > record->stack_low) {
     if (!stopped.answered || sp <= record->stack_low || sp > record->stack_high) {
@@ -140,7 +146,8 @@ bool stack_in_use(const StoppedThread& stopped, const detail::ThreadRecord* reco
     return true;
   }
   MemoryRange mapping;
-  if (!stopped.answered || !mapping_containing(maps, sp, &mapping)) return false;
+  if (!stopped.answered || on_heap_block(sp) || !mapping_containing(maps, sp, &mapping))
+    return false;
   *out = {std::max(mapping.begin, sp - kRedZone), mapping.end};
   return true;
 }
@@ -226,10 +233,19 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
     for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);
   };
   // Every other thread alive now, whether or not it ever recorded an event.
+  std::vector<MemoryRange> live_ranges;
+  for (const auto& b : live) live_ranges.push_back({b.address, b.address + b.size});
+  std::sort(live_ranges.begin(), live_ranges.end(),
+            [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  auto on_heap_block = [&](std::uintptr_t address) {
+    auto it = std::upper_bound(live_ranges.begin(), live_ranges.end(), address,
+                               [](std::uintptr_t a, const MemoryRange& r) { return a < r.begin; });
+    return it != live_ranges.begin() && address < std::prev(it)->end;
+  };
   for (const StoppedThread& stopped : world.threads()) {
     const detail::ThreadRecord* record = record_of(threads, stopped.tid);
     MemoryRange stack;
-    if (stack_in_use(stopped, record, maps, &stack)) thread_ranges.push_back(stack);
+    if (stack_in_use(stopped, record, maps, on_heap_block, &stack)) thread_ranges.push_back(stack);
     if (stopped.answered) thread_ranges.push_back({stopped.regs_begin, stopped.regs_end});
     // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
     add_tls(stopped.answered ? stopped.thread_pointer : record ? record->thread_pointer : 0);

@@ -23,7 +23,8 @@
 //     scans its client's mappings: CPython's pymalloc arenas;
 //   * every thread's static TLS block and descriptor around its thread
 //     pointer (_dl_get_tls_static_info gives the size);
-//   * blocks the dynamic linker allocated (see linker_blocks.hpp).
+//   * blocks the dynamic linker allocated (see linker_blocks.hpp) and the
+//     standard streams' buffers libc allocated (both the runtime's own).
 // The scan never waits for the lock a thread inside a dl_iterate_phdr
 // callback holds (module_roots.hpp, exit_frame.cpp); what takes the loader's
 // other lock (dlsym, dladdr) runs before the threads are stopped. The live set, the stacks and the
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <string>
@@ -173,6 +175,19 @@ BeforeStop collect_before_stop() {
   return b;
 }
 
+// The buffer libc allocated for a standard stream (_IO_file_doallocate, on
+// its first use): libc's own, like ld.so's blocks. Valgrind's
+// __libc_freeres gives it back before the leak check and LSan ignores it;
+// a buffer the program gave setvbuf (_IO_USER_BUF) stays the program's.
+bool is_libc_stream_buffer(std::uint64_t address) {
+  constexpr int kUserBuffer = 0x0001;  // glibc's _IO_USER_BUF
+  for (FILE* stream : {stdin, stdout, stderr}) {
+    if (stream == nullptr || (stream->_flags & kUserBuffer) != 0) continue;
+    if (reinterpret_cast<std::uint64_t>(stream->_IO_buf_base) == address) return true;
+  }
+  return false;
+}
+
 // A glibc thread's descriptor ends where its stack mapping ends.
 std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& threads) {
   for (const auto& t : threads) {
@@ -267,7 +282,8 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
     HeapBlock& b = blocks[i];
     b.address = live[i].address;
     b.size = live[i].size;
-    b.force_reachable = linker_block_contains(b.address);
+    b.force_reachable = linker_block_contains(b.address) ||
+                        (heap_is_glibc() && is_libc_stream_buffer(b.address));
     b.age = live[i].time_ns;
   }
 
@@ -275,8 +291,9 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   std::vector<LeakClass> classes =
       classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc()});
-  // The runtime's own blocks are roots' extensions for the scan (force
-  // reachable) but not the program's blocks (LeakClass::runtime).
+  // The runtime's own blocks (ld.so's, stdio's buffers) are roots'
+  // extensions for the scan (force reachable) but not the program's blocks
+  // (LeakClass::runtime).
   for (std::size_t i = 0; i < live.size(); ++i)
     if (blocks[i].force_reachable) classes[i] = LeakClass::runtime;
   for (std::size_t i = 0; i < live.size(); ++i) {

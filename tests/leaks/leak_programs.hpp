@@ -77,6 +77,7 @@ inline const std::vector<LeakProgram>& leak_programs() {
          "the pointer in xmm15 keeps the block; Valgrind scans the general registers only"}},
        kOneLiveThreadDtv},
       {"libc_buffers", "libc_buffers.c", false, {{1, 77}, {}, {}, {}}},
+      {"multiple_inheritance", "multiple_inheritance.cpp", false, {{}, {}, {}, {2, 48}}},
       {"threads64", "threads64.c", false, {{}, {}, {}, {64, 4096}}, {}, {{}, {}, {64, 17408}, {}}},
       {"map_cycle",
        "map_cycle.cpp",

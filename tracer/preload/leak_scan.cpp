@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "exit_frame.hpp"
+#include "interior_heuristics.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
 #include "memtrail/detail/live_blocks.hpp"
@@ -282,15 +283,16 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
     HeapBlock& b = blocks[i];
     b.address = live[i].address;
     b.size = live[i].size;
-    b.force_reachable = linker_block_contains(b.address) ||
-                        (heap_is_glibc() && is_libc_stream_buffer(b.address));
+    b.force_reachable =
+        linker_block_contains(b.address) || (heap_is_glibc() && is_libc_stream_buffer(b.address));
     b.age = live[i].time_ns;
   }
 
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
-  std::vector<LeakClass> classes =
-      classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc()});
+  const FileMappingVtables vtables(maps);
+  std::vector<LeakClass> classes = classify_blocks(
+      blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc(), .vtables = &vtables});
   // The runtime's own blocks (ld.so's, stdio's buffers) are roots'
   // extensions for the scan (force reachable) but not the program's blocks
   // (LeakClass::runtime).

@@ -16,6 +16,7 @@
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/session_state.hpp"
 #include "preload_state.hpp"
+#include "program_mappings.hpp"
 
 using namespace memtrail::preload;
 
@@ -110,8 +111,10 @@ extern "C" {
 [[gnu::visibility("default")]] void* mmap(void* addr, std::size_t length, int prot, int flags,
                                           int fd, off_t offset) {
   void* p = real_mmap(addr, length, prot, flags, fd, offset);
-  if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED)
+  if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED) {
     trace_segment(memtrail::EventKind::segment_reserve, p, length);
+    program_mapped(p, length, prot, flags);
+  }
   return p;
 }
 
@@ -119,16 +122,20 @@ extern "C" {
 [[gnu::visibility("default")]] void* mmap64(void* addr, std::size_t length, int prot, int flags,
                                             int fd, off_t offset) {
   void* p = real_mmap(addr, length, prot, flags, fd, offset);
-  if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED)
+  if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED) {
     trace_segment(memtrail::EventKind::segment_reserve, p, length);
+    program_mapped(p, length, prot, flags);
+  }
   return p;
 }
 
 [[gnu::visibility("default")]] int munmap(void* addr, std::size_t length) {
   MunmapFn fn = next_symbol(g_munmap, "munmap");
   int rc = fn != nullptr ? fn(addr, length) : static_cast<int>(syscall(SYS_munmap, addr, length));
-  if (__builtin_expect(memtrail::tracing(), 0) && rc == 0)
+  if (__builtin_expect(memtrail::tracing(), 0) && rc == 0) {
     trace_segment(memtrail::EventKind::segment_release, addr, length);
+    program_unmapped(addr, length);
+  }
   return rc;
 }
 
@@ -149,6 +156,7 @@ extern "C" {
   if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED) {
     trace_segment(memtrail::EventKind::segment_release, old, old_size);
     trace_segment(memtrail::EventKind::segment_reserve, p, new_size);
+    program_remapped(old, old_size, p, new_size);
   }
   return p;
 }

@@ -18,9 +18,13 @@
 //     holds its stack pointer when it recorded nothing, plus its general
 //     registers (thread_stack_tops.hpp); its whole recorded stack when it
 //     did not answer;
+//   * the program's own anonymous read-write mappings (its mmap calls, not
+//     the tracer's nor glibc malloc's: program_mappings.hpp), as Valgrind
+//     scans its client's mappings: CPython's pymalloc arenas;
 //   * every thread's static TLS block and descriptor around its thread
 //     pointer (_dl_get_tls_static_info gives the size);
-//   * blocks the dynamic linker allocated (see linker_blocks.hpp).
+//   * blocks the dynamic linker allocated (see linker_blocks.hpp) and the
+//     standard streams' buffers libc allocated (both the runtime's own).
 // The scan never waits for the lock a thread inside a dl_iterate_phdr
 // callback holds (module_roots.hpp, exit_frame.cpp); what takes the loader's
 // other lock (dlsym, dladdr) runs before the threads are stopped. The live set, the stacks and the
@@ -37,11 +41,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "exit_frame.hpp"
+#include "interior_heuristics.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
 #include "memtrail/detail/live_blocks.hpp"
@@ -50,6 +57,7 @@
 #include "memtrail/detail/thread_registry.hpp"
 #include "module_roots.hpp"
 #include "preload_state.hpp"
+#include "program_mappings.hpp"
 #include "reachability.hpp"
 #include "thread_stack_tops.hpp"
 
@@ -124,8 +132,13 @@ const detail::ThreadRecord* record_of(const std::vector<detail::ThreadRecord>& t
 // The part of a stopped thread's stack that is in use: from its stack pointer
 // (red zone included) to the top of its recorded stack, or of the mapping
 // that holds its stack pointer when it never recorded an event.
+//
+// A thread running on a malloc'd stack (makecontext) when it recorded
+// nothing: that stack is a heap block, scanned once the block is reached,
+// as before and as in LSan; the heap mapping around it is no root.
+template <typename OnHeapBlock>
 bool stack_in_use(const StoppedThread& stopped, const detail::ThreadRecord* record,
-                  const std::string& maps, MemoryRange* out) {
+                  const std::string& maps, OnHeapBlock&& on_heap_block, MemoryRange* out) {
   std::uintptr_t sp = stopped.sp;
   if (record != nullptr && record->stack_high > record->stack_low) {
     if (!stopped.answered || sp <= record->stack_low || sp > record->stack_high) {
@@ -136,7 +149,8 @@ bool stack_in_use(const StoppedThread& stopped, const detail::ThreadRecord* reco
     return true;
   }
   MemoryRange mapping;
-  if (!stopped.answered || !mapping_containing(maps, sp, &mapping)) return false;
+  if (!stopped.answered || on_heap_block(sp) || !mapping_containing(maps, sp, &mapping))
+    return false;
   *out = {std::max(mapping.begin, sp - kRedZone), mapping.end};
   return true;
 }
@@ -160,6 +174,19 @@ BeforeStop collect_before_stop() {
   std::uintptr_t low = 0;
   if (!current_thread_stack(&low, &b.self_high)) b.self_high = 0;
   return b;
+}
+
+// The buffer libc allocated for a standard stream (_IO_file_doallocate, on
+// its first use): libc's own, like ld.so's blocks. Valgrind's
+// __libc_freeres gives it back before the leak check and LSan ignores it;
+// a buffer the program gave setvbuf (_IO_USER_BUF) stays the program's.
+bool is_libc_stream_buffer(std::uint64_t address) {
+  constexpr int kUserBuffer = 0x0001;  // glibc's _IO_USER_BUF
+  for (FILE* stream : {stdin, stdout, stderr}) {
+    if (stream == nullptr || (stream->_flags & kUserBuffer) != 0) continue;
+    if (reinterpret_cast<std::uint64_t>(stream->_IO_buf_base) == address) return true;
+  }
+  return false;
 }
 
 // A glibc thread's descriptor ends where its stack mapping ends.
@@ -203,6 +230,10 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
   const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
   const std::vector<detail::ThreadRecord>& threads = before.threads;
   std::vector<MemoryRange> roots = subtract_ranges(modules.writable, modules.own);
+  // The program's anonymous read-write mappings (pymalloc's arenas), over
+  // glibc's malloc only (program_mappings.hpp).
+  if (heap_is_glibc())
+    for (const MemoryRange& r : program_mappings()) roots.push_back(r);
   roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
   const std::uintptr_t descriptor_extent = descriptor_extent_of(threads);
@@ -218,10 +249,19 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
     for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);
   };
   // Every other thread alive now, whether or not it ever recorded an event.
+  std::vector<MemoryRange> live_ranges;
+  for (const auto& b : live) live_ranges.push_back({b.address, b.address + b.size});
+  std::sort(live_ranges.begin(), live_ranges.end(),
+            [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  auto on_heap_block = [&](std::uintptr_t address) {
+    auto it = std::upper_bound(live_ranges.begin(), live_ranges.end(), address,
+                               [](std::uintptr_t a, const MemoryRange& r) { return a < r.begin; });
+    return it != live_ranges.begin() && address < std::prev(it)->end;
+  };
   for (const StoppedThread& stopped : world.threads()) {
     const detail::ThreadRecord* record = record_of(threads, stopped.tid);
     MemoryRange stack;
-    if (stack_in_use(stopped, record, maps, &stack)) thread_ranges.push_back(stack);
+    if (stack_in_use(stopped, record, maps, on_heap_block, &stack)) thread_ranges.push_back(stack);
     if (stopped.answered) thread_ranges.push_back({stopped.regs_begin, stopped.regs_end});
     // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
     add_tls(stopped.answered ? stopped.thread_pointer : record ? record->thread_pointer : 0);
@@ -243,16 +283,19 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
     HeapBlock& b = blocks[i];
     b.address = live[i].address;
     b.size = live[i].size;
-    b.force_reachable = linker_block_contains(b.address);
+    b.force_reachable =
+        linker_block_contains(b.address) || (heap_is_glibc() && is_libc_stream_buffer(b.address));
     b.age = live[i].time_ns;
   }
 
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
-  std::vector<LeakClass> classes =
-      classify_blocks(blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc()});
-  // The runtime's own blocks are roots' extensions for the scan (force
-  // reachable) but not the program's blocks (LeakClass::runtime).
+  const FileMappingVtables vtables(maps);
+  std::vector<LeakClass> classes = classify_blocks(
+      blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc(), .vtables = &vtables});
+  // The runtime's own blocks (ld.so's, stdio's buffers) are roots'
+  // extensions for the scan (force reachable) but not the program's blocks
+  // (LeakClass::runtime).
   for (std::size_t i = 0; i < live.size(); ++i)
     if (blocks[i].force_reachable) classes[i] = LeakClass::runtime;
   for (std::size_t i = 0; i < live.size(); ++i) {

@@ -159,8 +159,8 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
   auto reach = [&](std::uint64_t pointer, std::uint32_t b, bool from_definite) {
     if (state[b] == reachable) return;
     const HeapBlock& block = blocks[b];
-    bool to_start =
-        pointer == block.address || interior_pointer_is_intended(pointer, block, reader);
+    bool to_start = pointer == block.address ||
+                    interior_pointer_is_intended(pointer, block, reader, options.vtables);
     if (to_start && from_definite) {
       state[b] = reachable;
       work.push_back(b);

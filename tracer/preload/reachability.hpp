@@ -76,6 +76,14 @@ class SelfMemoryReader final : public MemoryReader {
   bool use_vm_readv_ = true;
 };
 
+// Says whether a word is a vtable's address, for memcheck's
+// multipleinheritance heuristic (interior_heuristics.hpp).
+class VtableOracle {
+ public:
+  virtual ~VtableOracle() = default;
+  virtual bool is_vtable(std::uint64_t address, MemoryReader& reader) const = 0;
+};
+
 // Classifies `blocks` (any order, non-overlapping) given the root ranges
 // (roots may overlap blocks or each other). Returns one class per block, in
 // the order of `blocks`.
@@ -85,6 +93,8 @@ struct ClassifyOptions {
   // `top` point) does not count. The header is read through the reader only
   // for such candidates, so a stale block can never fault the scan.
   bool glibc_chunks = false;
+  // When set, memcheck's multipleinheritance heuristic is followed too.
+  const VtableOracle* vtables = nullptr;
 };
 
 std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,

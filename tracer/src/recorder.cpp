@@ -728,8 +728,9 @@ void add_recorder_code_locked() {
 bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive) {
   auto s = std::make_unique<Session>();
   s->options = options;
+  int opened = -1;  // a fork child's file, created through the run directory's descriptor
   if (is_run_directory_output(options.output)) {
-    s->path = claim_run_file(options.output, fork_child, exclusive);
+    s->path = claim_run_file(options.output, fork_child, exclusive, &opened);
   } else {
     s->path = expand_output_path(options.output, fork_child);
     if (exclusive) s->path = claim_fresh_path(s->path);
@@ -740,7 +741,10 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->stack_cache = options.stack_cache;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
   try {
-    s->writer = std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
+    s->writer =
+        opened >= 0
+            ? std::make_unique<TraceWriter>(opened, s->path, make_header(s->start_monotonic_ns))
+            : std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "memtrail: %s\n", e.what());
     return false;

@@ -402,7 +402,15 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
   ThreadBuffer* tb = t_buffer;
   if (tb && tb->session == s) return tb;
   InternalGuard deeper;  // registration's allocations are the tracer's, not a handler's
-  return register_thread(s);
+  tb = register_thread(s);
+  // libunwind maps a per-thread trace cache on a thread's first walk: let
+  // that happen here, as the tracer's, not inside a later event's walk,
+  // where whatever is recorded may be a signal handler's (and is queued).
+  if (tb && s->stack_frames > 0) {
+    std::uint64_t warm[4];
+    backtrace_keeping_errno(warm, 4);
+  }
+  return tb;
 }
 
 // An event that found the recorder busy on its own thread. Only while

@@ -31,7 +31,7 @@ struct Counts : memtrail::TraceVisitor {
   memtrail::ReadResult result;
   std::map<std::uint64_t, std::uint64_t> allocs, frees_of;
   std::map<std::uint64_t, std::uint64_t> live;  // address -> size
-  std::uint64_t unmatched_frees = 0, lost = 0;
+  std::uint64_t unmatched_frees = 0, lost = 0, segments = 0;
   void on_event(const memtrail::Event& e) override {
     using K = memtrail::EventKind;
     if (e.kind == K::alloc) {
@@ -146,6 +146,9 @@ TEST(LostEvents, HandlerMallocsThatInterruptTheRecorderAreAllRecorded) {
   EXPECT_EQ(t.allocs[777], 3000u);
   EXPECT_EQ(t.frees_of[777], 3000u);
   EXPECT_EQ(t.unmatched_frees, 0u);
+  // The program maps nothing itself (glibc's arenas and thread stacks are
+  // not interposed): the tracer's own mappings must not be queued as its.
+  EXPECT_EQ(t.segments, 0u);
   EXPECT_NE(r.err.find("memtrail: trace written to"), std::string::npos) << r.err;
 }
 
@@ -189,6 +192,31 @@ TEST(LostEvents, RawExitGroupIsSaidByRunReportAndCheck) {
   auto accepted =
       run_command(kMemtrail + " check --max-leaked 1GiB --accept-lost-events " + shell_quote(run));
   EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
+}
+
+// ---- item 9: a worker forked after chroot -----------------------------------
+
+// The run directory's path is gone from the worker's view; its trace is
+// created through the directory's descriptor, inherited from the parent.
+TEST(LostEvents, WorkerForkedAfterChrootWritesItsTrace) {
+  TempDir dir;
+  std::string run = dir / "t";
+  auto r = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + CHROOT_WORKER_BIN +
+                       " " + shell_quote(dir / "empty"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (r.out.rfind("no chroot: ", 0) == 0) GTEST_SKIP() << r.out;  // not root, or no CAP_SYS_CHROOT
+  EXPECT_EQ(r.out, "worker ok\n");
+  EXPECT_EQ(r.err.find("cannot create"), std::string::npos) << r.err;
+  auto traces = run_traces(run);
+  ASSERT_EQ(traces.size(), 2u) << r.err;
+  std::uint64_t worker_allocs = 0;
+  for (const auto& path : traces) {
+    Counts t = read_counts(path);
+    EXPECT_TRUE(t.result.complete) << path;
+    worker_allocs += t.allocs[555];
+  }
+  EXPECT_EQ(worker_allocs, 100u);
+  EXPECT_NE(r.err.find("trace written to"), std::string::npos) << r.err;
 }
 
 // ---- item 9: a child exec'd with the tracer taken out of its environment ----

@@ -11,6 +11,8 @@
 
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
@@ -18,6 +20,15 @@
 #include <new>
 
 namespace memtrail::runtime {
+
+// The tracer's own mappings, by system call: not through the preload's mmap
+// interposer, which would take them for the program's (a signal handler's,
+// while the recorder appends: handler_queue.hpp).
+inline void* map_anonymous(std::size_t bytes) noexcept {
+  long m = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+  return m < 0 && m > -4096 ? nullptr : reinterpret_cast<void*>(m);
+}
 
 // Held for a few instructions, but its holder can be preempted: with more
 // runnable threads than cores (hundreds of threads registering at once) a
@@ -61,9 +72,8 @@ class BlockPool {
     Block* b = pop_locked();
     lock_.unlock();
     if (!b) {
-      void* p = ::mmap(nullptr, Block::kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-      if (p == MAP_FAILED) return nullptr;
+      void* p = map_anonymous(Block::kBytes);
+      if (p == nullptr) return nullptr;
       mapped_.fetch_add(1, std::memory_order_relaxed);
       return new (p) Block;
     }
@@ -131,8 +141,8 @@ class Arena {
     lock_.lock();
     if (left_ < bytes) {
       std::size_t slab = bytes > kSlab ? bytes : kSlab;
-      void* p = ::mmap(nullptr, slab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) {
+      void* p = map_anonymous(slab);
+      if (p == nullptr) {
         lock_.unlock();
         return nullptr;
       }

@@ -2,6 +2,7 @@
 // (memtrail/detail/program_fds.hpp, private_fd.hpp).
 #include "memtrail/detail/program_fds.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "memtrail/detail/reentrancy.hpp"
@@ -33,5 +34,23 @@ void note_pipe(int* fds) {
   register_private_fd(&fds[0]);
   register_private_fd(&fds[1]);
 }
+
+namespace {
+
+// A fork while another thread holds the registry's lock (the writer in the
+// middle of a chunk, a program thread in dup2) would leave the child's copy
+// locked for good, and the child's first write waiting forever. Registered
+// when libmemtrail loads, before the recorder's own fork handlers: prepare
+// handlers run in reverse order, so this lock is taken after theirs (the
+// writer takes the work lock, then this one).
+std::unique_lock<std::mutex> g_fork_hold;  // static: no allocation in a fork handler
+void release_after_fork() {
+  if (g_fork_hold.owns_lock()) g_fork_hold.unlock();
+}
+__attribute__((constructor)) void hold_registry_across_fork() {
+  pthread_atfork([] { g_fork_hold = private_fd_lock(); }, &release_after_fork, &release_after_fork);
+}
+
+}  // namespace
 
 }  // namespace memtrail::detail

@@ -401,7 +401,15 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
   ThreadBuffer* tb = t_buffer;
   if (tb && tb->session == s) return tb;
   InternalGuard deeper;  // registration's allocations are the tracer's, not a handler's
-  return register_thread(s);
+  tb = register_thread(s);
+  // libunwind maps a per-thread trace cache on a thread's first walk: let
+  // that happen here, as the tracer's, not inside a later event's walk,
+  // where whatever is recorded may be a signal handler's (and is queued).
+  if (tb && s->stack_frames > 0) {
+    std::uint64_t warm[4];
+    backtrace_keeping_errno(warm, 4);
+  }
+  return tb;
 }
 
 // An event that found the recorder busy on its own thread. Only while
@@ -771,8 +779,9 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->options = options;
   s->pid = static_cast<int>(::getpid());
   s->fork_probe = make_fork_probe();
+  int opened = -1;  // a fork child's file, created through the run directory's descriptor
   if (is_run_directory_output(options.output)) {
-    s->path = claim_run_file(options.output, fork_child, exclusive);
+    s->path = claim_run_file(options.output, fork_child, exclusive, &opened);
   } else {
     s->path = expand_output_path(options.output, fork_child);
     if (exclusive) s->path = claim_fresh_path(s->path);
@@ -783,7 +792,10 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->stack_cache = options.stack_cache;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
   try {
-    s->writer = std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
+    s->writer =
+        opened >= 0
+            ? std::make_unique<TraceWriter>(opened, s->path, make_header(s->start_monotonic_ns))
+            : std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
   } catch (const std::exception& e) {
     detail::diagnostic("memtrail: %s\n", e.what());
     return false;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "memtrail/detail/exec.hpp"
+#include "private_fd.hpp"
 #include "runtime.hpp"
 
 namespace memtrail {
@@ -45,13 +46,38 @@ std::string program_label() {
   return name.empty() ? "unknown" : name;
 }
 
+// The run directory, open (O_PATH) at a high number since this image's
+// first trace, inherited by fork children: they create their files through
+// it, by name. Checked (device, inode) before each use: a daemon that
+// closed every descriptor may hold the number now. Not opened under a tiny
+// descriptor limit (every number is the program's then).
+detail::OwnFd g_run_directory;
+std::string g_run_directory_path;
+
+void open_run_directory(const std::string& directory) {
+  if (g_run_directory.fd >= 0 || detail::private_fd_ceiling() < 64) return;
+  if (!g_run_directory.adopt(::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))) return;
+  g_run_directory_path = directory;
+  detail::register_private_fd(&g_run_directory.fd);
+}
+
+// The run directory's descriptor, when it is still `directory`'s; else -1.
+int run_directory_fd(const std::string& directory) {
+  if (g_run_directory.fd < 0 || directory != g_run_directory_path) return -1;
+  return g_run_directory.still_ours() ? g_run_directory.fd : -1;
+}
+
 }  // namespace
 
 bool is_run_directory_output(const std::string& output) {
   return !output.empty() && output.back() == '/';
 }
 
-std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive) {
+std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive,
+                           int* opened) {
+  if (opened) *opened = -1;
+  if (!fork_child) open_run_directory(directory);
+  const int dir_fd = fork_child && opened ? run_directory_fd(directory) : -1;
   if (fork_child)
     g_sequence = 0;
   else if (exclusive)  // an exec'd image, or this one resuming after a failed exec
@@ -62,9 +88,14 @@ std::string claim_run_file(const std::string& directory, bool fork_child, bool e
   std::string program = "." + program_label() + ".mtr";
   for (int tries = 0; tries < 1000; ++tries, ++g_sequence) {
     std::string path = stem + std::to_string(g_sequence) + program;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = dir_fd >= 0 ? ::openat(dir_fd, path.c_str() + directory.size(),
+                                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)
+                         : ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      ::close(fd);
+      if (dir_fd >= 0 && opened)
+        *opened = fd;  // the path may not reach it (chroot): write through this
+      else
+        ::close(fd);
       return path;
     }
     if (errno != EEXIST) return path;  // the writer reports why it cannot open it

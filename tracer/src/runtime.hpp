@@ -402,7 +402,12 @@ std::string expand_output_path(const std::string& pattern, bool is_fork_child);
 // run_naming.cpp: an output ending in '/' is a run directory; each image
 // claims <dir><pid>.<seq>.<program>.mtr there (O_EXCL).
 bool is_run_directory_output(const std::string& output);
-std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive);
+// `*opened` (when not null) gets the claimed file open for writing, or -1:
+// a fork child creates it through the run directory's descriptor, opened
+// by the first image of the run, so a worker forked after chroot() (the
+// directory's path gone from its view) still writes its trace.
+std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive,
+                           int* opened = nullptr);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // The writer thread starts with these blocked. A signal sent to the process

@@ -581,6 +581,19 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   impl_->write_header(header);
 }
 
+TraceWriter::TraceWriter(int fd, const std::string& path, const TraceHeader& header)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->set_time_resolution(header);
+  if (!impl_->own.adopt(fd))
+    throw std::runtime_error(path + ": cannot use the trace file: " + std::strerror(errno));
+  impl_->fd = impl_->own.fd;
+  impl_->register_descriptor();
+  impl_->by_path = true;
+  impl_->reopen_path = path;
+  impl_->write_header(header);
+}
+
 TraceWriter::TraceWriter(int fd, const TraceHeader& header) : impl_(std::make_unique<Impl>()) {
   impl_->path = "fd " + std::to_string(fd);
   impl_->fd = fd;

@@ -56,6 +56,11 @@ class TraceWriter {
   TraceWriter(const std::string& path, const TraceHeader& header);
   // Adopts an already open file descriptor (used after fork).
   TraceWriter(int fd, const TraceHeader& header);
+  // Adopts `fd`, just opened (and empty) for the file at `path`, as the
+  // path constructor would have opened it: moved high, checked before every
+  // write, reopened by `path` if the program closed it. For a file created
+  // through a directory descriptor (a fork child after chroot).
+  TraceWriter(int fd, const std::string& path, const TraceHeader& header);
   ~TraceWriter();  // finish()es
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;

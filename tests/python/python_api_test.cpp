@@ -117,6 +117,59 @@ TEST(PythonModule, RunAppendsItsDirectoryToTheUsersPythonPath) {
   EXPECT_EQ(program.out, "/nonexistent/first:" + std::string(PYTHON_MODULE_DIR) + "\n");
 }
 
+// Python frames (CPython 3.11) between the native ones, in report, check
+// and the folded export.
+TEST(PythonFrames, ReportCheckAndFoldedShowPythonLines) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-frames");
+  std::string trace = traced(dir, std::string(kPython) + " " + script("frames.py"));
+  ASSERT_FALSE(trace.empty());
+  const std::string file = std::string(PYTHON_TESTS_DIR) + "/frames.py";
+  CommandResult report = run_command(std::string(MEMTRAIL_BIN) + " report " + shell_quote(trace));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  // The loop leads the report, its growing site two Python calls deep.
+  auto loops = report.out.find("LOOPS"), leaks = report.out.find("\nLEAKS");
+  ASSERT_NE(loops, std::string::npos) << report.out;
+  EXPECT_LT(loops, leaks);
+  EXPECT_TRUE(contains(report.out, "loop 'step': 20 iterations, grows 5001 bytes per iteration"))
+      << report.out;
+  auto grow = report.out.find("grow_one at " + file + ":20");
+  auto module = report.out.find("<module> at " + file + ":26");
+  auto eval = report.out.find("_PyEval_EvalFrameDefault", grow);
+  ASSERT_NE(grow, std::string::npos) << report.out;
+  EXPECT_LT(grow, module);  // innermost first
+  EXPECT_LT(module, eval);  // the interpreter call that ran them comes after
+  CommandResult check = memtrail::test::run_merged(
+      std::string(MEMTRAIL_BIN) + " check --max-scope-growth 0 --max-leaked 1GiB " +
+      shell_quote(trace));
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_TRUE(contains(check.out, "grow_one at " + file + ":20")) << check.out;
+  // Folded stacks, outermost first: <module> then outer then make_buffer.
+  CommandResult folded =
+      run_command(std::string(MEMTRAIL_BIN) + " export --format folded " + shell_quote(trace));
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  bool nested = false;
+  for (const std::string& line : folded.out_lines()) {
+    auto m = line.find("frames.py:23"), o = line.find("frames.py:13"),
+         b = line.find("frames.py:9;");
+    nested |= m != std::string::npos && o != std::string::npos && b != std::string::npos && m < o &&
+              o < b;
+  }
+  EXPECT_TRUE(nested) << folded.out.substr(0, 4000);
+}
+
+// CPython unmaps frame-stack chunks on deep returns while its current frame
+// still points into them: the recorder reads no frame chain for a munmap.
+TEST(PythonFrames, DeepRecursionRunsUnderTheTracer) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-deep");
+  CommandResult program;
+  std::string trace =
+      traced(dir, std::string(kPython) + " " + script("deep_recursion.py"), &program);
+  EXPECT_EQ(program.out, "ok\n");
+  EXPECT_FALSE(trace.empty());
+}
+
 TEST(CApi, LeakyCLoopFailsAndTheFixedOnePasses) {
   TempDir dir("c-api");
   std::string leaky = traced(dir, std::string(C_API_LOOP_BIN) + " leak");

@@ -170,6 +170,68 @@ TEST(PythonFrames, DeepRecursionRunsUnderTheTracer) {
   EXPECT_FALSE(trace.empty());
 }
 
+// samples/pytorch under memtrail run (skipped without python3-torch). Native
+// frames stay unresolved (--no-symbols): resolving libtorch takes minutes,
+// and the Python frames the tests read need no DWARF.
+bool have_torch() {
+  return have_python() && run_command(std::string(kPython) + " -c 'import torch'").exit_code == 0;
+}
+
+std::string sample(const std::string& name) {
+  return shell_quote(std::string(PYTORCH_SAMPLES_DIR) + "/" + name);
+}
+
+CommandResult check_sample(const std::string& trace) {
+  return memtrail::test::run_merged(
+      std::string(MEMTRAIL_BIN) +
+      " check --no-symbols --num-callers 48 --iteration-mark step --max-scope-growth 0 "
+      "--max-leaked 1GiB " +
+      shell_quote(trace));
+}
+
+TEST(PyTorchSamples, LeakyTrainingLoopNamesTheLinesThatKeepMemory) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed";
+  TempDir dir("pytorch-leak");
+  std::string trace = traced(dir, std::string(kPython) + " " + sample("train.py") + " leak");
+  ASSERT_FALSE(trace.empty());
+  CommandResult r = check_sample(trace);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const std::string file = std::string(PYTORCH_SAMPLES_DIR) + "/train.py:";
+  // The kept features: relu's 64x64 float output, made at line 36 and kept
+  // by line 41; and the loss graph chained by `total_loss += loss`.
+  auto features = r.out.find("+16384 bytes per iteration");
+  ASSERT_NE(features, std::string::npos) << r.out;
+  auto next_site = r.out.find("bytes per iteration, allocated from", features + 30);
+  EXPECT_NE(r.out.substr(features, next_site - features).find("train_step at " + file + "36"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "train_step at " + file + "42")) << r.out;
+}
+
+TEST(PyTorchSamples, FixedTrainingLoopPasses) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed";
+  TempDir dir("pytorch-fixed");
+  std::string trace = traced(dir, std::string(kPython) + " " + sample("train.py") + " fixed");
+  ASSERT_FALSE(trace.empty());
+  CommandResult r = check_sample(trace);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+TEST(PyTorchSamples, InferenceLoopGrowsByWhatItKeeps) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed";
+  TempDir dir("pytorch-infer");
+  std::string trace = traced(dir, std::string(kPython) + " " + sample("infer.py"));
+  ASSERT_FALSE(trace.empty());
+  CommandResult r = check_sample(trace);
+  // One 64x1 float32 tensor per step: its 256 data bytes (c10::alloc_cpu),
+  // and PyTorch 1.13's native objects of a CPU tensor: TensorImpl (192),
+  // StorageImpl (80), its version counter (32). The list is preallocated.
+  EXPECT_TRUE(contains(r.out, "scope 'step' grows 560 bytes per iteration over 40 entries"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "+256 bytes per iteration")) << r.out;
+  EXPECT_TRUE(contains(r.out, "infer.py:22")) << r.out;
+}
+
 TEST(CApi, LeakyCLoopFailsAndTheFixedOnePasses) {
   TempDir dir("c-api");
   std::string leaky = traced(dir, std::string(C_API_LOOP_BIN) + " leak");

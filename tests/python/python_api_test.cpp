@@ -278,4 +278,21 @@ TEST(CApi, LinkedProgramReachesTheRecorderUnderRun) {
   EXPECT_TRUE(contains(r.out, "10 entries") || contains(r.out, "scope")) << r.out;
 }
 
+TEST(CxxApi, IterationScopeAndPausedReachTheTrace) {
+  TempDir dir("cxx-api");
+  CommandResult program;
+  std::string trace = traced(dir, CXX_API_LOOP_BIN, &program);
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(program.out, "tracing\n");
+  CommandResult r = check_step(trace);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "scope 'step' grows 128 bytes per iteration over 30 entries"))
+      << r.out;
+  CommandResult dump = run_command(std::string(MEMTRAIL_BIN) + " dump " + shell_quote(trace));
+  EXPECT_FALSE(contains(dump.out, "size=999 ")) << "the paused allocation was recorded";
+  EXPECT_TRUE(contains(dump.out, "kind=pause")) << "no pause mark";
+  r = run_command(CXX_API_LOOP_BIN);  // untraced: runs as without memtrail
+  EXPECT_EQ(r.out, "not tracing\n");
+}
+
 }  // namespace

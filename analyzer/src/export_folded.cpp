@@ -9,7 +9,10 @@ namespace memtrail {
 namespace {
 
 std::string frame_name(const Frame& f) {
-  std::string s = f.function.empty() ? f.describe() : f.function;
+  // A Python frame's line tells apart what its function name cannot (one
+  // <module> runs the whole script): "train_step at train.py:20".
+  const bool python = is_python_frame(f.address);
+  std::string s = f.function.empty() || python ? f.describe() : f.function;
   for (char& c : s)
     if (c == ';' || c == '\n') c = ':';  // ';' separates frames
   return s;

@@ -5,6 +5,11 @@
 // the string "function\x1ffile\x1fline". The analyzer shows them as frames
 // of their own, so a report reads train.py:20 between the native frames.
 //
+// Never for a munmap (segment_release): CPython's _PyThreadState_PopFrame
+// unmaps a frame-stack chunk before the thread's current frame moves off
+// it, so the chain may point into unmapped memory then. Every other event
+// sees the chain whole (frames are pushed after their memory is mapped).
+//
 // A program without CPython 3.11 in it at start pays one branch on a
 // global per stack (g_enabled stays false). Other CPython versions: the
 // same, with their stacks native-only (the layout read here is 3.11's).

@@ -546,7 +546,10 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
       frames = ips + first;
       if (count) hash = hash_stack(frames, count);
     }
-    if (python::g_enabled && count) {  // CPython 3.11: Python frames join the native ones
+    // CPython 3.11: Python frames join the native ones. Not for a munmap:
+    // the interpreter unmaps a frame-stack chunk while its current frame
+    // still points into it (python_frames.hpp).
+    if (python::g_enabled && count && e.kind != EventKind::segment_release) {
       if (frames != ips) std::memmove(ips, frames, count * sizeof *ips);
       frames = ips;
       if (int spliced = python::splice(ips, count, kMaxStackDepth); spliced != count)

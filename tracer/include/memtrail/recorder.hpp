@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "memtrail/c_api.h"
 #include "memtrail/event.hpp"
 
 namespace memtrail {
@@ -203,5 +204,41 @@ void record_mark(std::string_view text);
 [[gnu::always_inline]] inline void mark(std::string_view text) {
   record_mark(text);
 }
+
+// Loop iterations, named scopes and the pause switch: the C API's functions
+// (c_api.h), which Python and C programs call too, in RAII form.
+//
+//   for (auto& batch : loader) {
+//     memtrail::Iteration step("step");   // memtrail check --iteration-mark step
+//     train(batch);
+//   }
+class Iteration {
+ public:
+  explicit Iteration(const char* loop) : loop_(loop) { memtrail_iteration_begin(loop); }
+  ~Iteration() { memtrail_iteration_end(loop_); }
+  Iteration(const Iteration&) = delete;
+  Iteration& operator=(const Iteration&) = delete;
+
+ private:
+  const char* loop_;
+};
+class Scope {
+ public:
+  explicit Scope(const char* name) : name_(name) { memtrail_scope_begin(name); }
+  ~Scope() { memtrail_scope_end(name_); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  const char* name_;
+};
+// No new blocks recorded, process-wide, while one is alive (frees still are).
+class Paused {
+ public:
+  Paused() { memtrail_pause(); }
+  ~Paused() { memtrail_resume(); }
+  Paused(const Paused&) = delete;
+  Paused& operator=(const Paused&) = delete;
+};
 
 }  // namespace memtrail

@@ -7,6 +7,18 @@
 #include "memtrail/size.hpp"
 
 namespace memtrail {
+namespace {
+
+// One growing site of a scope or loop: its bytes per iteration and stack.
+std::string growth_site_text(const Analysis& a, const GrowthSite& g, std::size_t stack_depth) {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "    +%lld bytes per iteration from this site (%s live at the last entry):\n",
+                std::llround(g.bytes_per_entry), format_size(g.live_bytes).c_str());
+  return line + format_stack(at(a.sites, g.site).frames, stack_depth, "      ");
+}
+
+}  // namespace
 
 std::string scope_growth_text(const Analysis& a, std::size_t stack_depth, bool with_loops) {
   std::string out;
@@ -19,13 +31,7 @@ std::string scope_growth_text(const Analysis& a, std::size_t stack_depth, bool w
                   sc.info.name.c_str(), growth, std::string(to_string(sc.info.kind)).c_str(),
                   sc.entries);
     out += line;
-    for (const GrowthSite& g : sc.growth_sites) {
-      std::snprintf(line, sizeof line,
-                    "    +%lld bytes per iteration from this site (%s live at the last entry):\n",
-                    std::llround(g.bytes_per_entry), format_size(g.live_bytes).c_str());
-      out += line;
-      out += format_stack(at(a.sites, g.site).frames, stack_depth, "      ");
-    }
+    for (const GrowthSite& g : sc.growth_sites) out += growth_site_text(a, g, stack_depth);
   }
   return out;
 }
@@ -58,11 +64,7 @@ std::string loops_text(const Analysis& a, std::size_t stack_depth, std::size_t t
         out += line;
         break;
       }
-      std::snprintf(line, sizeof line,
-                    "    +%lld bytes per iteration from this site (%s live at the last entry):\n",
-                    std::llround(g.bytes_per_entry), format_size(g.live_bytes).c_str());
-      out += line;
-      out += format_stack(at(a.sites, g.site).frames, stack_depth, "      ");
+      out += growth_site_text(a, g, stack_depth);
     }
   }
   return out;

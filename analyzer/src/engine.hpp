@@ -119,7 +119,11 @@ class Engine : public TraceVisitor {
   bool checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes);
   // Starts from a checkpoint instead of an empty state, after on_pool() of
   // the pools; then read the file from the checkpoint's chunk.
-  void restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before);
+  // `last_time_ns` is the time of the last event before the checkpoint: a
+  // replay that stops at once (the wanted position is the checkpoint's own)
+  // still knows its moment (the heap sample it reads is the one before it).
+  void restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before,
+               std::uint64_t last_time_ns);
 
   void on_header(const TraceHeader& h) override { header_ = h; }
   void on_string(std::uint32_t id, std::string_view text) override;

@@ -184,8 +184,14 @@ class Engine : public TraceVisitor {
   [[gnu::always_inline]] void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
     std::uint64_t values[2] = {p.used, p.reserved};
     p.timeline.record_n<2>(t, values);
-    if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns &&
-        event_index_ >= p.next_fragmentation_event && sample_fragmentation_)
+    // A pool left with no live block and at most one segment has no external
+    // fragmentation: sampled at once when the last sample said otherwise (it
+    // costs nothing), or the series would hold the pool's last busy sample to
+    // the end of the trace while a segment map of the moment shows 0 %.
+    const bool drained = p.live.size() == 0 && p.segments.size() <= 1 &&
+                         (p.out.fragmentation.empty() || p.out.fragmentation.back().external != 0);
+    if (p.out.has_segments && p.has_blocks && sample_fragmentation_ &&
+        ((t >= p.next_fragmentation_ns && event_index_ >= p.next_fragmentation_event) || drained))
       sample_fragmentation(p, t);
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);

@@ -1,6 +1,7 @@
 // Views that must agree at one moment (issue 30, "Views that disagree
 // today"): the Summary pies, the Fragmentation header and `memtrail report
-// --at` read the same Session answers, on samples traced at test time.
+// --at` read the same Session answers, and the fragmentation chart shows
+// the header's figure at its moment, on samples traced at test time.
 #include <QtTest>
 
 #include "fragmentation_view.hpp"
@@ -106,6 +107,45 @@ class ViewsAgreeTest : public QObject {
     const QString want =
         QString("reserved %1, used %2").arg(gui::format_bytes(reserved), gui::format_bytes(used));
     QVERIFY2(frag.headline().contains(want), qPrintable(frag.headline() + " / want " + want));
+  }
+
+  // Item 1: the caching pool of samples/fragmentation, once it released its
+  // segments: the over-time chart (Session::series, as the chart draws it)
+  // shows at that moment what the Fragmentation header shows (0 %), instead
+  // of holding the pool's last busy sample to the end of the trace.
+  void drainedPoolChartAgreesWithTheHeader() {
+    const std::string trace =
+        test::only_trace(test::recordRun(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation"));
+    QVERIFY(!trace.empty());
+    OpenResult opened = Session::open(trace);
+    QVERIFY2(opened.session, opened.message.c_str());
+    std::shared_ptr<const Session> session = std::move(opened.session);
+    const PoolStats* pool = nullptr;
+    for (const PoolStats& p : session->whole().pools)
+      if (!pool && p.info.kind == PoolKind::caching && p.has_segments) pool = &p;
+    QVERIFY(pool);
+    const Summary& s = session->whole().summary;
+    const std::uint64_t t = s.last_event_ns;  // the sample released every pool by then
+
+    gui::FragmentationView v;
+    v.setSession(session);
+    v.selectPool(pool->info.id);
+    v.setMoment(t);
+    QTRY_VERIFY_WITH_TIMEOUT(v.isReady() && v.headline().contains(" at "), 10000);
+    const SegmentMap m = session->segment_map(PoolId{pool->info.id}, t);
+    const std::uint64_t header = std::llround(m.fragmentation.external * 1e6);
+    QVERIFY2(
+        v.headline().contains(
+            QString("external fragmentation %1 %").arg(m.fragmentation.external * 100, 0, 'f', 1)),
+        qPrintable(v.headline()));
+
+    const Envelope e =
+        session->series({SeriesKind::pool_external_fragmentation, PoolId{pool->info.id}},
+                        s.first_event_ns, s.last_event_ns, 800);
+    QVERIFY(!e.max.empty() && e.step_ns > 0);
+    const std::size_t i = std::min<std::size_t>((t - e.t0) / e.step_ns, e.max.size() - 1);
+    const std::uint64_t chart = e.has_data[i] ? e.max[i] : 0;
+    QCOMPARE(chart, header);
   }
 };
 

@@ -29,6 +29,7 @@ void Checkpoints::at_chunk(Engine& engine, std::uint64_t offset, bool any_event,
   c.max_time_before = max_time_before;
   c.any_event_before = any_event;
   c.events_before = engine.events_processed();
+  c.last_time_before = engine.last_time_ns();
   if (!engine.checkpoint(c.pools, budget_ / 2)) {
     // One live set takes half the budget: no checkpoint can help enough.
     disabled_ = true;

@@ -27,7 +27,8 @@ struct Checkpoint {
   std::uint64_t chunk_offset = 0;     // replay from this chunk
   std::uint64_t max_time_before = 0;  // latest event time before the chunk
   bool any_event_before = false;
-  std::uint64_t events_before = 0;  // events of the file before the chunk
+  std::uint64_t events_before = 0;     // events of the file before the chunk
+  std::uint64_t last_time_before = 0;  // time of the last of those events
   std::vector<PoolCheckpoint> pools;
   std::size_t bytes() const;
 };

@@ -119,7 +119,11 @@ class Engine : public TraceVisitor {
   bool checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes);
   // Starts from a checkpoint instead of an empty state, after on_pool() of
   // the pools; then read the file from the checkpoint's chunk.
-  void restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before);
+  // `last_time_ns` is the time of the last event before the checkpoint: a
+  // replay that stops at once (the wanted position is the checkpoint's own)
+  // still knows its moment (the heap sample it reads is the one before it).
+  void restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before,
+               std::uint64_t last_time_ns);
 
   void on_header(const TraceHeader& h) override { header_ = h; }
   void on_string(std::uint32_t id, std::string_view text) override;
@@ -180,8 +184,14 @@ class Engine : public TraceVisitor {
   [[gnu::always_inline]] void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
     std::uint64_t values[2] = {p.used, p.reserved};
     p.timeline.record_n<2>(t, values);
-    if (p.out.has_segments && p.has_blocks && t >= p.next_fragmentation_ns &&
-        event_index_ >= p.next_fragmentation_event && sample_fragmentation_)
+    // A pool left with no live block and at most one segment has no external
+    // fragmentation: sampled at once when the last sample said otherwise (it
+    // costs nothing), or the series would hold the pool's last busy sample to
+    // the end of the trace while a segment map of the moment shows 0 %.
+    const bool drained = p.live.size() == 0 && p.segments.size() <= 1 &&
+                         (p.out.fragmentation.empty() || p.out.fragmentation.back().external != 0);
+    if (p.out.has_segments && p.has_blocks && sample_fragmentation_ &&
+        ((t >= p.next_fragmentation_ns && event_index_ >= p.next_fragmentation_event) || drained))
       sample_fragmentation(p, t);
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);

@@ -31,8 +31,10 @@ bool Engine::checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes)
   return true;
 }
 
-void Engine::restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before) {
+void Engine::restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t events_before,
+                     std::uint64_t last_time_ns) {
   event_index_ = events_before;
+  last_time_ns_ = last_time_ns;
   for (const PoolCheckpoint& c : pools) {
     PoolState& p = pool_state(c.pool);
     if (!p.included) continue;

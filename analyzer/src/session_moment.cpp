@@ -39,7 +39,7 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t, st
       events != kNoPosition ? checkpoints.for_position(events) : checkpoints.for_time(t);
   if (c) {
     for (const PoolStats& p : whole.pools) engine->on_pool(p.info);
-    engine->restore(c->pools, c->events_before);
+    engine->restore(c->pools, c->events_before, c->last_time_before);
     r = reader.read_from(*engine, c->chunk_offset);
     if (r.ok) return engine;
     // Not resumable after all (a table id past the dense range?): from the start.
@@ -53,6 +53,23 @@ std::unique_ptr<detail::Engine> detail::SessionState::replay(std::uint64_t t, st
   return engine;
 }
 
+namespace {
+
+// A pool with segments that hands out a block outside them (a workspace's
+// spill, taken from its upstream) holds that block's bytes too: they count
+// as reserved, so that reserved = used + free in every view of the moment
+// (the Fragmentation header, the Summary pie, `report --at`).
+SegmentMap held_by_pool(SegmentMap m) {
+  if (!m.pool_state.has_segments) return m;
+  std::uint64_t outside = 0;
+  for (const BlockInfo& b : m.outside_segments) outside += b.size;
+  m.pool_state.final_reserved_bytes += outside;
+  m.fragmentation.reserved_bytes += outside;
+  return m;
+}
+
+}  // namespace
+
 SegmentMap Session::segment_map(PoolId pool, std::uint64_t time_ns) const {
   SegmentMap m;
   if (!impl_->analyzed(pool)) {
@@ -61,7 +78,7 @@ SegmentMap Session::segment_map(PoolId pool, std::uint64_t time_ns) const {
   }
   auto engine = impl_->replay_to(time_ns, m.error);
   if (!engine) return m;
-  m = engine->segment_map(pool.value, true);
+  m = held_by_pool(engine->segment_map(pool.value, true));
   m.time_ns = time_ns;
   m.fragmentation.time_ns = time_ns;
   return m;
@@ -75,7 +92,7 @@ SegmentMap Session::segment_map_at_position(PoolId pool, std::uint64_t events) c
   }
   auto engine = impl_->replay_to_position(events, m.error);
   if (!engine) return m;
-  m = engine->segment_map(pool.value, true);
+  m = held_by_pool(engine->segment_map(pool.value, true));
   m.time_ns = m.fragmentation.time_ns = engine->last_time_ns();
   return m;
 }
@@ -102,7 +119,7 @@ std::vector<PoolBreakdown> breakdown_of(const detail::SessionState& s, detail::E
                                         std::uint64_t time_ns) {
   std::vector<PoolBreakdown> out;
   for (const PoolStats& p : s.whole.pools) {
-    SegmentMap m = engine.segment_map(p.info.id);
+    SegmentMap m = held_by_pool(engine.segment_map(p.info.id));
     PoolBreakdown b;
     b.pool = PoolId{p.info.id};
     b.name = p.info.name;
@@ -156,7 +173,7 @@ OomExplanation Session::explain(std::uint64_t time_ns, std::uint64_t requested) 
   if (!engine) return x;
   for (const PoolStats& p : impl_->whole.pools) {
     if (!p.has_segments) continue;
-    SegmentMap m = engine->segment_map(p.info.id, true);
+    SegmentMap m = held_by_pool(engine->segment_map(p.info.id, true));
     OomExplanation::PoolPart part;
     part.pool = PoolId{p.info.id};
     part.name = p.info.name;

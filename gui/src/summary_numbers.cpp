@@ -65,6 +65,7 @@ void SummaryView::showPies(const std::vector<PoolBreakdown>& pools) {
     delete item;
   }
   pie_titles_.clear();
+  shown_pies_.clear();
   idle_pools_.clear();
   const Analysis* a = range_ ? range_.get() : nullptr;
   // A device's pie sums its leaf pools: an upstream's bytes are its
@@ -103,6 +104,7 @@ void SummaryView::showPies(const std::vector<PoolBreakdown>& pools) {
                      static_cast<int>(i) % columns);
     pie_titles_ << shown[i].title;
   }
+  shown_pies_ = std::move(shown);
   idle_label_->setText(idle_pools_.isEmpty() ? QString()
                                              : tr("Nothing reserved or used at this moment: %1")
                                                    .arg(idle_pools_.join(QStringLiteral(", "))));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "background.hpp"
+#include "breakdown_pie.hpp"
 #include "memtrail/gui/session_view.hpp"
 #include "memtrail/run_index.hpp"
 
@@ -35,6 +36,8 @@ class SummaryView : public SessionView {
   QString value(const QString& key) const;
   QStringList keys() const;
   QStringList pieTitles() const;
+  // The figures of the pies shown, in pieTitles()' order.
+  const std::vector<PieFigures>& pies() const { return shown_pies_; }
   // Pools left out of the pies: nothing reserved or used at the moment.
   QStringList idlePools() const { return idle_pools_; }
   std::uint64_t moment() const { return moment_; }
@@ -61,6 +64,7 @@ class SummaryView : public SessionView {
   QGridLayout* pies_ = nullptr;
   QWidget* pie_area_ = nullptr;
   QStringList pie_titles_;
+  std::vector<PieFigures> shown_pies_;
   QStringList idle_pools_;  // pools with nothing reserved or used at the moment
   QLabel* idle_label_ = nullptr;
 };

@@ -15,6 +15,31 @@ namespace memtrail::cli {
 
 namespace {
 
+// A mark's kind as dump prints it: the kinds of c_api.h and the recorder's
+// own, by name (the enum's values are not in order of addition); a user's
+// mark says nothing.
+const char* mark_kind_text(MarkDetail detail) {
+  switch (detail) {
+    case MarkDetail::user:
+      return "";
+    case MarkDetail::signal:
+      return " kind=signal";
+    case MarkDetail::attach:
+      return " kind=attach";
+    case MarkDetail::lost:
+      return " kind=lost";
+    case MarkDetail::iteration_begin:
+      return " kind=iteration_begin";
+    case MarkDetail::iteration_end:
+      return " kind=iteration_end";
+    case MarkDetail::pause:
+      return " kind=pause";
+    case MarkDetail::resume:
+      return " kind=resume";
+  }
+  return " kind=?";
+}
+
 constexpr const char* kUsage =
     "usage: memtrail dump [--limit N] [--no-tables] [--pid N | --program NAME] TRACE\n"
     "\n"
@@ -169,16 +194,8 @@ void Dumper::on_event(const Event& e) {
           sample_rss(e), sample_heap_used(e), sample_heap_reserved(e), sample_device_free(e));
       break;
     case EventKind::mark: {
-      // The kinds of c_api.h and the recorder's own; a user's mark says nothing.
-      static const char* const kinds[] = {"",
-                                          " kind=signal",
-                                          " kind=attach",
-                                          " kind=iteration_begin",
-                                          " kind=iteration_end",
-                                          " kind=pause",
-                                          " kind=resume"};
       std::fprintf(out_, " text=%s%s", text_of(e.aux).c_str(),
-                   e.detail < std::size(kinds) ? kinds[e.detail] : " kind=?");
+                   mark_kind_text(static_cast<MarkDetail>(e.detail)));
       break;
     }
     case EventKind::reachability:

@@ -253,7 +253,9 @@ TEST(MemtrailRun, LeaksSampleIsClassifiedExactly) {
   EXPECT_EQ(t.reachable_sizes.count(64), 4u);
   EXPECT_EQ(t.reachable_sizes.count(32), 1u);
   EXPECT_EQ(t.reachable_sizes.count(472), 1u);   // the FILE of /dev/null
-  EXPECT_GE(t.reachable_sizes.count(4096), 2u);  // /dev/null's and stdout's buffers
+  // /dev/null's buffer; stdout's is libc's own, counted with the runtime's
+  // blocks as Valgrind (which frees it in __libc_freeres) leaves it out.
+  EXPECT_EQ(t.reachable_sizes.count(4096), 1u);
   EXPECT_EQ(t.temporaries, 27u);                 // 25 malloc/free pairs + 2 realloc moves
 }
 
@@ -270,10 +272,10 @@ TEST(MemtrailRun, LeaksSampleReportJson) {
   EXPECT_EQ(leaks.at("direct_bytes"), 8797);
   EXPECT_EQ(leaks.at("indirect_blocks"), 9);
   EXPECT_EQ(leaks.at("indirect_bytes"), 288);
-  // Own reachable blocks (7) + the /dev/null FILE and buffer + stdout's
-  // buffer + glibc's thread DTVs, none of them counted as leaks; the 100 B
-  // block held by an interior pointer is possibly lost, not leaked either.
-  EXPECT_GE(leaks.at("reachable_blocks").get<int>(), 10);
+  // Own reachable blocks (7) + the /dev/null FILE and buffer, none of them
+  // counted as leaks (stdout's buffer is the runtime's); the 100 B block
+  // held by an interior pointer is possibly lost, not leaked either.
+  EXPECT_GE(leaks.at("reachable_blocks").get<int>(), 9);
   EXPECT_EQ(leaks.at("possible_blocks"), 1);
   EXPECT_EQ(leaks.at("possible_bytes"), 100);
   EXPECT_EQ(json.at("summary").at("leaked_blocks"), 22);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -136,7 +137,14 @@ namespace {
     close_early_events(false);
     return;
   }
-  start_recorder(nullptr);
+  try {
+    start_recorder(nullptr);
+  } catch (const std::exception& e) {
+    // An address-space limit (ulimit -v) can leave the tracer's own heap no
+    // room to map: the program must run on, untraced, not die of it.
+    detail::diagnostic("memtrail: tracing could not start: %s; the program runs untraced\n",
+                       e.what());
+  }
   std::size_t dropped = close_early_events(detail::recorder_started());
   if (dropped != 0) {
     // In the trace too: report and check must say what is missing.

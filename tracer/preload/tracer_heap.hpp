@@ -13,6 +13,12 @@ namespace memtrail::runtime {
 // to drop the thread's events: its calls are the program's again).
 extern __thread int t_internal __attribute__((tls_model("initial-exec")));
 extern __thread bool t_exited __attribute__((tls_model("initial-exec")));
+// recorder.cpp: set while record_impl appends to the thread's buffer (and
+// while a program thread drains for the writer): with t_internal at 1 and
+// not draining, a call arriving then comes from a signal handler that
+// interrupted the recorder; it is the program's, and its event is queued.
+extern __thread bool t_appending __attribute__((tls_model("initial-exec")));
+extern __thread bool t_draining __attribute__((tls_model("initial-exec")));
 }  // namespace memtrail::runtime
 
 namespace memtrail::preload {
@@ -22,8 +28,15 @@ namespace memtrail::preload {
 // never be handed an own-heap block).
 extern bool g_own_heap_routed;
 
+// A signal handler's call that interrupted the recorder mid-append (see
+// t_appending): the program's, though t_internal is set.
+[[gnu::always_inline]] inline bool handler_interrupted_recorder() {
+  return runtime::t_appending && runtime::t_internal == 1 && !runtime::t_draining;
+}
+
 [[gnu::always_inline]] inline bool tracer_is_calling() {
-  return __builtin_expect(runtime::t_internal > 0 && !runtime::t_exited, 0) && g_own_heap_routed;
+  return __builtin_expect(runtime::t_internal > 0 && !runtime::t_exited, 0) && g_own_heap_routed &&
+         !handler_interrupted_recorder();
 }
 
 // Routes the tracer's own modules' allocation calls (libmemtrail.so, this

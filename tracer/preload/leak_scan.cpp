@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -51,6 +52,7 @@
 #include "interior_heuristics.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
+#include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/live_blocks.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
@@ -333,7 +335,17 @@ void run_leak_scan() {
 #else
   stack_pointer = reinterpret_cast<std::uintptr_t>(&registers);
 #endif
-  scan_and_record(stack_pointer);
+  try {
+    scan_and_record(stack_pointer);
+  } catch (const std::exception& e) {
+    // Out of memory under an address-space limit (ulimit -v): the process
+    // must still exit as it would untraced (the stopped threads were let go
+    // by WorldStop's destructor); its trace then has no leak classes.
+    detail::diagnostic(
+        "memtrail: the exit-time leak scan could not run (%s); blocks live at exit are not "
+        "classified\n",
+        e.what());
+  }
   asm volatile("" : : "r"(&registers) : "memory");
 }
 

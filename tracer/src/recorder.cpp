@@ -81,9 +81,12 @@ struct KeepErrno {
   ~KeepErrno() { errno = saved; }
 };
 
+// Constant-initialised and never destroyed (std::mutex's destructor is
+// trivial): usable from the last exit handler, and it allocates nothing, so
+// stop() works when the tracer's own heap could not map (ulimit -v).
 std::mutex& lifecycle_mutex() {
-  static std::mutex* m = new std::mutex;
-  return *m;
+  constinit static std::mutex m;
+  return m;
 }
 
 void copy_name(char (&dst)[kMaxNameBytes], std::string_view name) {

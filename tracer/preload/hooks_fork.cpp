@@ -13,6 +13,7 @@
 
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
+#include "next_symbol.hpp"
 #include "preload_state.hpp"
 
 namespace {
@@ -21,12 +22,7 @@ using ForkFn = pid_t (*)();
 std::atomic<ForkFn> g_fork{nullptr};
 
 ForkFn real_fork() {
-  ForkFn fn = g_fork.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<ForkFn>(dlsym(RTLD_NEXT, "_Fork"));
-    g_fork.store(fn, std::memory_order_release);
-  }
-  return fn;
+  return memtrail::preload::next_symbol(g_fork, "_Fork");
 }
 
 // Resolved before the program runs: a lazy dlsym would clear a dlerror()

@@ -12,6 +12,7 @@
 
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
+#include "next_symbol.hpp"
 
 namespace {
 
@@ -21,21 +22,11 @@ std::atomic<UnshareFn> g_unshare{nullptr};
 std::atomic<SetnsFn> g_setns{nullptr};
 
 UnshareFn real_unshare() {
-  UnshareFn fn = g_unshare.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<UnshareFn>(dlsym(RTLD_NEXT, "unshare"));
-    g_unshare.store(fn, std::memory_order_release);
-  }
-  return fn;
+  return memtrail::preload::next_symbol(g_unshare, "unshare");
 }
 
 SetnsFn real_setns() {
-  SetnsFn fn = g_setns.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<SetnsFn>(dlsym(RTLD_NEXT, "setns"));
-    g_setns.store(fn, std::memory_order_release);
-  }
-  return fn;
+  return memtrail::preload::next_symbol(g_setns, "setns");
 }
 
 // Resolved before the program runs: a lazy dlsym would clear a dlerror()

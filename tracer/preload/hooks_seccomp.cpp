@@ -14,6 +14,7 @@
 #include <cstdarg>
 
 #include "memtrail/detail/runtime_hooks.hpp"
+#include "next_symbol.hpp"
 
 namespace {
 
@@ -21,12 +22,7 @@ using PrctlFn = int (*)(int, unsigned long, unsigned long, unsigned long, unsign
 std::atomic<PrctlFn> g_prctl{nullptr};
 
 PrctlFn real_prctl() {
-  PrctlFn fn = g_prctl.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<PrctlFn>(dlsym(RTLD_NEXT, "prctl"));
-    g_prctl.store(fn, std::memory_order_release);
-  }
-  return fn;
+  return memtrail::preload::next_symbol(g_prctl, "prctl");
 }
 
 // Resolved before the program runs: a lazy dlsym would clear a dlerror()
@@ -65,12 +61,7 @@ using SyscallFn = long (*)(long, long, long, long, long, long, long);
 std::atomic<SyscallFn> g_syscall{nullptr};
 
 SyscallFn real_syscall() {
-  SyscallFn fn = g_syscall.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
-    g_syscall.store(fn, std::memory_order_release);
-  }
-  return fn;
+  return memtrail::preload::next_symbol(g_syscall, "syscall");
 }
 
 [[gnu::constructor]] void resolve_syscall_hook() {

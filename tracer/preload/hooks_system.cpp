@@ -15,6 +15,7 @@
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/session_state.hpp"
+#include "next_symbol.hpp"
 #include "preload_state.hpp"
 #include "program_mappings.hpp"
 
@@ -28,16 +29,6 @@ namespace {
 // (munmap from libunwind's TSD destructor at every thread exit), it took the
 // program's error message away. dlsym may call calloc, which is fine: our
 // calloc needs no bootstrap.
-template <typename Fn>
-Fn next_symbol(std::atomic<Fn>& slot, const char* name) {
-  Fn fn = slot.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-    slot.store(fn, std::memory_order_release);
-  }
-  return fn;
-}
-
 using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
 using MunmapFn = int (*)(void*, std::size_t);
 using MremapFn = void* (*)(void*, std::size_t, std::size_t, int, ...);

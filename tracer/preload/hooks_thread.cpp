@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "memtrail/detail/thread_registry.hpp"
+#include "next_symbol.hpp"
 
 namespace {
 
@@ -15,12 +16,7 @@ using GetattrFn = int (*)(pthread_t, pthread_attr_t*);
 std::atomic<GetattrFn> g_getattr{nullptr};
 
 GetattrFn real_getattr() {
-  GetattrFn fn = g_getattr.load(std::memory_order_acquire);
-  if (__builtin_expect(fn == nullptr, 0)) {
-    fn = reinterpret_cast<GetattrFn>(dlsym(RTLD_NEXT, "pthread_getattr_np"));
-    g_getattr.store(fn, std::memory_order_release);
-  }
-  return fn;
+  return memtrail::preload::next_symbol(g_getattr, "pthread_getattr_np");
 }
 
 // Resolved before the program runs: a lazy dlsym would clear a dlerror()

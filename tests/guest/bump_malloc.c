@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest_observables.h"
+
 static unsigned char heap[64u << 20];
 static size_t heap_size, heap_used;
 static unsigned long mallocs, frees;
@@ -70,5 +72,6 @@ int main(void) {
   if (s) strcpy(s, "bump");
   counting = 0;
   printf("sum %lu, %s, mallocs %lu, frees %lu\n", sum, s ? s : "(null)", mallocs, frees);
+  guest_observe();
   return 0;
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "guest_observables.h"
+
 typedef void (*counts_fn)(unsigned long*, unsigned long*);
 
 static counts_fn counts;
@@ -35,5 +37,6 @@ int main(void) {
   unsigned long m, f;
   counts(&m, &f);
   printf("in main: %lu mallocs, %lu frees\n", m - m0, f - f0);
+  guest_observe();
   return 0;
 }

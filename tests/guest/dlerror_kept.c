@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "guest_observables.h"
+
 static void* volatile keep;
 
 static int error_pending(const char* who) {
@@ -41,5 +43,7 @@ int main(void) {
   }
   void* page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (page != MAP_FAILED) munmap(page, 4096);
-  return error_pending("main") ? 0 : 1;
+  int rc = error_pending("main") ? 0 : 1;
+  guest_observe();
+  return rc;
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "guest_observables.h"
+
 static pthread_key_t first_key;
 
 static void* worker(void* arg) {
@@ -34,5 +36,6 @@ int main(void) {
     }
     ++keys;
   }
+  guest_observe();
   return 0;
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "guest_observables.h"
+
 static void* volatile keep[8];
 
 int main(void) {
@@ -14,5 +16,6 @@ int main(void) {
     keep[i] = (void*)p;
     printf("%zu: %02x %02x\n", sizes[i], p[0], p[sizes[i] - 1]);
   }
+  guest_observe();
   return 0;
 }

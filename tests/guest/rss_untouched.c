@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "guest_observables.h"
+
 int main(void) {
   enum { kBlocks = 10000, kBytes = 100 * 1024 };
   static char* blocks[kBlocks];
@@ -18,6 +20,7 @@ int main(void) {
   if (statm == NULL || fscanf(statm, "%ld %ld", &size, &resident) != 2) return 2;
   fclose(statm);
   printf("rss_mib %ld\n", resident * 4096 / (1024 * 1024));
+  guest_observe();
   for (int i = 0; i < kBlocks; ++i) free(blocks[i]);
   return 0;
 }

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 static void* volatile keep;
 
 int main(int argc, char** argv) {
@@ -35,5 +37,6 @@ int main(int argc, char** argv) {
   char contents[4096] = {0};
   ssize_t n = pread(log, contents, sizeof contents - 1, 0);
   printf("log (%zd bytes):\n%s", n, n > 0 ? contents : "");
+  guest_observe();
   return 0;
 }

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   mkdir(argv[1], 0755);
@@ -32,5 +34,6 @@ int main(int argc, char** argv) {
   int status = 0;
   waitpid(pid, &status, 0);
   printf("worker %s\n", WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "failed");
+  guest_observe();
   return 0;
 }

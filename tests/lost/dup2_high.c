@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   struct rlimit limit;
@@ -45,5 +47,6 @@ int main(int argc, char** argv) {
   buf[got > 0 ? got : 0] = '\0';
   fputs(buf, stdout);
   printf("dup2 failures %d\n", failed);
+  guest_observe();
   return 0;
 }

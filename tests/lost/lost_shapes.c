@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 extern char** environ;
 
 enum { kSignals = 300, kPerSignal = 10 };
@@ -65,6 +67,7 @@ static int handler_shape(void) {
   pthread_join(sender, NULL);
   for (int i = 0; i < g_handler_mallocs; ++i) free(g_handler_blocks[i]);
   printf("handler mallocs %d\n", g_handler_mallocs);
+  guest_observe();
   return 0;
 }
 
@@ -98,6 +101,7 @@ static int exec_child(const char* self, int clear) {
   waitpid(pid, &status, 0);
   printf("parent done, child %s\n",
          WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "failed");
+  guest_observe();
   return 0;
 }
 
@@ -106,6 +110,7 @@ int main(int argc, char** argv) {
   if (strcmp(shape, "handler") == 0) return handler_shape();
   if (strcmp(shape, "quick_exit") == 0) {
     keep(1000, 333);
+    guest_observe();
     fflush(stdout);
     quick_exit(0);
   }
@@ -113,6 +118,7 @@ int main(int argc, char** argv) {
     keep(150000, 44);
     usleep(300 * 1000);
     keep(150000, 44);
+    guest_observe();
     syscall(SYS_exit_group, 0);
   }
   if (strcmp(shape, "exec-unset") == 0) return exec_child(argv[0], 0);

@@ -49,17 +49,6 @@ int perturb_byte() {
   return value & 0xff;
 }
 
-// True when the next malloc_usable_size is defined by the same object as
-// the next malloc: otherwise it is glibc's, reading another allocator's
-// blocks as glibc chunks.
-bool usable_size_is_the_allocators() {
-  Dl_info m{}, u{};
-  if (dladdr(reinterpret_cast<void*>(g_next.malloc), &m) == 0 ||
-      dladdr(reinterpret_cast<void*>(g_next.malloc_usable_size), &u) == 0)
-    return false;
-  return m.dli_fbase == u.dli_fbase;
-}
-
 // Fills [begin, end), skipping whole pages that are not resident: they are
 // zero pages the kernel has not handed out yet (or swapped out: their stale
 // bytes then stay, the scan's only blind spot), and writing them would make
@@ -102,7 +91,7 @@ void init_block_scrub() {
   // the malloc we forward to is glibc's (tcmalloc and mimalloc define
   // __libc_malloc too).
   g_glibc_malloc = heap_is_glibc();
-  g_usable_size_known = g_glibc_malloc || usable_size_is_the_allocators();
+  g_usable_size_known = next_usable_size_known();
   int perturb = g_glibc_malloc ? perturb_byte() : 0;
   g_fill = perturb != 0 ? static_cast<unsigned char>(perturb ^ 0xff) : 0;
 }

@@ -48,9 +48,13 @@ namespace {
 // The old block of a failed realloc, recorded free before the call: live
 // again, with the size it can hold (its requested size is the recorder's
 // history, not known here). Rare: realloc fails only when memory is short.
+// An allocator of the program's without malloc_usable_size cannot say (glibc's
+// would read its block as a glibc chunk: SIGSEGV): the block comes back with
+// size 0.
 [[gnu::noinline]] void restore_after_failed_realloc(void* old, const void* caller) {
   int saved = errno;  // the program reads realloc's ENOMEM
-  after_alloc(old, g_next.malloc_usable_size(old), AllocFn::realloc, 0, caller);
+  std::size_t size = next_usable_size_known() ? g_next.malloc_usable_size(old) : 0;
+  after_alloc(old, size, AllocFn::realloc, 0, caller);
   errno = saved;
 }
 

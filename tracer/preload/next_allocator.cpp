@@ -150,4 +150,16 @@ bool heap_is_glibc() {
   return glibc;
 }
 
+bool next_usable_size_known() {
+  static const bool known = [] {
+    if (heap_is_glibc()) return true;
+    Dl_info m{}, u{};  // defined by the same object as the next malloc?
+    if (dladdr(reinterpret_cast<void*>(g_next.malloc), &m) == 0 ||
+        dladdr(reinterpret_cast<void*>(g_next.malloc_usable_size), &u) == 0)
+      return false;
+    return m.dli_fbase == u.dli_fbase;
+  }();
+  return known;
+}
+
 }  // namespace memtrail::preload

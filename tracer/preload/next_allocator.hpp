@@ -74,4 +74,10 @@ void resolve_next_allocator();
 
 // heap_is_glibc() is declared in preload_state.hpp.
 
+// True when the next malloc_usable_size answers for the next malloc's
+// blocks: glibc's for glibc's heap, or one the program's allocator defines.
+// An allocator without one (a preloaded allocator of the program's) leaves
+// the name to glibc's, which would read its blocks as glibc chunks.
+bool next_usable_size_known();
+
 }  // namespace memtrail::preload

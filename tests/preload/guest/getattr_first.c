@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 static sem_t g_parked;
 
 // Prints whether the stack glibc reports holds this frame.
@@ -52,5 +54,6 @@ int main(void) {
   char* volatile held = malloc(3000);  // reachable from main's stack only
   strcpy(held, "main block");
   printf("%s and %s held at exit\n", held, "thread block");
+  guest_observe();
   exit(0);
 }

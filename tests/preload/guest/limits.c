@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "guest_observables.h"
+
 // Through volatile pointers: the compiler may not elide the pairs.
 static void* (*volatile allocate)(size_t) = malloc;
 static void (*volatile release)(void*) = free;
@@ -43,8 +45,11 @@ int main(int argc, char** argv) {
     struct rlimit limit = {64 * 1024, 64 * 1024};
     if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 2;
     printf("sum %ld\n", churn(400000));
-    return write_own_file(argv[2]);
+    int rc = write_own_file(argv[2]);
+    guest_observe();
+    return rc;
   }
   printf("sum %ld\n", churn(10000));
+  guest_observe();
   return 0;
 }

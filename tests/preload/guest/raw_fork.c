@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 enum { kChildBlocks = 20000 };
 
 static pid_t fork_without_handlers(const char* how) {
@@ -60,5 +62,6 @@ int main(int argc, char** argv) {
   printf("parent: sum %ld, child exited with %d\n", before,
          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   free(kept);
+  guest_observe();
   return 0;
 }

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest_observables.h"
+
 enum { kThreads = 8, kRounds = 20000 };
 
 static void* worker(void* arg) {
@@ -46,5 +48,6 @@ int main(void) {
   printf("huge realloc %s, errno ENOMEM: %s\n", huge ? "succeeded" : "failed",
          errno == ENOMEM ? "yes" : "no");
   free(huge ? huge : kept);
+  guest_observe();
   return 0;
 }

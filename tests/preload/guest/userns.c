@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_observables.h"
+
 // Through volatile pointers: the compiler may not elide the pairs.
 static void* (*volatile allocate)(size_t) = malloc;
 static void (*volatile release)(void*) = free;
@@ -62,5 +64,6 @@ int main(int argc, char** argv) {
   printf("%s: %s\n", use_setns ? "setns(CLONE_NEWUSER)" : "unshare(CLONE_NEWUSER)",
          rc == 0 ? "ok" : strerror(errno));
   churn();
+  guest_observe();
   return rc == 0 ? 0 : 1;
 }

@@ -14,6 +14,7 @@
 #include "early_events.hpp"
 #include "linker_blocks.hpp"
 #include "next_allocator.hpp"
+#include "own_dependencies.hpp"
 #include "preload_state.hpp"
 #include "tracer_heap.hpp"
 
@@ -58,12 +59,20 @@ namespace {
   errno = saved;
 }
 
+// Before the preload's constructor, a call from a library only the tracer
+// needs (libstdc++'s exception pool in a C program) is the tracer's: served
+// by its own heap, never recorded (own_dependencies.hpp).
+[[gnu::always_inline]] inline bool early_call_is_ours(const void* caller) {
+  return __builtin_expect(early_open(), 0) && early_caller_only_ours(caller);
+}
+
 }  // namespace
 
 extern "C" {
 
 [[gnu::visibility("default")]] void* malloc(std::size_t n) {
-  if (tracer_is_calling()) return own::own_malloc(n);
+  if (tracer_is_calling() || early_call_is_ours(__builtin_return_address(0)))
+    return own::own_malloc(n);
   void* p = real_allocator([n] { return g_next.malloc(n); });
   after_alloc(p, n, AllocFn::malloc, 0, __builtin_return_address(0));
   return p;
@@ -77,7 +86,8 @@ extern "C" {
 }
 
 [[gnu::visibility("default")]] void* calloc(std::size_t count, std::size_t size) {
-  if (tracer_is_calling()) return own::own_calloc(count, size);
+  if (tracer_is_calling() || early_call_is_ours(__builtin_return_address(0)))
+    return own::own_calloc(count, size);
   void* p = real_allocator([=] { return g_next.calloc(count, size); });
   after_alloc(p, count * size, AllocFn::calloc, 0, __builtin_return_address(0));
   return p;

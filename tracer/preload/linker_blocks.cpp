@@ -63,6 +63,13 @@ void init_linker_range() {
   if (base != 0) dl_iterate_phdr(find_linker, reinterpret_cast<void*>(base));
 }
 
+bool linker_range_known_early() {
+  if (g_linker_text.size != 0) return true;
+  auto base = static_cast<std::uintptr_t>(getauxval(AT_BASE));
+  if (base != 0) dl_iterate_phdr(find_linker, reinterpret_cast<void*>(base));
+  return g_linker_text.size != 0;
+}
+
 void linker_block_insert(const void* block) {
   auto p = reinterpret_cast<std::uintptr_t>(block);
   SpinGuard guard;

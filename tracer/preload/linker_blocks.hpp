@@ -23,6 +23,9 @@ extern std::atomic<std::uint32_t> g_linker_block_count;
 
 // Finds ld.so's mapped range. Called once from the constructor.
 void init_linker_range();
+// Before the constructor: finds it by AT_BASE only (no dlsym: it allocates);
+// false when it is not known.
+bool linker_range_known_early();
 
 inline bool linker_caller(const void* return_address) {
   return reinterpret_cast<std::uintptr_t>(return_address) - g_linker_text.begin <

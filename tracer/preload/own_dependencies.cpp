@@ -4,8 +4,11 @@
 #include <link.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <new>
 
+#include "linker_blocks.hpp"
 #include "memtrail/detail/recording.hpp"
 
 namespace memtrail::preload {
@@ -107,6 +110,26 @@ bool OwnDependencies::in_tracer(std::uint64_t ip) const {
   for (const Range& r : tracer_)
     if (ip >= r.begin && ip < r.end) return true;
   return false;
+}
+
+bool early_caller_only_ours(const void* caller) {
+  // Static storage, built in place: no allocation and no guard variable
+  // (libstdc++, whose guard functions those are, may be what is starting).
+  alignas(OwnDependencies) static unsigned char storage[sizeof(OwnDependencies)];
+  static std::atomic<int> state{0};  // 0: not read, 1: being read, 2: read
+  // ld.so's calls come while it still loads objects: never ours, and the
+  // graph is read only after them. Unknown ld.so (run as a command): no
+  // call is taken for ours.
+  if (!linker_range_known_early() || linker_caller(caller)) return false;
+  int s = state.load(std::memory_order_acquire);
+  if (s == 0 && state.compare_exchange_strong(s, 1, std::memory_order_acq_rel)) {
+    new (storage) OwnDependencies();
+    state.store(2, std::memory_order_release);
+    s = 2;
+  }
+  if (s != 2) return false;  // another thread is reading the graph
+  return reinterpret_cast<const OwnDependencies*>(storage)->only_ours(
+      reinterpret_cast<std::uint64_t>(caller));
 }
 
 }  // namespace memtrail::preload

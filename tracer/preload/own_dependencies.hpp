@@ -30,4 +30,14 @@ class OwnDependencies {
   int count_ = 0;
 };
 
+// Before the preload's constructor (early_open()): true when `caller`, the
+// return address of a heap call, lies in a library only the tracer needs
+// (libstdc++ in a C program, whose constructor allocates its 72,704-byte
+// emergency exception pool): that block is the tracer's, and comes from its
+// own heap, so the program's mallinfo2() does not count it. The graph is
+// read once, on the first call not made by ld.so (every object of the
+// start-up set is loaded by then: only ld.so allocates while it loads, and
+// constructors run after loading); ld.so's own calls are never ours.
+bool early_caller_only_ours(const void* caller);
+
 }  // namespace memtrail::preload

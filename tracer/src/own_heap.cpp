@@ -140,6 +140,9 @@ void* small_block(int cls) {
 // resizes its chunk buffers over and over: a fresh mapping each time cost
 // a page fault per page, as glibc's mmap threshold avoids). Under g_lock.
 constexpr int kCachedBig = 8;
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kPageHeaders = kPage / sizeof(Header);
+constexpr std::size_t kResidentCacheBytes = 4u << 20;
 constexpr std::size_t kCachedBigBytes = 64u << 20;
 Header* g_cached[kCachedBig];
 std::size_t g_cached_bytes = 0;
@@ -244,6 +247,12 @@ void own_free(void* p) noexcept {
   if (h->kind == kLarge) {
     std::size_t bytes = h->usable + kHeader;
     auto start = reinterpret_cast<std::uintptr_t>(h);
+    // A big table given back (the live-block map's old generation, 40 MB
+    // at a million blocks) stays mapped for reuse but not resident: the
+    // program's RSS must not carry it. The writer's chunk buffers, freed
+    // and taken again and again, are below the threshold and keep their
+    // pages. The first page holds the header.
+    if (bytes > kResidentCacheBytes) ::madvise(h + kPageHeaders, bytes - kPage, MADV_DONTNEED);
     g_lock.lock();
     if (keep_cached(h)) {
       g_lock.unlock();

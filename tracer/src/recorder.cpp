@@ -797,6 +797,11 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;
   s->stack_cache = options.stack_cache;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
+  // libunwind's pipe first, then the trace file: under a tiny descriptor
+  // limit the pipe needs the two highest numbers (it used to get them only
+  // because a start-up event's stack, libstdc++'s pool in a C program, had
+  // already placed it).
+  if (s->stack_frames > 0) init_libunwind_high();
   try {
     s->writer =
         opened >= 0
@@ -806,7 +811,6 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     detail::diagnostic("memtrail: %s\n", e.what());
     return false;
   }
-  if (s->stack_frames > 0) init_libunwind_high();
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
     // Opened now, while the high numbers are free: later the program may

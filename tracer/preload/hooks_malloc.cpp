@@ -61,7 +61,9 @@ namespace {
 
 // Before the preload's constructor, a call from a library only the tracer
 // needs (libstdc++'s exception pool in a C program) is the tracer's: served
-// by its own heap, never recorded (own_dependencies.hpp).
+// by its own heap, never recorded (own_dependencies.hpp). When the own heap
+// cannot map (a tight `ulimit -v`) the call goes on to the program's
+// allocator, as it did before: a pool in the program's heap beats none.
 [[gnu::always_inline]] inline bool early_call_is_ours(const void* caller) {
   return __builtin_expect(early_open(), 0) && early_caller_only_ours(caller);
 }
@@ -71,8 +73,9 @@ namespace {
 extern "C" {
 
 [[gnu::visibility("default")]] void* malloc(std::size_t n) {
-  if (tracer_is_calling() || early_call_is_ours(__builtin_return_address(0)))
-    return own::own_malloc(n);
+  if (tracer_is_calling()) return own::own_malloc(n);
+  if (early_call_is_ours(__builtin_return_address(0)))
+    if (void* own_block = own::own_malloc(n)) return own_block;
   void* p = real_allocator([n] { return g_next.malloc(n); });
   after_alloc(p, n, AllocFn::malloc, 0, __builtin_return_address(0));
   return p;
@@ -86,8 +89,9 @@ extern "C" {
 }
 
 [[gnu::visibility("default")]] void* calloc(std::size_t count, std::size_t size) {
-  if (tracer_is_calling() || early_call_is_ours(__builtin_return_address(0)))
-    return own::own_calloc(count, size);
+  if (tracer_is_calling()) return own::own_calloc(count, size);
+  if (early_call_is_ours(__builtin_return_address(0)))
+    if (void* own_block = own::own_calloc(count, size)) return own_block;
   void* p = real_allocator([=] { return g_next.calloc(count, size); });
   after_alloc(p, count * size, AllocFn::calloc, 0, __builtin_return_address(0));
   return p;

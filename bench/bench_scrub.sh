@@ -29,7 +29,7 @@ for ((r = 0; r < runs; ++r)); do
     for mode in 0 alloc 4096; do
       MEMTRAIL_SCRUB=$mode /usr/bin/time -f "$prog $mode %e %U %S" -a -o "$work/times" \
         "$build/bin/memtrail" run -o "$work/t.mtr" -- "$build/bin/$prog" "$@" > /dev/null 2>&1
-      rm -f "$work"/t.mtr*
+      rm -rf "$work"/t.mtr*
     done
   done
 done

@@ -39,6 +39,34 @@ TEST(GuestParity, Shape1_PthreadGetattrFirst) {
   parity({"getattr_first", bin(GETATTR_FIRST_BIN)});
 }
 
+bool have_tool(const std::string& tool) {
+  return memtrail::test::run_command("command -v " + tool).exit_code == 0;
+}
+
+const std::string kSources = GUEST_SOURCES;  // tests/preload/guest
+
+// Rust's runtime and HotSpot ask pthread_getattr_np about their threads
+// first thing (every one of them hung). The programs print the figures
+// their language can read (Java: descriptors and RSS only).
+TEST(GuestParity, Shape1_RustHelloWorld) {
+  if (!have_tool("rustc")) GTEST_SKIP() << "rustc not installed (Debian package rustc)";
+  TempDir dir;
+  auto build = memtrail::test::run_command("rustc -O -o " + shell_quote(dir / "hello") + " " +
+                                           shell_quote(kSources + "/hello.rs"));
+  ASSERT_EQ(build.exit_code, 0) << build.err;
+  expect_parity(dir, {"rust", shell_quote(dir / "hello")});
+}
+
+TEST(GuestParity, Shape1_JavaHelloWorld) {
+  if (!have_tool("javac") || !have_tool("java"))
+    GTEST_SKIP() << "javac/java not installed (Debian package default-jdk-headless)";
+  TempDir dir;
+  auto build = memtrail::test::run_command("javac -d " + shell_quote(dir / "classes") + " " +
+                                           shell_quote(kSources + "/Hello.java"));
+  ASSERT_EQ(build.exit_code, 0) << build.err;
+  expect_parity(dir, {"java", "java -cp " + shell_quote(dir / "classes") + " Hello"});
+}
+
 // 2. _Fork() and the fork system call: no fork handlers run in the child
 // (hung at the child's exit). The parent prints the figures.
 TEST(GuestParity, Shape2_ForkWithoutHandlers) {
@@ -159,6 +187,22 @@ TEST(GuestParity, Shape9_WorkerForkedAfterChroot) {
 TEST(GuestParity, Shape9_ChildExecdWithoutThePreload) {
   parity({"exec_unset", bin(LOST_SHAPES_BIN) + " exec-unset"});
   parity({"exec_clear", bin(LOST_SHAPES_BIN) + " exec-clear"});
+}
+
+// A Go program's C side allocating on the runtime's threads (cgo: the figures
+// come from guest_observables.h, included by its C preamble).
+TEST(GuestParity, Shape8_GoProgramWithCgoMallocs) {
+  if (!have_tool("go") || !have_tool("gcc"))
+    GTEST_SKIP() << "go/gcc not installed (Debian packages golang-go, gcc)";
+  TempDir dir;
+  std::string env = "HOME=" + shell_quote(dir.path()) + " GOCACHE=" + shell_quote(dir / "cache") +
+                    " GOPATH=" + shell_quote(dir / "gopath") +
+                    " GO111MODULE=off GOFLAGS= GOPROXY=off CGO_ENABLED=1 ";
+  auto build = memtrail::test::run_command(env + "go build -o " + shell_quote(dir / "cgo_mallocs") +
+                                           " " + shell_quote(kSources + "/cgo_mallocs.go"));
+  ASSERT_EQ(build.exit_code, 0) << build.err;
+  memtrail::test::run_command("chmod -R u+w " + shell_quote(dir.path()));
+  expect_parity(dir, {"go", shell_quote(dir / "cgo_mallocs")});
 }
 
 // 10. 3,000 mallocs in a SIGUSR1 handler.

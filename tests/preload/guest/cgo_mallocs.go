@@ -4,8 +4,11 @@
 package main
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../support
 #include <stdlib.h>
 #include <string.h>
+
+#include "guest_observables.h"
 
 static long churn(int n) {
 	long sum = 0;
@@ -37,4 +40,5 @@ func main() {
 	}
 	wg.Wait()
 	fmt.Println("hello from go:", sums[0]+sums[1]+sums[2]+sums[3])
+	C.guest_observe() // with GUEST_OBSERVE set: what the program sees of itself
 }

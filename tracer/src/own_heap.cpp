@@ -247,11 +247,11 @@ void own_free(void* p) noexcept {
   if (h->kind == kLarge) {
     std::size_t bytes = h->usable + kHeader;
     auto start = reinterpret_cast<std::uintptr_t>(h);
-    // A big table given back (the live-block map's old generation, 40 MB
-    // at a million blocks) stays mapped for reuse but not resident: the
-    // program's RSS must not carry it. The writer's chunk buffers, freed
-    // and taken again and again, are below the threshold and keep their
-    // pages. The first page holds the header.
+    // A big table given back (the live-block map's old generation: 20 MiB
+    // when it grows past 300,000 live blocks) stays mapped for reuse but
+    // not resident: the program's RSS must not carry it. The writer's chunk
+    // buffers, freed and taken again and again, are below the threshold and
+    // keep their pages. The first page holds the header.
     if (bytes > kResidentCacheBytes) ::madvise(h + kPageHeaders, bytes - kPage, MADV_DONTNEED);
     g_lock.lock();
     if (keep_cached(h)) {

@@ -4,11 +4,12 @@ interleaved so machine noise hits every mode alike; medians. Prints one
 Markdown table, worst memtrail added cpu per event last. The columns are
 explained in docs/BENCHMARKS.md ("How to run the suite").
 
-  bench/suite.sh BUILD_DIR [--quick] [--runs N] [--only NAME,...] [--baseline DIR]
+  bench/suite.sh BUILD_DIR [--quick] [--runs N] [--only NAME,...] [--baseline DIR] [--strict]
 
 --quick: every row once at small scale (a check that the suite works, not a
 measurement). --baseline DIR: also runs DIR/bin/memtrail (its own preload
 library from DIR/lib) in the same interleaving, as `memtrail@base`.
+--strict: a skipped row fails the run too (the ctest's mode).
 
 Exit status 1 when a row failed: a workload or memtrail erred, or the traced
 program printed something else than the untraced one. A row whose tool is
@@ -225,6 +226,8 @@ def parse_args():
     ap.add_argument("--quick", action="store_true", help="each row once at small scale")
     ap.add_argument("--only", default="", help="comma-separated row names")
     ap.add_argument("--baseline", default="", help="another build's install/build dir, as memtrail@base")
+    ap.add_argument("--strict", action="store_true",
+                    help="a skipped row fails too (the ctest: its rows must run)")
     a = ap.parse_args()
     a.runs = a.runs or (1 if a.quick else 3)
     names = [w.name for w in WORKLOADS]
@@ -277,7 +280,7 @@ def main():
         print("| " + " | ".join(cells) + " |")
     for name, text in errors:
         print(note_row(name, text, width))
-    return 1 if errors else 0
+    return 1 if errors or (a.strict and skipped) else 0
 
 
 if __name__ == "__main__":

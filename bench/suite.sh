@@ -4,5 +4,5 @@
 # Columns and method: docs/BENCHMARKS.md ("How to run the suite"); rows:
 # bench/workloads.py.
 #
-#   bench/suite.sh BUILD_DIR [--quick] [--runs N] [--only NAME,...] [--baseline DIR]
+#   bench/suite.sh BUILD_DIR [--quick] [--runs N] [--only NAME,...] [--baseline DIR] [--strict]
 exec /usr/bin/python3 "$(dirname "$0")/suite.py" "$@"

@@ -1,6 +1,7 @@
 """dict_json: a plain CPython workload for the benchmark suite
 (bench/suite.sh): builds COUNT records as dicts, lists and strings, encodes
-them to JSON and back, and keeps a rolling window of them alive.
+them to JSON and back, and keeps a rolling window of them alive. Each
+record holds one string past pymalloc's 512 B, so malloc sees it.
 
   /usr/bin/python3 dict_json.py COUNT
 """
@@ -10,7 +11,8 @@ import sys
 
 def record(i):
     return {"id": i, "name": f"item-{i}", "tags": [f"t{i % 7}", f"u{i % 13}"],
-            "weights": [i * 0.5, i * 0.25, float(i % 101)], "nested": {"k": str(i) * (i % 5 + 1)}}
+            "weights": [i * 0.5, i * 0.25, float(i % 101)], "nested": {"k": str(i) * (i % 5 + 1)},
+            "text": "x" * (520 + i % 300)}  # past pymalloc's 512 B: malloc's
 
 
 def main(count):

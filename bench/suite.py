@@ -40,15 +40,21 @@ class RowError(Exception):
 
 
 def timed(argv, base, env=None):
-    """Runs argv under GNU time with stdout to base.out; returns (wall s,
-    cpu s, max RSS KiB), or None when it exited non-zero."""
+    """Runs argv with stdout to base.out; returns (wall s, cpu s, max RSS
+    KiB), or None when it exited non-zero. cpu is wait4's user + sys of the
+    process and every descendant it waited for, to the microsecond (GNU
+    time's is to 10 ms); max RSS is GNU time's `%M` (the largest process of
+    the tree), since a child forked from this Python starts with its RSS."""
     with open(base + ".out", "wb") as out:
-        r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", base + ".time"] + argv,
-                           stdout=out, stderr=subprocess.DEVNULL, env=env)
-    if r.returncode != 0:
+        started = time.monotonic()
+        child = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", base + ".rss"] + argv,
+                                 stdout=out, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.monotonic() - started
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
+    if child.returncode != 0:
         return None
-    wall, user, sys_, rss = open(base + ".time").read().split()[-4:]
-    return float(wall), float(user) + float(sys_), int(rss)
+    return wall, usage.ru_utime + usage.ru_stime, int(open(base + ".rss").read().split()[-1])
 
 
 def trace_files(path):
@@ -171,8 +177,7 @@ def measure(tracers, workload, ctx, runs):
 
 
 def ratio(traced, untraced):
-    """traced ÷ untraced; "–" where the untraced time is below GNU time's
-    10 ms resolution (small --quick rows)."""
+    """traced ÷ untraced; "–" where the untraced time rounds to zero."""
     return f"{traced / untraced:.2f}×" if untraced > 0 else "–"
 
 

@@ -103,7 +103,7 @@ bool start_recorder(const char* attach_output) {
   g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
   detail::set_track_live_heap(true);
   if (attach_output == nullptr) {
-    remember_own_modules();  // dl_iterate_phdr: not at exit, where a thread may hold its lock
+    prepare_leak_scan();  // the loader's locks: not at exit, where a thread may hold them
     detail::set_exit_hook(&run_leak_scan);
   }
   // The interposers' frames never top a recorded stack.

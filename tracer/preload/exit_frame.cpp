@@ -28,8 +28,8 @@ struct ExitFunctions {
   void add(void* address) {
     Dl_info info;
     void* entry = nullptr;  // the symbol's ElfW(Sym)
-    if (address == nullptr || count == kMax || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 ||
-        entry == nullptr)
+    if (address == nullptr || count == kMax ||
+        dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr)
       return;
     auto begin = reinterpret_cast<std::uintptr_t>(info.dli_saddr);
     CodeRange range{begin, begin + static_cast<const ElfW(Sym)*>(entry)->st_size};
@@ -117,16 +117,25 @@ _Unwind_Reason_Code visit_frame(_Unwind_Context* context, void* data) {
   return _URC_NORMAL_STOP;
 }
 
+// Filled once at start-up (prepare_exit_frame_lookup), read at exit.
+Unwinder g_unwinder;
+ExitFunctions g_exit_functions;
+
 }  // namespace
+
+void prepare_exit_frame_lookup() {
+#if defined(__x86_64__)
+  g_unwinder = libgcc_unwinder();
+  g_exit_functions = exit_functions();
+#endif
+}
 
 ExitCaller find_exit_caller() {
   ExitCaller caller;
 #if defined(__x86_64__)
-  const Unwinder unwinder = libgcc_unwinder();
-  if (!unwinder.found()) return caller;
-  const ExitFunctions functions = exit_functions();
-  Walk walk{&unwinder, &functions, &caller};
-  unwinder.backtrace(&visit_frame, &walk);
+  if (!g_unwinder.found() || g_exit_functions.count == 0) return caller;
+  Walk walk{&g_unwinder, &g_exit_functions, &caller};
+  g_unwinder.backtrace(&visit_frame, &walk);
 #endif
   return caller;
 }

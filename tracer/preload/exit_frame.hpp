@@ -20,11 +20,17 @@ struct ExitCaller {
   int register_count = 0;
 };
 
+// Finds exit's and its kin's code and libgcc's unwinder (dlsym, dladdr and
+// dlopen take the loader's lock, which at exit a program thread may hold for
+// good: inside a dlopen'd constructor). Call once at start-up.
+void prepare_exit_frame_lookup();
+
 // Unwinds the current thread to the frame of libc's exit() (reached from
 // main's return through __libc_start_call_main too) or of the _exit/_Exit
 // interposer, and returns its caller's stack pointer and registers. found is
 // false when no such frame is on the stack (the scan was reached some other
-// way, or the unwind failed).
+// way, or the unwind failed) or prepare_exit_frame_lookup() never ran. Takes
+// no loader lock.
 ExitCaller find_exit_caller();
 
 }  // namespace memtrail::preload

@@ -25,11 +25,12 @@
 //     pointer (_dl_get_tls_static_info gives the size);
 //   * blocks the dynamic linker allocated (see linker_blocks.hpp) and the
 //     standard streams' buffers libc allocated (both the runtime's own).
-// The scan never waits for the lock a thread inside a dl_iterate_phdr
-// callback holds (module_roots.hpp, exit_frame.cpp); what takes the loader's
-// other lock (dlsym, dladdr) runs before the threads are stopped. The live set, the stacks and the
-// blocks are read while they are stopped. docs/tracing.md says shape by shape what is a root and
-// where this departs from Valgrind or LeakSanitizer.
+// The scan never waits for the loader's locks, which a program thread may
+// hold for good (inside a dl_iterate_phdr callback or a dlopen'd library's
+// constructor): modules are read from the linker's list (module_roots.hpp),
+// and what needs dlsym or dladdr was found at start-up (prepare_leak_scan).
+// The live set, the stacks and the blocks are read while they are stopped. docs/tracing.md says
+// shape by shape what is a root and where this departs from Valgrind or LeakSanitizer.
 #include "leak_scan.hpp"
 
 #include <dlfcn.h>
@@ -74,6 +75,9 @@ constexpr std::uintptr_t kDefaultDescriptorExtent = kGlibcTcbSize;
 constexpr std::uintptr_t kRedZone = 128;
 // How long the scan waits for threads to stop (blocked signal: whole stack).
 constexpr int kAnswerTimeoutMs = 200;
+
+// The static TLS size, found at start-up (prepare_leak_scan).
+std::size_t g_static_tls_size = 0;
 
 std::size_t static_tls_size() {
   using Fn = void (*)(std::size_t*, std::size_t*);
@@ -158,9 +162,8 @@ bool stack_in_use(const StoppedThread& stopped, const detail::ThreadRecord* reco
 }
 
 // What the scan learns before it stops the other threads: what may take a
-// lock a stopped thread could hold (dlsym and dladdr take the loader's
-// lock, the registry its mutex). None of it is the lock a thread inside a
-// dl_iterate_phdr callback holds, which the scan never takes.
+// lock a stopped thread could hold (the registry's mutex). The loader's
+// locks it never takes: what needs them was found at start-up.
 struct BeforeStop {
   ExitCaller exit_caller;
   std::vector<detail::ThreadRecord> threads;
@@ -172,7 +175,7 @@ BeforeStop collect_before_stop() {
   BeforeStop b;
   b.exit_caller = find_exit_caller();
   b.threads = detail::thread_registry();
-  b.tls_size = static_tls_size();
+  b.tls_size = g_static_tls_size;
   std::uintptr_t low = 0;
   if (!current_thread_stack(&low, &b.self_high)) b.self_high = 0;
   return b;
@@ -318,6 +321,12 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
 }
 
 }  // namespace
+
+void prepare_leak_scan() {
+  remember_own_modules();
+  prepare_exit_frame_lookup();
+  g_static_tls_size = static_tls_size();
+}
 
 void run_leak_scan() {
   // Nothing we allocate here may become an event or a live block.

@@ -4,6 +4,12 @@
 
 namespace memtrail::preload {
 
+// What the scan needs from the dynamic linker (dlsym, dladdr, dl_iterate_phdr
+// take its locks, which at exit a program thread may hold for good: inside a
+// dl_iterate_phdr callback or a dlopen'd constructor). Call once at start-up,
+// before set_exit_hook(&run_leak_scan).
+void prepare_leak_scan();
+
 // Installed with detail::set_exit_hook(); runs after the final drain.
 void run_leak_scan();
 

@@ -102,8 +102,11 @@ bool start_recorder(const char* attach_output) {
   g_heap_pool = heap_pool();
   g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
   detail::set_track_live_heap(true);
-  if (attach_output == nullptr) {
-    remember_own_modules();  // dl_iterate_phdr: not at exit, where a thread may hold its lock
+  detail::add_known_environment_variable("MEMTRAIL_LEAK_SCAN");
+  // MEMTRAIL_LEAK_SCAN=0: no exit-time leak scan (measuring its cost, or a
+  // heap too large to scan); the trace's blocks are then unclassified.
+  if (attach_output == nullptr && !env_is_zero("MEMTRAIL_LEAK_SCAN")) {
+    prepare_leak_scan();  // the loader's locks: not at exit, where a thread may hold them
     detail::set_exit_hook(&run_leak_scan);
   }
   // The interposers' frames never top a recorded stack.

@@ -1,5 +1,7 @@
 #include "module_map.hpp"
 
+#include "link_map_walk.hpp"
+
 #include <elf.h>
 #include <link.h>
 #include <unistd.h>
@@ -14,38 +16,6 @@
 namespace memtrail::runtime {
 
 namespace {
-
-std::string hex(const unsigned char* p, std::size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kDigits[p[i] >> 4];
-    out += kDigits[p[i] & 15];
-  }
-  return out;
-}
-
-// The NT_GNU_BUILD_ID note of a loaded object, from its PT_NOTE segments.
-std::string build_id_of(const dl_phdr_info* info) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_NOTE) continue;
-    auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
-    const unsigned char* end = p + ph.p_memsz;
-    while (p + sizeof(ElfW(Nhdr)) <= end) {
-      auto* nh = reinterpret_cast<const ElfW(Nhdr)*>(p);
-      std::size_t name_size = (nh->n_namesz + 3) & ~3u, desc_size = (nh->n_descsz + 3) & ~3u;
-      const unsigned char* name = p + sizeof(ElfW(Nhdr));
-      const unsigned char* desc = name + name_size;
-      if (desc + desc_size > end) break;
-      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-          std::equal(name, name + 4, reinterpret_cast<const unsigned char*>("GNU")))
-        return hex(desc, nh->n_descsz);
-      p = desc + desc_size;
-    }
-  }
-  return {};
-}
 
 std::string main_executable() {
   char buf[PATH_MAX];
@@ -86,40 +56,37 @@ std::string absolute_path(const std::string& name, std::uint64_t mapped_address)
   return ::realpath(name.c_str(), resolved) ? std::string(resolved) : name;
 }
 
-// One loaded object of dl_iterate_phdr (without a PT_LOAD: skipped).
-int collect_module(dl_phdr_info* info, std::vector<ModuleInfo>& out) {
-  ModuleInfo m;
-  m.path = info->dlpi_name ? info->dlpi_name : "";
-  m.load_address = info->dlpi_addr;
-  m.start = UINT64_MAX;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    m.start = std::min<std::uint64_t>(m.start, info->dlpi_addr + ph.p_vaddr);
-    m.end = std::max<std::uint64_t>(m.end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+// One loaded object of dl_iterate_phdr, read under the loader's lock.
+int copy_object(dl_phdr_info* info, std::vector<LoadedObject>& out) {
+  LoadedObject o;
+  o.name = info->dlpi_name ? info->dlpi_name : "";
+  o.load_address = info->dlpi_addr;
+  o.headers.assign(info->dlpi_phdr, info->dlpi_phdr + info->dlpi_phnum);
+  for (const ElfW(Phdr) & ph : o.headers) {
+    if (ph.p_type != PT_NOTE || !o.build_id.empty()) continue;
+    o.build_id = build_id_in_notes(
+        reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr), ph.p_memsz);
   }
-  if (m.start == UINT64_MAX) return 0;
-  m.build_id = build_id_of(info);
-  out.push_back(std::move(m));
+  out.push_back(std::move(o));
   return 0;
 }
 
-}  // namespace
-
-void ModuleMap::rescan(const NewModule& on_new) {
+// The loaded objects by dl_iterate_phdr, which waits for the loader's lock:
+// only where this process cannot read itself by process_vm_readv.
+std::vector<LoadedObject> objects_under_lock() {
   // No exception may leave the callback: unwinding through glibc's frames
   // loads libgcc_s, which under a tight address-space limit fails fatally
   // ("libgcc_s.so.1 must be installed"). A failed allocation stops the walk
   // and is thrown again out here.
   struct Walk {
-    std::vector<ModuleInfo> modules;
+    std::vector<LoadedObject> objects;
     bool out_of_memory = false;
   } walk;
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) -> int {
         auto* w = static_cast<Walk*>(data);
         try {
-          return collect_module(info, w->modules);
+          return copy_object(info, w->objects);
         } catch (const std::bad_alloc&) {
           w->out_of_memory = true;
           return 1;
@@ -127,7 +94,33 @@ void ModuleMap::rescan(const NewModule& on_new) {
       },
       &walk);
   if (walk.out_of_memory) throw std::bad_alloc();
-  std::vector<ModuleInfo>& now = walk.modules;
+  return std::move(walk.objects);
+}
+
+// A module of a loaded object (none without a PT_LOAD).
+bool module_of(LoadedObject& o, ModuleInfo* m) {
+  m->path = std::move(o.name);
+  m->load_address = o.load_address;
+  m->start = UINT64_MAX;
+  for (const ElfW(Phdr) & ph : o.headers) {
+    if (ph.p_type != PT_LOAD) continue;
+    m->start = std::min<std::uint64_t>(m->start, o.load_address + ph.p_vaddr);
+    m->end = std::max<std::uint64_t>(m->end, o.load_address + ph.p_vaddr + ph.p_memsz);
+  }
+  m->build_id = std::move(o.build_id);
+  return m->start != UINT64_MAX;
+}
+
+}  // namespace
+
+void ModuleMap::rescan(const NewModule& on_new) {
+  std::vector<LoadedObject> objects;
+  if (!loaded_objects_without_lock(&objects)) objects = objects_under_lock();
+  std::vector<ModuleInfo> now;
+  for (LoadedObject& o : objects) {
+    ModuleInfo m;
+    if (module_of(o, &m)) now.push_back(std::move(m));
+  }
   ranges_.clear();
   for (ModuleInfo& m : now) {
     if (m.path.empty()) m.path = main_executable();  // the first entry is the program itself

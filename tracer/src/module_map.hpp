@@ -1,4 +1,5 @@
-// The process's loaded objects, from dl_iterate_phdr: path, load address,
+// The process's loaded objects, from the linker's lists read without its
+// lock (link_map_walk.hpp) or else dl_iterate_phdr: path, load address,
 // PT_LOAD extent and GNU build id. Rescanned on dlopen/dlclose notice and when
 // a stack ip falls outside every known module; each new (path, load address)
 // gets an id and is reported once.

@@ -1,0 +1,172 @@
+// build_call_tree(): the sites' symbolized paths folded into one tree
+// (memtrail/call_tree.hpp). Names are interned per distinct Frame (the
+// sites share their frames through the FrameTable), children are found
+// through one hash map that lives only while the tree is built.
+#include "memtrail/call_tree.hpp"
+
+#include <unordered_map>
+
+#include "memtrail/export.hpp"
+
+namespace memtrail {
+
+const char* tree_cost_name(TreeCost c) {
+  switch (c) {
+    case TreeCost::peak:
+      return "peak";
+    case TreeCost::allocations:
+      return "allocations";
+    case TreeCost::temporary:
+      return "temporary";
+    case TreeCost::leaked:
+      return "leaked";
+    case TreeCost::bytes:
+      return "bytes";
+  }
+  return "";
+}
+
+TreeCosts site_costs(const Site& s) {
+  TreeCosts c;
+  c[TreeCost::peak] = s.peak_bytes;
+  c[TreeCost::allocations] = s.calls;
+  c[TreeCost::temporary] = s.temporaries;
+  c[TreeCost::leaked] = s.leaked.bytes;
+  c[TreeCost::bytes] = s.bytes_allocated;
+  return c;
+}
+
+const std::string& CallTree::name(std::uint32_t node) const {
+  static const std::string none;
+  const std::uint32_t s = nodes[node].symbol;
+  return s == TreeNode::kNone ? none : symbols[s].name;
+}
+
+std::vector<std::uint32_t> CallTree::children(std::uint32_t node) const {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t c = nodes[node].first_child; c != TreeNode::kNone; c = nodes[c].next_sibling)
+    out.push_back(c);
+  return out;
+}
+
+std::string CallTree::path(std::uint32_t node) const {
+  std::vector<std::uint32_t> up;
+  for (std::uint32_t n = node; n != kRoot && n != TreeNode::kNone; n = nodes[n].parent)
+    up.push_back(n);
+  std::string out;
+  for (auto it = up.rbegin(); it != up.rend(); ++it) {
+    if (!out.empty()) out += ';';
+    out += name(*it);
+  }
+  return out;
+}
+
+std::size_t CallTree::memory_bytes() const {
+  std::size_t bytes = nodes.capacity() * sizeof(TreeNode) + symbols.capacity() * sizeof(TreeSymbol);
+  for (const TreeSymbol& s : symbols)
+    bytes += s.name.capacity() + s.file.capacity() + s.module.capacity();
+  return bytes;
+}
+
+namespace {
+
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(CallTree& tree) : tree_(tree) {
+    tree_.nodes.emplace_back();  // the root
+  }
+
+  // The symbol of a frame: interned once per Frame object (the sites of an
+  // Analysis share them) and once per distinct name.
+  std::uint32_t symbol(const Frame& f) {
+    auto [it, fresh] = by_frame_.try_emplace(&f, 0);
+    if (fresh) it->second = symbol(folded_frame_name(f), &f);
+    return it->second;
+  }
+  std::uint32_t symbol(const std::string& name, const Frame* where = nullptr, bool pool = false) {
+    auto [it, fresh] = by_name_.try_emplace(name, static_cast<std::uint32_t>(tree_.symbols.size()));
+    if (fresh) {
+      TreeSymbol s;
+      s.name = name;
+      s.pool = pool;
+      if (where) {
+        s.file = where->file;
+        s.line = where->line;
+        s.module = where->module;
+      }
+      tree_.symbols.push_back(std::move(s));
+    }
+    return it->second;
+  }
+
+  // The child of `parent` named `symbol`, made on first use; adds `cost` to
+  // its inclusive costs.
+  std::uint32_t step(std::uint32_t parent, std::uint32_t symbol, const TreeCosts& cost) {
+    const std::uint64_t key = (std::uint64_t{parent} << 32) | symbol;
+    auto [it, fresh] = children_.try_emplace(key, static_cast<std::uint32_t>(tree_.nodes.size()));
+    if (fresh) {
+      TreeNode n;
+      n.parent = parent;
+      n.symbol = symbol;
+      n.depth = tree_.nodes[parent].depth + 1;
+      n.next_sibling = tree_.nodes[parent].first_child;
+      tree_.nodes[parent].first_child = it->second;
+      tree_.nodes.push_back(n);
+    }
+    tree_.nodes[it->second].inclusive += cost;
+    return it->second;
+  }
+
+ private:
+  CallTree& tree_;
+  std::unordered_map<const Frame*, std::uint32_t> by_frame_;
+  std::unordered_map<std::string, std::uint32_t> by_name_;
+  std::unordered_map<std::uint64_t, std::uint32_t> children_;
+};
+
+bool is_upstream(const Analysis& a, PoolId pool) {
+  const PoolStats* p = a.pool(pool);
+  return p && p->upstream;
+}
+
+// Adds one site's path to the tree: "[pool]" first when there are several
+// pools, then its frames outermost first (top-down) or innermost first.
+void add_site(const Analysis& a, const Site& s, TreeDirection d, TreeBuilder& b, CallTree& t) {
+  const TreeCosts cost = site_costs(s);
+  t.nodes[CallTree::kRoot].inclusive += cost;
+  std::uint32_t at = CallTree::kRoot;
+  const PoolStats* p = a.pool(s.pool);
+  if (a.pools.size() > 1 && p)
+    at = b.step(at, b.symbol("[" + p->info.name + "]", nullptr, true), cost);
+  if (s.frames.empty() && at == CallTree::kRoot) at = b.step(at, b.symbol("(no stack)"), cost);
+  if (d == TreeDirection::top_down)
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it)
+      at = b.step(at, b.symbol(*it), cost);
+  else
+    for (const Frame& f : s.frames) at = b.step(at, b.symbol(f), cost);
+  t.nodes[at].self += cost;
+}
+
+}  // namespace
+
+CallTree build_call_tree(const Analysis& a, TreeDirection direction,
+                         const std::function<bool()>& keep_going) {
+  CallTree tree;
+  tree.direction = direction;
+  TreeBuilder builder(tree);
+  std::size_t done = 0;
+  for (const Site& s : a.sites) {
+    if (keep_going && ++done % 4096 == 0 && !keep_going()) {
+      CallTree stopped;
+      stopped.direction = direction;
+      stopped.nodes.emplace_back();
+      return stopped;
+    }
+    if (is_upstream(a, s.pool) || site_costs(s) == TreeCosts{}) continue;
+    add_site(a, s, direction, builder, tree);
+  }
+  tree.nodes.shrink_to_fit();
+  return tree;
+}
+
+}  // namespace memtrail

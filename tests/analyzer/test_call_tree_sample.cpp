@@ -8,6 +8,7 @@
 #include "cli_runner.hpp"
 #include "folded_lines.hpp"
 #include "memtrail/call_tree.hpp"
+#include "run_dir.hpp"
 #include "trace_builder.hpp"
 
 namespace memtrail {
@@ -21,7 +22,9 @@ void expect_trees_equal_folded(const std::string& program, const std::string& na
   const std::string run = temp_trace(name);
   auto r = memtrail("run -o " + shell_quote(run) + " -- " + program);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  Analysis a = analyze(run);
+  const std::string trace = test::only_trace(run);
+  ASSERT_FALSE(trace.empty()) << run;
+  Analysis a = analyze(trace);
   ASSERT_TRUE(a.error.empty()) << a.error;
   CallTree down = build_call_tree(a, TreeDirection::top_down);
   CallTree up = build_call_tree(a, TreeDirection::bottom_up);
@@ -29,7 +32,7 @@ void expect_trees_equal_folded(const std::string& program, const std::string& na
                      TreeCost::bytes}) {
     SCOPED_TRACE(tree_cost_name(c));
     auto f = memtrail("export --format folded --cost " + std::string(tree_cost_name(c)) + " " +
-                      shell_quote(run));
+                      shell_quote(trace));
     ASSERT_EQ(f.exit_code, 0) << f.err;
     const test::FoldedLines want = test::parse_folded(f.out);
     ASSERT_FALSE(want.empty());

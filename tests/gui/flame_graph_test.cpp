@@ -83,7 +83,13 @@ class FlameGraphTest : public QObject {
     g.setCost(TreeCost::allocations);
     g.setTree(t);
     QVERIFY(g.boxes().size() > 1);
-    const gui::FlameBox first = g.boxes()[1];  // the widest frame above the root
+    // A frame narrower than the whole (not the root, not the lone pool).
+    const std::uint64_t total = t->total()[TreeCost::allocations];
+    const auto it = std::find_if(g.boxes().begin(), g.boxes().end(), [&](const gui::FlameBox& b) {
+      return t->nodes[b.node].inclusive[TreeCost::allocations] < total && b.width > 20;
+    });
+    QVERIFY(it != g.boxes().end());
+    const gui::FlameBox first = *it;
     const QPoint inside(static_cast<int>(first.x + first.width / 2),
                         g.height() - (first.depth + 1) * 18 + 9);
     QCOMPARE(g.nodeAt(inside), first.node);

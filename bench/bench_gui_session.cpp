@@ -12,6 +12,9 @@
 // segment map segment_map() of each pool at 20 moments spread over the trace
 // breakdown   breakdown() (the summary pies) at the same 20 moments
 // range       analyze_range() of the middle 10 % of the trace, REPS times
+// call tree   build_call_tree() of the whole trace, bottom-up and top-down,
+//             REPS times each (the Call tree and Flame graph tabs), with
+//             the trees' node counts and bytes
 // Prints medians and maxima in milliseconds. Not a Google Benchmark: each
 // figure is one call the GUI makes, and open() is too slow to repeat often.
 // Unlike bench_session (the Session's own costs, no symbols), this opens as
@@ -27,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "memtrail/call_tree.hpp"
 #include "memtrail/session.hpp"
 
 namespace {
@@ -122,6 +126,19 @@ void bench_moments(const memtrail::Session& s, std::uint64_t t0, std::uint64_t t
   report("breakdown at 20 moments", pies, "-");
 }
 
+void bench_call_trees(const memtrail::Analysis& a, int reps) {
+  using memtrail::TreeDirection;
+  for (TreeDirection d : {TreeDirection::bottom_up, TreeDirection::top_down}) {
+    std::vector<double> ms;
+    memtrail::CallTree tree;
+    for (int r = 0; r < reps; ++r) ms.push_back(ms_of([&] { tree = build_call_tree(a, d); }));
+    const bool up = d == TreeDirection::bottom_up;
+    report(up ? "call tree, bottom-up" : "call tree, top-down", ms, "<= 1000 ms after summary");
+    std::printf("%-34s %zu nodes, %zu functions, %.1f MiB\n", "", tree.nodes.size(),
+                tree.symbols.size(), static_cast<double>(tree.memory_bytes()) / (1 << 20));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,5 +187,6 @@ int main(int argc, char** argv) {
     ranges.push_back(
         ms_of([&] { s.analyze_range(t0 + (t1 - t0) / 20 * 9, t0 + (t1 - t0) / 20 * 11); }));
   report("analyze_range of 10 %", ranges, "-");
+  bench_call_trees(s.whole(), reps);
   return 0;
 }

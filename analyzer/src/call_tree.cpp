@@ -149,6 +149,25 @@ void add_site(const Analysis& a, const Site& s, TreeDirection d, TreeBuilder& b,
 
 }  // namespace
 
+std::uint32_t find_site_node(const CallTree& tree, const Analysis& a, const Site& s) {
+  if (tree.nodes.empty()) return TreeNode::kNone;
+  std::uint32_t at = CallTree::kRoot;
+  auto step = [&](const std::string& name) {
+    if (at == TreeNode::kNone) return;
+    std::uint32_t c = tree.nodes[at].first_child;
+    while (c != TreeNode::kNone && tree.name(c) != name) c = tree.nodes[c].next_sibling;
+    at = c;
+  };
+  const PoolStats* p = a.pool(s.pool);
+  if (a.pools.size() > 1 && p) step("[" + p->info.name + "]");
+  if (s.frames.empty() && at == CallTree::kRoot) step("(no stack)");
+  if (tree.direction == TreeDirection::top_down)
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) step(folded_frame_name(*it));
+  else
+    for (const Frame& f : s.frames) step(folded_frame_name(f));
+  return at == CallTree::kRoot ? TreeNode::kNone : at;
+}
+
 CallTree build_call_tree(const Analysis& a, TreeDirection direction,
                          const std::function<bool()>& keep_going) {
   CallTree tree;

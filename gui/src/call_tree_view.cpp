@@ -198,6 +198,23 @@ void CallTreeView::setTopOrder(SiteOrder order) {
   if (top_model_->order() != order) top_model_->setAnalysis(range_, order);
 }
 
+bool CallTreeView::showSite(SiteId site) {
+  const CallTree* t = model_->tree();
+  if (!t || !range_ || site.value >= range_->sites.size()) return false;
+  const std::uint32_t node = find_site_node(*t, *range_, at(range_->sites, site));
+  if (node == TreeNode::kNone || !model_->isVisible(node)) return false;
+  std::vector<std::uint32_t> path;  // the root's child first
+  for (std::uint32_t n = node; n != CallTree::kRoot; n = t->nodes[n].parent) path.push_back(n);
+  QModelIndex index;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    index = model_->indexOfNode(*it);  // builds the rows above first
+    if (*it != node) tree_->expand(index);
+  }
+  tree_->setCurrentIndex(index);
+  tree_->scrollTo(index);
+  return true;
+}
+
 QString CallTreeView::headingText() const {
   if (!range_ || !model_->tree()) return heading_->text();
   const TreeCosts& t = model_->tree()->total();

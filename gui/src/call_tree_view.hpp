@@ -42,6 +42,9 @@ class CallTreeView : public SessionView {
   TreeDirection direction() const { return direction_; }
   void setFilter(const QString& text);
   void setTopOrder(SiteOrder order);
+  // Opens and selects the tree row where a site's path ends (a click on a
+  // top site). False when the tree is not built or hides it (the filter).
+  bool showSite(SiteId site);
 
   CallTreeModel* model() const { return model_; }
   TopSitesModel* topSites() const { return top_model_; }

@@ -141,6 +141,32 @@ TEST(CallTree, ShapeAndCostsAreExact) {
   EXPECT_EQ(callers, (std::vector<std::string>{"0x20", "0x30"}));
 }
 
+// Every leaf-pool site leads to a node whose self cost holds the site's
+// (sites merged by name share it); upstream sites lead nowhere.
+TEST(CallTree, EachSiteFindsTheNodeItsPathEndsAt) {
+  TraceBuilder b(temp_trace("tree-find.mtr"));
+  write_trace(b);
+  Analysis a = analyze_unsymbolized(b.finish());
+  for (TreeDirection d : {TreeDirection::top_down, TreeDirection::bottom_up}) {
+    CallTree t = build_call_tree(a, d);
+    std::vector<TreeCosts> found(t.nodes.size());
+    int upstream = 0;
+    for (const Site& s : a.sites) {
+      const std::uint32_t n = find_site_node(t, a, s);
+      if (a.pool(s.pool)->upstream) {
+        EXPECT_EQ(n, TreeNode::kNone);
+        ++upstream;
+        continue;
+      }
+      ASSERT_NE(n, TreeNode::kNone);
+      EXPECT_EQ(t.nodes[n].depth, s.frames.size() + 1);  // "[pool]" first
+      found[n] += site_costs(s);
+    }
+    EXPECT_EQ(upstream, 1);
+    for (std::uint32_t n = 0; n < t.nodes.size(); ++n) EXPECT_EQ(found[n], t.nodes[n].self);
+  }
+}
+
 TEST(CallTree, RangeTreeHoldsTheRangesFoldedStacks) {
   TraceBuilder b(temp_trace("tree-range.mtr"));
   write_trace(b);

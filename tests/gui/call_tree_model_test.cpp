@@ -281,8 +281,16 @@ class CallTreeModelTest : public QObject {
     QTRY_COMPARE(v.model()->tree()->direction, TreeDirection::top_down);
     QVERIFY(v.isReady());
     QVERIFY(!v.tree()->isColumnHidden(CallTreeModel::peak_self));
+    // A top site's row opens and is selected, and it is that site's path.
+    const SiteId top = top_sites(*whole_, SiteOrder::temporaries, 1).at(0);
+    QVERIFY(v.showSite(top));
+    const std::uint32_t n = v.model()->node(v.tree()->currentIndex());
+    QCOMPARE(n, find_site_node(*v.model()->tree(), *whole_, at(whole_->sites, top)));
+    QVERIFY(v.model()->tree()->nodes[n].self[TreeCost::temporary] >=
+            at(whole_->sites, top).temporaries);
     v.setFilter("leak_calloc");
     QVERIFY(v.model()->rowCount() > 0);
+    QVERIFY(!v.showSite(top));  // make_temporaries' row is filtered out
   }
 
   void screenshotOfTheTreeView() {

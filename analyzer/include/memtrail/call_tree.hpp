@@ -102,6 +102,11 @@ class CallTree {
   std::size_t memory_bytes() const;
 };
 
+// The node where the path of site `s` of `a` ends in `tree` (built from `a`):
+// the row a "Top sites" entry stands for. TreeNode::kNone when the site is
+// not in the tree (an upstream pool's, or one of no cost).
+std::uint32_t find_site_node(const CallTree& tree, const Analysis& a, const Site& s);
+
 // Leaf-pool sites of `a` in a tree. `keep_going` (optional) is asked every
 // 4096 sites; false stops and returns an empty tree (root only).
 CallTree build_call_tree(const Analysis& a, TreeDirection direction,

@@ -1,8 +1,11 @@
 // Timing of the analyzer Session on a real trace: what memtrail-gui asks of
 // it, with the GUI's targets (issue 16) beside each figure.
 //
-//   bench_gui_session TRACE [REPS [open]]  (REPS: timed repetitions, default
-//                                          5; open: open() only, for perf)
+//   bench_gui_session TRACE [REPS [open|nosym]]  (REPS: timed repetitions,
+//                              default 5; open: open() only, for perf;
+//                              nosym: call trees only, over unsymbolized
+//                              frames, where every return address is a
+//                              function of its own: the trees' worst case)
 //
 // open        Session::open, REPS times (the last one is kept); the RSS
 //             the first session holds and the peak RSS while it opened
@@ -142,13 +145,26 @@ void bench_call_trees(const memtrail::Analysis& a, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string mode = argc == 4 ? argv[3] : "";
   if (argc < 2 || argc > 4 || (argc >= 3 && std::atoi(argv[2]) < 1) ||
-      (argc == 4 && std::string(argv[3]) != "open")) {
-    std::fprintf(stderr, "usage: bench_gui_session TRACE [REPS [open]]\n");
+      (argc == 4 && mode != "open" && mode != "nosym")) {
+    std::fprintf(stderr, "usage: bench_gui_session TRACE [REPS [open|nosym]]\n");
     return 2;
   }
   const std::string path = argv[1];
   const int reps = argc >= 3 ? std::atoi(argv[2]) : 5;
+  if (mode == "nosym") {
+    memtrail::AnalysisOptions o;
+    o.symbolize = false;
+    o.symbol_cache = false;
+    const memtrail::Analysis a = memtrail::analyze(path, o);
+    std::printf("%s: %zu sites, unsymbolized\n", path.c_str(), a.sites.size());
+    const double before = status_mib("VmRSS:");
+    bench_call_trees(a, reps);
+    std::printf("%-34s %.1f MiB RSS more after the trees\n", "memory",
+                status_mib("VmRSS:") - before);
+    return 0;
+  }
   double rss_before = status_mib("VmRSS:"), held = 0, peak = 0;
   std::vector<double> opens, open_cpu;
   memtrail::OpenResult r;
@@ -178,7 +194,7 @@ int main(int argc, char** argv) {
       "%-34s %.1f MiB RSS held by the first session, peak RSS %.1f MiB while it opened"
       "  target <= 60 MiB\n",
       "memory", held, peak);
-  if (argc == 4) return 0;
+  if (mode == "open") return 0;
   std::uint64_t t0 = sum.first_event_ns, t1 = sum.last_event_ns;
   bench_zoom(s, t0, t1, reps);
   bench_moments(s, t0, t1);

@@ -73,8 +73,8 @@ bool CallTreeModel::matches(std::uint32_t node) const {
 }
 
 std::uint64_t CallTreeModel::cost(std::uint32_t node, int column) const {
-  const TreeNode& n = tree_->nodes[node];
-  return (isSelfColumn(column) ? n.self : n.inclusive)[costOf(column)];
+  // Self is inclusive less the children's: O(children), only for shown cells.
+  return (isSelfColumn(column) ? tree_->self(node) : tree_->nodes[node].inclusive)[costOf(column)];
 }
 
 const std::vector<std::uint32_t>& CallTreeModel::rows(std::uint32_t node) const {

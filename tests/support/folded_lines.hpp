@@ -34,7 +34,7 @@ inline FoldedLines parse_folded(const std::string& text) {
 inline FoldedLines tree_lines(const CallTree& t, TreeCost cost) {
   FoldedLines out;
   for (std::uint32_t n = 1; n < t.nodes.size(); ++n) {
-    const std::uint64_t c = t.nodes[n].self[cost];
+    const std::uint64_t c = t.self(n)[cost];
     if (c == 0) continue;
     std::vector<std::uint32_t> up;  // the node, its parent, ..., the root's child
     for (std::uint32_t at = n; at != CallTree::kRoot; at = t.nodes[at].parent) up.push_back(at);

@@ -170,6 +170,17 @@ void FlameGraph::mouseMoveEvent(QMouseEvent* event) {
   emit hovered(text);
 }
 
+// While zoomed, Esc is ours (zoom out), not the window's "whole trace"
+// shortcut: taking the ShortcutOverride makes Qt deliver it as a key press.
+bool FlameGraph::event(QEvent* event) {
+  if (event->type() == QEvent::ShortcutOverride &&
+      static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape && zoom_ != CallTree::kRoot) {
+    event->accept();
+    return true;
+  }
+  return QWidget::event(event);
+}
+
 void FlameGraph::keyPressEvent(QKeyEvent* event) {
   if (event->key() == Qt::Key_Escape && zoom_ != CallTree::kRoot) return zoomTo(CallTree::kRoot);
   QWidget::keyPressEvent(event);

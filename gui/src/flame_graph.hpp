@@ -53,6 +53,7 @@ class FlameGraph : public QWidget {
   void hovered(const QString& text);  // the box under the mouse, described
 
  protected:
+  bool event(QEvent* event) override;
   void paintEvent(QPaintEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;

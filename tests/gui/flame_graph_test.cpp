@@ -2,6 +2,8 @@
 // is its share of `memtrail export --format folded`'s sum for the cost (the
 // lines under its path), in both directions and when zoomed; the view builds,
 // zooms on a click and shoots.
+#include <QAction>
+#include <QApplication>
 #include <QImage>
 #include <QtTest>
 #include <cmath>
@@ -103,6 +105,32 @@ class FlameGraphTest : public QObject {
                        t->nodes[b.node].inclusive[TreeCost::allocations] / node_cost * 800) < 1e-6);
     QTest::keyClick(&g, Qt::Key_Escape);
     QCOMPARE(g.zoom(), CallTree::kRoot);
+  }
+
+  // Zoomed, Esc zooms out, not the window's Esc shortcut (the main window's
+  // "Whole Trace"); not zoomed, the shortcut has it.
+  void escapeZoomsOutBeforeTheWindowsShortcut() {
+    QWidget window;
+    auto* whole_trace = new QAction(&window);
+    whole_trace->setShortcut(Qt::Key_Escape);
+    window.addAction(whole_trace);
+    QSignalSpy triggered(whole_trace, &QAction::triggered);
+    auto* g = new gui::FlameGraph(&window);
+    window.resize(800, 600);
+    g->resize(800, 600);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    g->setFocus();
+    g->setTree(std::make_shared<const CallTree>(
+        build_call_tree(session_->whole(), TreeDirection::top_down)));
+    g->zoomTo(g->boxes().at(1).node);
+    QVERIFY(g->zoom() != CallTree::kRoot);
+    QTest::keyClick(g, Qt::Key_Escape);
+    QCOMPARE(g->zoom(), CallTree::kRoot);
+    QCOMPARE(triggered.count(), 0);
+    QTest::keyClick(g, Qt::Key_Escape);
+    QCOMPARE(triggered.count(), 1);
   }
 
   void viewBuildsAndShoots() {

@@ -1,8 +1,11 @@
 // Timing of the analyzer Session on a real trace: what memtrail-gui asks of
 // it, with the GUI's targets (issue 16) beside each figure.
 //
-//   bench_gui_session TRACE [REPS [open]]  (REPS: timed repetitions, default
-//                                          5; open: open() only, for perf)
+//   bench_gui_session TRACE [REPS [open|nosym]]  (REPS: timed repetitions,
+//                              default 5; open: open() only, for perf;
+//                              nosym: call trees only, over unsymbolized
+//                              frames, where every return address is a
+//                              function of its own: the trees' worst case)
 //
 // open        Session::open, REPS times (the last one is kept); the RSS
 //             the first session holds and the peak RSS while it opened
@@ -12,6 +15,9 @@
 // segment map segment_map() of each pool at 20 moments spread over the trace
 // breakdown   breakdown() (the summary pies) at the same 20 moments
 // range       analyze_range() of the middle 10 % of the trace, REPS times
+// call tree   build_call_tree() of the whole trace, bottom-up and top-down,
+//             REPS times each (the Call tree and Flame graph tabs), with
+//             the trees' node counts and bytes
 // Prints medians and maxima in milliseconds. Not a Google Benchmark: each
 // figure is one call the GUI makes, and open() is too slow to repeat often.
 // Unlike bench_session (the Session's own costs, no symbols), this opens as
@@ -27,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "memtrail/call_tree.hpp"
 #include "memtrail/session.hpp"
 
 namespace {
@@ -122,16 +129,42 @@ void bench_moments(const memtrail::Session& s, std::uint64_t t0, std::uint64_t t
   report("breakdown at 20 moments", pies, "-");
 }
 
+void bench_call_trees(const memtrail::Analysis& a, int reps) {
+  using memtrail::TreeDirection;
+  for (TreeDirection d : {TreeDirection::bottom_up, TreeDirection::top_down}) {
+    std::vector<double> ms;
+    memtrail::CallTree tree;
+    for (int r = 0; r < reps; ++r) ms.push_back(ms_of([&] { tree = build_call_tree(a, d); }));
+    const bool up = d == TreeDirection::bottom_up;
+    report(up ? "call tree, bottom-up" : "call tree, top-down", ms, "<= 1000 ms after summary");
+    std::printf("%-34s %zu nodes, %zu functions, %.1f MiB\n", "", tree.nodes.size(),
+                tree.symbols.size(), static_cast<double>(tree.memory_bytes()) / (1 << 20));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string mode = argc == 4 ? argv[3] : "";
   if (argc < 2 || argc > 4 || (argc >= 3 && std::atoi(argv[2]) < 1) ||
-      (argc == 4 && std::string(argv[3]) != "open")) {
-    std::fprintf(stderr, "usage: bench_gui_session TRACE [REPS [open]]\n");
+      (argc == 4 && mode != "open" && mode != "nosym")) {
+    std::fprintf(stderr, "usage: bench_gui_session TRACE [REPS [open|nosym]]\n");
     return 2;
   }
   const std::string path = argv[1];
   const int reps = argc >= 3 ? std::atoi(argv[2]) : 5;
+  if (mode == "nosym") {
+    memtrail::AnalysisOptions o;
+    o.symbolize = false;
+    o.symbol_cache = false;
+    const memtrail::Analysis a = memtrail::analyze(path, o);
+    std::printf("%s: %zu sites, unsymbolized\n", path.c_str(), a.sites.size());
+    const double before = status_mib("VmRSS:");
+    bench_call_trees(a, reps);
+    std::printf("%-34s %.1f MiB RSS more after the trees\n", "memory",
+                status_mib("VmRSS:") - before);
+    return 0;
+  }
   double rss_before = status_mib("VmRSS:"), held = 0, peak = 0;
   std::vector<double> opens, open_cpu;
   memtrail::OpenResult r;
@@ -161,7 +194,7 @@ int main(int argc, char** argv) {
       "%-34s %.1f MiB RSS held by the first session, peak RSS %.1f MiB while it opened"
       "  target <= 60 MiB\n",
       "memory", held, peak);
-  if (argc == 4) return 0;
+  if (mode == "open") return 0;
   std::uint64_t t0 = sum.first_event_ns, t1 = sum.last_event_ns;
   bench_zoom(s, t0, t1, reps);
   bench_moments(s, t0, t1);
@@ -170,5 +203,6 @@ int main(int argc, char** argv) {
     ranges.push_back(
         ms_of([&] { s.analyze_range(t0 + (t1 - t0) / 20 * 9, t0 + (t1 - t0) / 20 * 11); }));
   report("analyze_range of 10 %", ranges, "-");
+  bench_call_trees(s.whole(), reps);
   return 0;
 }

@@ -6,9 +6,7 @@
 
 namespace memtrail {
 
-namespace {
-
-std::string frame_name(const Frame& f) {
+std::string folded_frame_name(const Frame& f) {
   // A Python frame's line tells apart what its function name cannot (one
   // <module> runs the whole script): "train_step at train.py:20".
   const bool python = is_python_frame(f.address);
@@ -17,6 +15,8 @@ std::string frame_name(const Frame& f) {
     if (c == ';' || c == '\n') c = ':';  // ';' separates frames
   return s;
 }
+
+namespace {
 
 std::uint64_t cost_of(const Site& s, FoldedCost c) {
   switch (c) {
@@ -62,7 +62,7 @@ void write_folded(const Analysis& a, FoldedCost cost, std::ostream& out) {
     if (many_pools && p) path = "[" + p->info.name + "]";
     for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) {
       if (!path.empty()) path += ';';
-      path += frame_name(*it);
+      path += folded_frame_name(*it);
     }
     if (path.empty()) path = "(no stack)";
     lines[path] += c;

@@ -1,5 +1,7 @@
 #include "views.hpp"
 
+#include "call_tree_view.hpp"
+#include "flame_view.hpp"
 #include "fragmentation_view.hpp"
 #include "leaks_view.hpp"
 #include "main_window.hpp"
@@ -16,6 +18,8 @@ void addAllViews(MainWindow& window) {
                    [summary, &window] { summary->setRun(window.run()); });
   window.addView("timeline", QObject::tr("Timeline"), new TimelineView);
   window.addView("leaks", QObject::tr("Leaks"), new LeaksView);
+  window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
+  window.addView("flame", QObject::tr("Flame graph"), new FlameView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
 }
 

@@ -34,6 +34,10 @@ void write_full_json(const Analysis& a, std::size_t top, std::ostream& out);
 enum class FoldedCost { allocations, bytes, leaked, peak, temporary };
 bool parse_folded_cost(const std::string& name, FoldedCost& out);
 void write_folded(const Analysis& a, FoldedCost cost, std::ostream& out);
+// One frame of a folded line: the function name ("train_step at
+// train.py:20" for a Python frame, describe() when the name is unknown),
+// ';' and newlines replaced. The call trees (call_tree.hpp) name nodes so.
+std::string folded_frame_name(const Frame& f);
 
 // Returns an empty string on success, else a one-line error. The events
 // table is filled by reading the trace (a.path) again, restricted to the

@@ -1,0 +1,77 @@
+// A flame graph of a CallTree: one box per node, as wide as its inclusive
+// cost, children stacked above their parent (top-down: main at the bottom;
+// bottom-up: the allocating functions at the bottom). Click a box to zoom
+// into it (it spans the width), click the bottom bar or press Esc to go back
+// to the whole tree. Boxes narrower than a pixel are not drawn.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memtrail/call_tree.hpp"
+
+namespace memtrail::gui {
+
+struct FlameBox {
+  std::uint32_t node = 0;
+  int depth = 0;     // 0: the zoom root's row
+  double x = 0;      // left edge, in pixels
+  double width = 0;  // inclusive cost / the zoom root's inclusive cost * the width
+};
+
+// The boxes of the tree under `zoom` (kRoot: the whole tree) for `cost` over
+// `width` pixels, depth first; boxes under `min_width` pixels (and their
+// children) are left out. The zoom root itself is the depth-0 box.
+std::vector<FlameBox> flameLayout(const CallTree& tree, TreeCost cost, std::uint32_t zoom,
+                                  double width, double min_width = 0.5);
+
+class FlameGraph : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit FlameGraph(QWidget* parent = nullptr);
+
+  void setTree(std::shared_ptr<const CallTree> tree);
+  const CallTree* tree() const { return tree_.get(); }
+  void setCost(TreeCost cost);
+  TreeCost cost() const { return cost_; }
+  // Zooms into `node` (kRoot: the whole tree).
+  void zoomTo(std::uint32_t node);
+  std::uint32_t zoom() const { return zoom_; }
+  // Boxes whose function, file or module holds `text` are highlighted.
+  void setSearch(const QString& text);
+  const std::vector<FlameBox>& boxes() const { return boxes_; }
+  std::uint32_t nodeAt(const QPoint& p) const;  // TreeNode::kNone where there is no box
+
+  QSize sizeHint() const override { return {800, 400}; }
+
+ signals:
+  void zoomed(std::uint32_t node);
+  void hovered(const QString& text);  // the box under the mouse, described
+
+ protected:
+  bool event(QEvent* event) override;
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+
+ private:
+  void relayout();
+  QRectF boxRect(const FlameBox& b) const;
+  bool searched(std::uint32_t node) const;
+  QString describe(std::uint32_t node) const;
+
+  std::shared_ptr<const CallTree> tree_;
+  TreeCost cost_ = TreeCost::peak;
+  std::uint32_t zoom_ = CallTree::kRoot;
+  QString search_;
+  std::vector<FlameBox> boxes_;
+  static constexpr int kRowHeight = 18;
+};
+
+}  // namespace memtrail::gui

@@ -1,0 +1,115 @@
+#include "flame_view.hpp"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "flame_graph.hpp"
+
+namespace memtrail::gui {
+
+FlameView::FlameView(QWidget* parent) : SessionView(parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Cost"), this));
+  cost_box_ = new QComboBox(this);
+  for (const char* name : {"peak (bytes live at the peak)", "allocations", "temporary allocations",
+                           "leaked bytes", "bytes allocated"})
+    cost_box_->addItem(tr(name));
+  controls->addWidget(cost_box_);
+  direction_box_ = new QComboBox(this);
+  direction_box_->addItem(tr("Top-down: main at the bottom"));
+  direction_box_->addItem(tr("Bottom-up: allocating functions at the bottom"));
+  controls->addWidget(direction_box_);
+  search_ = new QLineEdit(this);
+  search_->setPlaceholderText(tr("Highlight function, file or module"));
+  search_->setClearButtonEnabled(true);
+  controls->addWidget(search_, 1);
+  layout->addLayout(controls);
+  heading_ = new QLabel(tr("No trace loaded"), this);
+  layout->addWidget(heading_);
+  scroll_ = new QScrollArea(this);
+  scroll_->setWidgetResizable(true);
+  graph_ = new FlameGraph(scroll_);
+  scroll_->setWidget(graph_);
+  layout->addWidget(scroll_, 1);
+
+  connect(cost_box_, &QComboBox::currentIndexChanged, this,
+          [this](int i) { setCost(static_cast<TreeCost>(i)); });
+  connect(direction_box_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    setDirection(i == 0 ? TreeDirection::top_down : TreeDirection::bottom_up);
+  });
+  connect(search_, &QLineEdit::textChanged, graph_, &FlameGraph::setSearch);
+  connect(graph_, &FlameGraph::hovered, this, [this](const QString& text) {
+    if (!text.isEmpty()) heading_->setText(text);
+  });
+  connect(graph_, &FlameGraph::zoomed, this, [this](std::uint32_t node) {
+    heading_->setText(node == CallTree::kRoot
+                          ? tr("Whole tree. Click a frame to zoom into it.")
+                          : tr("Zoomed into %1. Click the bottom frame or press Esc to go back.")
+                                .arg(QString::fromStdString(graph_->tree()->name(node))));
+  });
+}
+
+void FlameView::setSession(std::shared_ptr<const Session> session) {
+  tasks_.cancel();
+  range_.reset();
+  trees_ = {};
+  ready_ = false;
+  graph_->setTree(nullptr);
+  heading_->setText(session ? tr("Loading...") : tr("No trace loaded"));
+}
+
+void FlameView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Analysis> range) {
+  tasks_.cancel();
+  range_ = std::move(range);
+  trees_ = {};
+  ready_ = false;
+  if (range_) buildTree();
+}
+
+void FlameView::buildTree() {
+  const TreeDirection d = direction_;
+  if (trees_[static_cast<std::size_t>(d)]) return showTree();
+  ready_ = false;
+  heading_->setText(tr("Building the call tree..."));
+  auto analysis = range_;
+  tasks_.run<std::shared_ptr<const CallTree>>(
+      [analysis, d](const BackgroundTasks::Wanted& wanted) {
+        return std::make_shared<const CallTree>(build_call_tree(*analysis, d, wanted));
+      },
+      [this, d](std::shared_ptr<const CallTree> tree) {
+        trees_[static_cast<std::size_t>(d)] = std::move(tree);
+        if (d == direction_) showTree();
+      });
+}
+
+void FlameView::showTree() {
+  graph_->setTree(trees_[static_cast<std::size_t>(direction_)]);
+  heading_->setText(tr("Whole tree. Click a frame to zoom into it."));
+  // The root sits at the bottom: show it first.
+  QTimer::singleShot(0, this, [this] {
+    scroll_->verticalScrollBar()->setValue(scroll_->verticalScrollBar()->maximum());
+  });
+  ready_ = true;
+  emit ready();
+}
+
+void FlameView::setDirection(TreeDirection d) {
+  if (d == direction_) return;
+  direction_ = d;
+  direction_box_->setCurrentIndex(d == TreeDirection::top_down ? 0 : 1);
+  if (range_) buildTree();
+}
+
+void FlameView::setCost(TreeCost c) {
+  cost_box_->setCurrentIndex(static_cast<int>(c));
+  graph_->setCost(c);
+}
+
+}  // namespace memtrail::gui

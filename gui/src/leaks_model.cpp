@@ -22,9 +22,26 @@ std::size_t labelFrame(const FrameList& frames) {
 
 namespace {
 
+// A Python program's sites are labelled by native code (the interpreter's,
+// a library's): the innermost Python frame at or past the label frame is
+// what its author wrote, so the label names it too, "file.py:line".
+QString pythonCaller(const FrameList& frames, std::size_t from) {
+  for (std::size_t i = from; i < frames.size(); ++i) {
+    const Frame& f = frames[i];
+    if (!is_python_frame(f.address) || f.file.empty()) continue;
+    const QString file = QFileInfo(QString::fromStdString(f.file)).fileName();
+    return QStringLiteral("%1 (%2:%3)").arg(QString::fromStdString(f.function), file).arg(f.line);
+  }
+  return {};
+}
+
 QString labelText(const Site& s) {
   if (s.frames.empty()) return QObject::tr("(no stack recorded)");
-  return QString::fromStdString(s.frames[labelFrame(s.frames)].describe());
+  const std::size_t at = labelFrame(s.frames);
+  QString text = QString::fromStdString(s.frames[at].describe());
+  if (is_python_frame(s.frames[at].address)) return text;
+  const QString caller = pythonCaller(s.frames, at);
+  return caller.isEmpty() ? text : text + QStringLiteral("  \u2190 ") + caller;
 }
 
 }  // namespace

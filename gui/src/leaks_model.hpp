@@ -40,7 +40,8 @@ class LeaksModel : public QAbstractItemModel {
   static constexpr int kNumberRole = Qt::UserRole;    // the raw number of a count column
   static constexpr int kSiteRole = Qt::UserRole + 1;  // index into Analysis::sites
   static constexpr int kFrameRole =
-      Qt::UserRole + 2;  // frame index (children; label frame on rows)
+      Qt::UserRole + 2;  // frame index (children; on rows the label frame, or the
+                         // Python frame the label names when that has no file)
 
   explicit LeaksModel(QObject* parent = nullptr);
   // null: empty model.

@@ -193,6 +193,10 @@ class LeaksModelTest : public QObject {
     QVERIFY(
         m.data(m.index(keep, 0, parent), Qt::DisplayRole).toString().startsWith("keep_native at "));
     QVERIFY(ffi < keep && keep < outer && outer < module && module < eval);
+    // libffi's label frame has no source file: the row's frame (the source
+    // shown below it) is the script's line.
+    QCOMPARE(m.data(parent, LeaksModel::kFrameRole).toInt(), keep);
+    QVERIFY(m.frame(parent) && m.frame(parent)->line == 14);
   }
 
   void emptyModel() {

@@ -22,9 +22,39 @@ std::size_t labelFrame(const FrameList& frames) {
 
 namespace {
 
+// A Python program's sites are labelled by native code (the interpreter's,
+// a library's): the innermost Python frame at or past the label frame is
+// what its author wrote, so the label names it too, "file.py:line".
+std::size_t pythonCallerFrame(const FrameList& frames, std::size_t from) {
+  for (std::size_t i = from; i < frames.size(); ++i)
+    if (is_python_frame(frames[i].address) && !frames[i].file.empty()) return i;
+  return frames.size();
+}
+
+QString pythonCaller(const FrameList& frames, std::size_t from) {
+  const std::size_t i = pythonCallerFrame(frames, from);
+  if (i == frames.size()) return {};
+  const Frame& f = frames[i];
+  const QString file = QFileInfo(QString::fromStdString(f.file)).fileName();
+  return QStringLiteral("%1 (%2:%3)").arg(QString::fromStdString(f.function), file).arg(f.line);
+}
+
+// The frame a row stands for (its source shown below): the label frame, or
+// the Python frame its label names when the label frame has no source file.
+std::size_t rowFrame(const FrameList& frames) {
+  const std::size_t at = labelFrame(frames);
+  if (at >= frames.size() || !frames[at].file.empty()) return at;
+  const std::size_t python = pythonCallerFrame(frames, at);
+  return python < frames.size() ? python : at;
+}
+
 QString labelText(const Site& s) {
   if (s.frames.empty()) return QObject::tr("(no stack recorded)");
-  return QString::fromStdString(s.frames[labelFrame(s.frames)].describe());
+  const std::size_t at = labelFrame(s.frames);
+  QString text = QString::fromStdString(s.frames[at].describe());
+  if (is_python_frame(s.frames[at].address)) return text;
+  const QString caller = pythonCaller(s.frames, at);
+  return caller.isEmpty() ? text : text + QStringLiteral("  \u2190 ") + caller;
 }
 
 }  // namespace
@@ -103,7 +133,7 @@ const Frame* LeaksModel::frame(const QModelIndex& index) const {
   if (!index.isValid()) return nullptr;
   if (index.internalId() == 0) {
     const Site& s = site(index.row());
-    return s.frames.empty() ? nullptr : &s.frames[labelFrame(s.frames)];
+    return s.frames.empty() ? nullptr : &s.frames[rowFrame(s.frames)];
   }
   const Site& s = site(static_cast<int>(index.internalId() - 1));
   return &s.frames[static_cast<std::size_t>(index.row())];
@@ -118,7 +148,7 @@ QVariant LeaksModel::data(const QModelIndex& index, int role) const {
 QVariant LeaksModel::rowData(int row, int column, int role) const {
   const Site& s = site(row);
   if (role == kSiteRole) return static_cast<qulonglong>(rows_[row].value);
-  if (role == kFrameRole) return static_cast<qulonglong>(labelFrame(s.frames));
+  if (role == kFrameRole) return static_cast<qulonglong>(rowFrame(s.frames));
   if (column == location) {
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
     return labelText(s);

@@ -1,7 +1,9 @@
 // The Leaks tab's model: one row per leak site of the range's Analysis
 // (Leaks::sites, leaf pools) with its direct, indirect, possible and reachable bytes
-// and blocks, labelled by its first frame outside the allocation machinery;
-// the children of a row are the site's symbolized frames, innermost first.
+// and blocks, labelled by its first frame outside the allocation machinery
+// (and, for a Python program, the innermost Python frame past it:
+// "... ← train_step (train.py:36)"); the children of a row are the site's
+// symbolized frames, innermost first, Python frames among the native ones.
 // Sorted by leaked (direct + indirect) bytes, then reachable bytes.
 #pragma once
 
@@ -38,7 +40,8 @@ class LeaksModel : public QAbstractItemModel {
   static constexpr int kNumberRole = Qt::UserRole;    // the raw number of a count column
   static constexpr int kSiteRole = Qt::UserRole + 1;  // index into Analysis::sites
   static constexpr int kFrameRole =
-      Qt::UserRole + 2;  // frame index (children; label frame on rows)
+      Qt::UserRole + 2;  // frame index (children; on rows the label frame, or the
+                         // Python frame the label names when that has no file)
 
   explicit LeaksModel(QObject* parent = nullptr);
   // null: empty model.

@@ -1,7 +1,9 @@
 // LeaksModel against samples/leaks traced at test time: the leak sites the
 // sample's source documents (samples/leaks/README.md) and `memtrail report
 // --json` of the same trace; range filtering through Session::analyze_range.
+#include <unistd.h>
 #include <QtTest>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -157,6 +159,44 @@ class LeaksModelTest : public QObject {
     QVERIFY(all && all->error.empty());
     ranged.setAnalysis(all);
     QCOMPARE(ranged.rowCount(), whole.rowCount());
+  }
+
+  // tests/python/native_leak.py leaks 123,457 bytes of malloc through
+  // ctypes, asked for by keep_native (line 14) <- outer (line 18) <-
+  // <module> (line 21): its row names the script's line, and its frames show
+  // the three Python frames innermost first, among the native ones
+  // (libffi's below them, the interpreter call that ran them after).
+  void pythonStackNamesTheScriptsLines() {
+    if (access("/usr/bin/python3", X_OK) != 0) QSKIP("/usr/bin/python3 is not installed");
+    const std::string run = test::recordRun(
+        "/usr/bin/python3 " + test::shell_quote(MEMTRAIL_PYTHON_NATIVE_LEAK_PY), "python");
+    QVERIFY(!run.empty());
+    OpenResult opened = Session::open(test::only_trace(run));
+    QVERIFY2(opened.session, opened.message.c_str());
+    LeaksModel m;
+    m.setAnalysis(std::shared_ptr<const Analysis>(opened.session, &opened.session->whole()));
+    int row = -1;
+    for (int r = 0; r < m.rowCount() && row < 0; ++r)
+      if (cell(m, r, LeaksModel::direct_bytes) == 123457) row = r;
+    QVERIFY2(row >= 0, "no row leaks the script's 123,457 bytes");
+    QVERIFY2(label(m, row).endsWith("keep_native (native_leak.py:14)"), qPrintable(label(m, row)));
+    const QModelIndex parent = m.index(row, 0);
+    auto first = [&](const QString& text) {
+      for (int k = 0; k < m.rowCount(parent); ++k)
+        if (m.data(m.index(k, 0, parent), Qt::DisplayRole).toString().contains(text)) return k;
+      return -1;
+    };
+    const int ffi = first("ffi_call"), keep = first("native_leak.py:14"),
+              outer = first("native_leak.py:18"), module = first("native_leak.py:21"),
+              eval = first("_PyEval_EvalFrameDefault");
+    QVERIFY(ffi >= 0 && keep >= 0 && outer >= 0 && module >= 0 && eval >= 0);
+    QVERIFY(
+        m.data(m.index(keep, 0, parent), Qt::DisplayRole).toString().startsWith("keep_native at "));
+    QVERIFY(ffi < keep && keep < outer && outer < module && module < eval);
+    // libffi's label frame has no source file: the row's frame (the source
+    // shown below it) is the script's line.
+    QCOMPARE(m.data(parent, LeaksModel::kFrameRole).toInt(), keep);
+    QVERIFY(m.frame(parent) && m.frame(parent)->line == 14);
   }
 
   void emptyModel() {

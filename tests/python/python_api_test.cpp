@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -208,6 +211,92 @@ TEST(PyTorchSamples, LeakyTrainingLoopNamesTheLinesThatKeepMemory) {
             std::string::npos)
       << r.out;
   EXPECT_TRUE(contains(r.out, "train_step at " + file + "42")) << r.out;
+}
+
+// Frames of the site blocks of `report`'s or `diff`'s text: a line that
+// `is_heading` starts one, its indented frames follow.
+template <typename Heading>
+std::vector<std::vector<std::string>> site_blocks(const std::string& text, Heading is_heading) {
+  std::vector<std::vector<std::string>> sites;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (is_heading(line))
+      sites.emplace_back(1, line);
+    else if (!sites.empty() && line.rfind("    ", 0) == 0)
+      sites.back().push_back(line);
+  }
+  return sites;
+}
+
+std::vector<std::vector<std::string>> site_frames(const std::string& report) {
+  return site_blocks(report, [](const std::string& line) {
+    return contains(line, "bytes per iteration from") || contains(line, "leak:");
+  });
+}
+
+// The leaky loop as its author reads it, with symbols: a growing site's
+// frames go from ATen's C++ (at::) up through train_step's line in
+// train.py, in `report` and in the folded export (outermost first there).
+TEST(PyTorchSamples, LeakyLoopInterleavesTrainPyLinesWithAtFrames) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed";
+  TempDir dir("pytorch-frames");
+  std::string trace = traced(dir, std::string(kPython) + " " + sample("train.py") + " leak");
+  ASSERT_FALSE(trace.empty());
+  const std::string train = std::string(PYTORCH_SAMPLES_DIR) + "/train.py:";
+  CommandResult report =
+      run_command(std::string(MEMTRAIL_BIN) + " report --num-callers 64 " + shell_quote(trace));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  bool interleaved = false;
+  for (const auto& frames : site_frames(report.out)) {
+    std::size_t aten = frames.size(), python = frames.size();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      if (aten == frames.size() && contains(frames[i], " at::")) aten = i;
+      if (python == frames.size() && contains(frames[i], "train_step at " + train)) python = i;
+    }
+    interleaved |= aten < python && python < frames.size();
+  }
+  EXPECT_TRUE(interleaved) << report.out.substr(0, 6000);
+  CommandResult folded =
+      run_command(std::string(MEMTRAIL_BIN) + " export --format folded " + shell_quote(trace));
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  bool nested = false;
+  for (const std::string& line : folded.out_lines()) {
+    auto python = line.find("train_step at " + train), aten = line.find(";at::", python);
+    nested |= python != std::string::npos && aten != std::string::npos;
+  }
+  EXPECT_TRUE(nested) << folded.out.substr(0, 4000);
+}
+
+// `diff` of the fixed and the leaky loop matches sites by their symbolized
+// stacks, Python frames included: the features relu makes at train.py:36
+// are one site in both runs (43 calls each, one per step), grown in the
+// leaky one; the loss graph kept by `+=` at line 42 is the leaky run's alone.
+TEST(PyTorchSamples, DiffOfFixedAndLeakyLoopsGroupsSitesByPythonLines) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed";
+  TempDir dir("pytorch-diff");
+  std::string leaky = traced(dir, std::string(kPython) + " " + sample("train.py") + " leak");
+  TempDir fixed_dir("pytorch-diff-fixed");
+  std::string fixed = traced(fixed_dir, std::string(kPython) + " " + sample("train.py") + " fixed");
+  ASSERT_FALSE(leaky.empty());
+  ASSERT_FALSE(fixed.empty());
+  CommandResult diff = run_command(std::string(MEMTRAIL_BIN) + " diff --num-callers 64 " +
+                                   shell_quote(fixed) + " " + shell_quote(leaky));
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  const std::string train = "train_step at " + std::string(PYTORCH_SAMPLES_DIR) + "/train.py:";
+  bool kept_features = false, kept_loss = false;
+  auto sites = site_blocks(diff.out,
+                           [](const std::string& line) { return line.rfind("  leaked ", 0) == 0; });
+  for (const auto& site : sites) {
+    auto names = [&site](const std::string& text) {
+      return std::any_of(site.begin() + 1, site.end(),
+                         [&](const std::string& f) { return contains(f, text); });
+    };
+    kept_features |=
+        contains(site[0], "peak +") && contains(site[0], "calls 43 -> 43") && names(train + "36");
+    kept_loss |= contains(site[0], "calls 0 -> ") && names(train + "42");
+  }
+  EXPECT_TRUE(kept_features) << diff.out.substr(0, 8000);
+  EXPECT_TRUE(kept_loss) << diff.out.substr(0, 8000);
 }
 
 TEST(PyTorchSamples, FixedTrainingLoopPasses) {

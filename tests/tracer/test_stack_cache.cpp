@@ -271,6 +271,28 @@ TEST(StackCache, AlternatingChainsSharingOneFrameAddress) {
   });
 }
 
+TEST(StackCache, ThreadThatSpentItsWalksStillLearnsALaterLoop) {
+  // Three chains thrashing one set spend every walk of the thread's budget
+  // and never hit (a Python program's imports did that): the loop after
+  // them was once never learnt, as only hits earned walks back.
+  constexpr std::size_t kThrash = 3 * 300, kLoop = 3000;
+  Outcome on = run_and_check("cache-spent.mtr", true, [] {
+    for (int i = 0; i < 300; ++i) {
+      memtrail_cache_chain_a(0);
+      memtrail_cache_chain_b(0);
+      memtrail_cache_chain_c(0);
+    }
+    auto before = memtrail::detail::stack_cache_counts();
+    for (std::size_t i = 0; i < kLoop; ++i) memtrail_cache_recurse(5, 0);
+    auto after = memtrail::detail::stack_cache_counts();
+    return memtrail::detail::StackCacheCounts{after.hits - before.hits,
+                                              after.misses - before.misses, 0};
+  });
+  EXPECT_EQ(on.checked, kThrash + kLoop);
+  EXPECT_GE(on.counts.hits, kLoop / 2)
+      << "loop hits " << on.counts.hits << " misses " << on.counts.misses;
+}
+
 TEST(StackCache, AllocaOfVaryingSizes) {
   both_modes("cache-alloca.mtr", 2 * (9 * 40 + 4 * 4 * 40), 0.0, [] {
     for (int rep = 0; rep < 2; ++rep) {

@@ -517,7 +517,11 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         count = hit->count;
         hash = hit->hash;
       } else {
-        ++tb->stack_cache_misses;
+        // Misses earn too, slowly: a thread whose walks were all spent on
+        // chains that never hit (a Python program's imports) would
+        // otherwise never learn the loop that follows them.
+        if ((++tb->stack_cache_misses % kMissesPerCredit) == 0 && tb->walk_credit < kMaxWalkCredit)
+          ++tb->walk_credit;
         int n = backtrace_keeping_errno(ips, limit);
         bool found = false;
         int first = select_first(ips, n, skip, entry, found);
@@ -533,8 +537,10 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
         // table), and only while hits have paid for the walks.
         std::uint32_t sent =
             static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
+        bool seen = count == 0 || tb->sent_stack_hash[sent] == hash ||
+                    tb->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] == hash;
         if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
-            (count == 0 || tb->sent_stack_hash[sent] == hash) &&
+            seen &&
             (hash == 0 || tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
           tb->walk_credit -= kWalkCost;
           learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, count,
@@ -551,12 +557,16 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
     }
     // CPython 3.11: Python frames join the native ones. Not for a munmap:
     // the interpreter unmaps a frame-stack chunk while its current frame
-    // still points into it (python_frames.hpp).
+    // still points into it (python_frames.hpp). The cache holds the native
+    // chain only (validated as any other); the Python frames are read anew
+    // for every event, as they differ where the native chain does not.
     if (python::g_enabled && count && e.kind != EventKind::segment_release) {
       if (frames != ips) std::memmove(ips, frames, count * sizeof *ips);
       frames = ips;
-      if (int spliced = python::splice(ips, count, kMaxStackDepth); spliced != count)
+      if (int spliced = python::splice(ips, count, kMaxStackDepth); spliced != count) {
+        tb->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] = hash;
         hash = hash_stack(ips, count = spliced);
+      }
     }
     if (count) {
       std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);

@@ -191,6 +191,13 @@ struct ThreadBuffer {
   static constexpr std::uint32_t kUnlearnableSlots = 64;
   std::uint64_t unlearnable[kUnlearnableSlots] = {};
   std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
+  // Native chains this thread sent with Python frames spliced in
+  // (python_frames.hpp), by the native chain's hash, direct-mapped: the
+  // sent-stack table holds the spliced stack's hash, so without this a
+  // Python event's native chain would never count as seen before and never
+  // be learnt. 0 = empty.
+  static constexpr std::uint32_t kSplicedSlots = 256;
+  std::uint64_t spliced_native_hash[kSplicedSlots] = {};
 
   // Set by the thread-exit notice after the thread's last event.
   std::atomic<bool> exited{false};

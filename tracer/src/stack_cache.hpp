@@ -53,13 +53,15 @@ namespace memtrail::runtime {
 // (libunwind 1.6 takes a signal-masking lock per step), so a chain is
 // walked only when it was seen before (its hash is in the thread's
 // sent-stack table) and only while hits have paid for the walks: a walk
-// costs kWalkCost, a hit earns 1, a thread starts with kInitialWalks
-// walks' worth. Walks thus never cost much more than the hits they bring:
-// a program whose chains never repeat at one frame address pays a few ms
-// per thread, then nothing.
+// costs kWalkCost, a hit earns 1, every kMissesPerCredit-th miss earns 1,
+// a thread starts with kInitialWalks walks' worth. Walks thus never cost
+// much more than the hits they bring: a program whose chains never repeat
+// at one frame address pays a few ms per thread, then at most one walk per
+// kMissesPerCredit * kWalkCost misses (~6% of their unwinding).
 inline constexpr std::int32_t kWalkCost = 64;
 inline constexpr std::int32_t kInitialWalks = 64;
 inline constexpr std::int32_t kMaxWalkCredit = 64 * kWalkCost;
+inline constexpr std::uint64_t kMissesPerCredit = 16;
 
 // Plain data: the table lives in fresh (zeroed) mmap memory from the
 // session's arena, and all-zero is an empty table; it is never constructed,

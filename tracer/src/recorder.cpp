@@ -38,6 +38,7 @@
 #include "memtrail/detail/thread_registry.hpp"
 #include "python_frames.hpp"
 #include "runtime.hpp"
+#include "signal_stack.hpp"
 
 namespace memtrail {
 
@@ -109,6 +110,7 @@ ThreadBuffer* register_thread(Session* s) {
   tb->tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   tb->thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
   learn_thread_stack(tb);
+  give_thread_signal_stack();
   if (t_pending_name[0]) {
     std::memcpy(tb->name, t_pending_name, sizeof tb->name);
   } else {

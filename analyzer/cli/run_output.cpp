@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "memtrail/run_index.hpp"
 #include "trace_outcome.hpp"
@@ -33,6 +34,22 @@ bool is_trace_file(const std::string& path) {
   bool same = ::read(fd, head, sizeof head) == sizeof head && std::memcmp(head, kMagic, 8) == 0;
   ::close(fd);
   return same;
+}
+
+// "the trace of pid PID (WHY)" for each line of the run's list of traces
+// that could not be created; the list is removed when empty.
+std::vector<std::string> missing_traces(const std::string& directory) {
+  std::string path = directory + "/" + kRunMissingFile;
+  std::vector<std::string> missing;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    missing.push_back("the trace of pid " + line.substr(0, tab) + " (" + line.substr(tab + 1) +
+                      ")");
+  }
+  if (missing.empty()) ::unlink(path.c_str());
+  return missing;
 }
 
 }  // namespace
@@ -59,30 +76,38 @@ int prepare_run_directory(const std::string& directory) {
     ::close(lock);
     return fail(error + "; choose another -o");
   }
+  // Open before the program starts (its privileges may drop): each image's
+  // tracer appends the traces it could not create (kRunMissingFile).
+  int missing = ::open((directory + "/" + kRunMissingFile).c_str(),
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (missing >= 0) ::close(missing);
   return lock;
 }
 
-void finish_run_directory(const std::string& directory, const std::string& shown_name,
+bool finish_run_directory(const std::string& directory, const std::string& shown_name,
                           pid_t root_pid, int wait_status, bool quiet) {
   std::string error;
+  const std::vector<std::string> missing = missing_traces(directory);
   auto run = read_run(directory, &error);
   if (!run) {
-    std::fprintf(stderr,
-                 "memtrail: no trace was written to %s (the program did not start tracing)\n",
-                 shown_name.c_str());
-    clear_run_directory(directory, true, &error);
-    return;
+    std::string why = "the program did not start tracing";
+    for (const std::string& m : missing) why += "; missing: " + m;
+    std::fprintf(stderr, "memtrail: no trace was written to %s (%s)\n", shown_name.c_str(),
+                 why.c_str());
+    if (missing.empty()) clear_run_directory(directory, true, &error);
+    return missing.empty();
   }
   int exit_status = WIFEXITED(wait_status)     ? WEXITSTATUS(wait_status)
                     : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
                                                : -1;
   std::ofstream(directory + "/" + kRunIndexFile, std::ios::trunc)
       << run_index_tsv(*run, static_cast<std::uint32_t>(root_pid), exit_status);
-  std::string line =
-      run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid), wait_status);
+  std::string line = run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid),
+                                         wait_status, missing);
   // Quiet leaves out only the good news.
   if (!quiet || line.rfind("memtrail: trace written to ", 0) != 0)
     std::fprintf(stderr, "%s\n", line.c_str());
+  return missing.empty();
 }
 
 }  // namespace memtrail::cli

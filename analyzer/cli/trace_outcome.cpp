@@ -80,7 +80,8 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 std::string run_outcome_message(const RunIndex& run, const std::string& shown_name,
-                                std::uint32_t root_pid, int wait_status) {
+                                std::uint32_t root_pid, int wait_status,
+                                const std::vector<std::string>& missing) {
   std::vector<std::string> incomplete, unusable;
   bool programs_unfinished = false;
   for (const RunProcess& p : run.processes) {
@@ -95,7 +96,7 @@ std::string run_outcome_message(const RunIndex& run, const std::string& shown_na
   }
   const std::size_t n = run.processes.size();
   const std::string count = count_text(n, "trace");
-  if (incomplete.empty() && unusable.empty())
+  if (incomplete.empty() && unusable.empty() && missing.empty())
     return "memtrail: trace written to " + shown_name + " (" + count + ")";
   std::string line = unusable.size() == n
                          ? "memtrail: no usable trace in " + shown_name + ": " + joined(unusable)
@@ -106,6 +107,9 @@ std::string run_outcome_message(const RunIndex& run, const std::string& shown_na
               joined(incomplete);
     if (!unusable.empty()) line += "; unusable: " + joined(unusable);
   }
+  if (!missing.empty())
+    line += (incomplete.empty() && unusable.empty() ? ": " : "; ") + std::string("missing: ") +
+            joined(missing);
   if (programs_unfinished) line += "; " + how_it_ended(wait_status);
   return line;
 }

@@ -219,6 +219,28 @@ TEST(LostEvents, WorkerForkedAfterChrootWritesItsTrace) {
   EXPECT_NE(r.err.find("trace written to"), std::string::npos) << r.err;
 }
 
+// ---- item 9: a worker forked after setuid ------------------------------------
+
+// The worker (uid 65534) cannot create a file in root's run directory: run
+// names its pid and why, exits non-zero, and never says "trace written".
+TEST(LostEvents, WorkerForkedAfterSetuidIsSaidMissing) {
+  TempDir dir;
+  std::string run = dir / "t";
+  auto plain = run_command(SETUID_WORKER_BIN);
+  if (plain.out.rfind("no setuid: ", 0) == 0) GTEST_SKIP() << plain.out;  // not root
+  auto r = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + SETUID_WORKER_BIN);
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(r.out, "worker ok\n");
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("trace written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not whole"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing: the trace of pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot create trace file: Permission denied"), std::string::npos) << r.err;
+  ASSERT_EQ(run_traces(run).size(), 1u) << r.err;  // the parent's
+  Counts t = read_counts(run_traces(run)[0]);
+  EXPECT_TRUE(t.result.complete);
+}
+
 // ---- item 9: a child exec'd with the tracer taken out of its environment ----
 
 void expect_child_traced(const std::string& shape) {

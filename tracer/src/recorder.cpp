@@ -806,6 +806,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
             : std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
   } catch (const std::exception& e) {
     detail::diagnostic("memtrail: %s\n", e.what());
+    if (is_run_directory_output(options.output)) note_missing_trace(e.what());
     return false;
   }
   if (s->stack_frames > 0) init_libunwind_high();

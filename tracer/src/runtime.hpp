@@ -408,6 +408,11 @@ bool is_run_directory_output(const std::string& output);
 // directory's path gone from its view) still writes its trace.
 std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive,
                            int* opened = nullptr);
+// This image's trace could not be created (`why`): one line in the run's
+// list of missing traces (kRunMissingFile in analyzer/.../run_index.hpp), through
+// a descriptor the run's first image opened, so a worker forked after
+// setuid() or chroot() can still say it. memtrail run names them.
+void note_missing_trace(const std::string& why);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // The writer thread starts with these blocked. A signal sent to the process

@@ -36,20 +36,30 @@ bool is_trace_file(const std::string& path) {
   return same;
 }
 
-// "the trace of pid PID (WHY)" for each line of the run's list of traces
-// that could not be created; the list is removed when empty.
-std::vector<std::string> missing_traces(const std::string& directory) {
+// The run's list of problems (kRunMissingFile: "PID\tKIND\tTEXT" lines),
+// removed when empty.
+struct RunProblems {
+  std::vector<std::string> missing;  // "the trace of pid PID (WHY)"
+  std::vector<std::string> lost;     // "pid PID: N events not written to ...: why"
+};
+
+RunProblems run_problems(const std::string& directory) {
   std::string path = directory + "/" + kRunMissingFile;
-  std::vector<std::string> missing;
+  RunProblems problems;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     auto tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    missing.push_back("the trace of pid " + line.substr(0, tab) + " (" + line.substr(tab + 1) +
-                      ")");
+    auto tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+    if (tab2 == std::string::npos) continue;
+    std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
+    std::string text = line.substr(tab2 + 1);
+    if (kind == "missing")
+      problems.missing.push_back("the trace of pid " + pid + " (" + text + ")");
+    else
+      problems.lost.push_back("pid " + pid + ": " + text);
   }
-  if (missing.empty()) ::unlink(path.c_str());
-  return missing;
+  if (problems.missing.empty() && problems.lost.empty()) ::unlink(path.c_str());
+  return problems;
 }
 
 }  // namespace
@@ -87,7 +97,8 @@ int prepare_run_directory(const std::string& directory) {
 bool finish_run_directory(const std::string& directory, const std::string& shown_name,
                           pid_t root_pid, int wait_status, bool quiet) {
   std::string error;
-  const std::vector<std::string> missing = missing_traces(directory);
+  const RunProblems problems = run_problems(directory);
+  const std::vector<std::string>& missing = problems.missing;
   auto run = read_run(directory, &error);
   if (!run) {
     std::string why = "the program did not start tracing";
@@ -103,7 +114,7 @@ bool finish_run_directory(const std::string& directory, const std::string& shown
   std::ofstream(directory + "/" + kRunIndexFile, std::ios::trunc)
       << run_index_tsv(*run, static_cast<std::uint32_t>(root_pid), exit_status);
   std::string line = run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid),
-                                         wait_status, missing);
+                                         wait_status, missing, problems.lost);
   // Quiet leaves out only the good news.
   if (!quiet || line.rfind("memtrail: trace written to ", 0) != 0)
     std::fprintf(stderr, "%s\n", line.c_str());

@@ -809,6 +809,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     if (is_run_directory_output(options.output)) note_missing_trace(e.what());
     return false;
   }
+  s->writer->keep_space_free();  // the program's own files need the space more
   if (s->stack_frames > 0) init_libunwind_high();
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (detail::private_fd_ceiling() >= kRoomyFdLimit) {

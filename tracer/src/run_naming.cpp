@@ -110,15 +110,27 @@ std::string claim_run_file(const std::string& directory, bool fork_child, bool e
   return stem + std::to_string(g_sequence) + program;
 }
 
-void note_missing_trace(const std::string& why) {
+namespace {
+
+void note_run_problem(const char* kind, const std::string& why) {
   std::string text = why;
   for (char& c : text)
     if (c == '\n' || c == '\t') c = ' ';
-  std::string line = std::to_string(::getpid()) + "\t" + text + "\n";
+  std::string line = std::to_string(::getpid()) + "\t" + kind + "\t" + text + "\n";
   auto lock = detail::private_fd_lock();
   if (g_missing_list.fd < 0 || !g_missing_list.still_ours()) return;
   // One write: O_APPEND keeps the lines of several processes whole.
   [[maybe_unused]] ssize_t n = ::write(g_missing_list.fd, line.data(), line.size());
+}
+
+}  // namespace
+
+void note_missing_trace(const std::string& why) {
+  note_run_problem("missing", why);
+}
+
+void note_lost_events(const std::string& what) {
+  note_run_problem("lost", what);
 }
 
 }  // namespace runtime

@@ -308,8 +308,12 @@ int cmd_run(int argc, char** argv) {
   if (!wait_for_program(child, &status)) return 2;
 
   // --quiet: the caller (memtrail check --run) names the run if it keeps it.
-  finish_run_directory(output_absolute, output, child, status, options.quiet);
+  bool none_missing = finish_run_directory(output_absolute, output, child, status, options.quiet);
   close(run_lock);
+  // A process's trace that could not be created fails a run the program
+  // passed (exit 2, as memtrail's own errors); a failing program's status
+  // stays its own.
+  if (!none_missing && WIFEXITED(status) && WEXITSTATUS(status) == 0) return 2;
   return exit_like_program(status);
 }
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "memtrail/run_index.hpp"
 #include "trace_outcome.hpp"
@@ -33,6 +34,32 @@ bool is_trace_file(const std::string& path) {
   bool same = ::read(fd, head, sizeof head) == sizeof head && std::memcmp(head, kMagic, 8) == 0;
   ::close(fd);
   return same;
+}
+
+// The run's list of problems (kRunMissingFile: "PID\tKIND\tTEXT" lines),
+// removed when empty.
+struct RunProblems {
+  std::vector<std::string> missing;  // "the trace of pid PID (WHY)"
+  std::vector<std::string> lost;     // "pid PID: N events not written to ...: why"
+};
+
+RunProblems run_problems(const std::string& directory) {
+  std::string path = directory + "/" + kRunMissingFile;
+  RunProblems problems;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    auto tab = line.find('\t');
+    auto tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+    if (tab2 == std::string::npos) continue;
+    std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
+    std::string text = line.substr(tab2 + 1);
+    if (kind == "missing")
+      problems.missing.push_back("the trace of pid " + pid + " (" + text + ")");
+    else
+      problems.lost.push_back("pid " + pid + ": " + text);
+  }
+  if (problems.missing.empty() && problems.lost.empty()) ::unlink(path.c_str());
+  return problems;
 }
 
 }  // namespace
@@ -59,30 +86,39 @@ int prepare_run_directory(const std::string& directory) {
     ::close(lock);
     return fail(error + "; choose another -o");
   }
+  // Open before the program starts (its privileges may drop): each image's
+  // tracer appends the traces it could not create (kRunMissingFile).
+  int missing = ::open((directory + "/" + kRunMissingFile).c_str(),
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (missing >= 0) ::close(missing);
   return lock;
 }
 
-void finish_run_directory(const std::string& directory, const std::string& shown_name,
+bool finish_run_directory(const std::string& directory, const std::string& shown_name,
                           pid_t root_pid, int wait_status, bool quiet) {
   std::string error;
+  const RunProblems problems = run_problems(directory);
+  const std::vector<std::string>& missing = problems.missing;
   auto run = read_run(directory, &error);
   if (!run) {
-    std::fprintf(stderr,
-                 "memtrail: no trace was written to %s (the program did not start tracing)\n",
-                 shown_name.c_str());
-    clear_run_directory(directory, true, &error);
-    return;
+    std::string why = "the program did not start tracing";
+    for (const std::string& m : missing) why += "; missing: " + m;
+    std::fprintf(stderr, "memtrail: no trace was written to %s (%s)\n", shown_name.c_str(),
+                 why.c_str());
+    if (missing.empty()) clear_run_directory(directory, true, &error);
+    return missing.empty();
   }
   int exit_status = WIFEXITED(wait_status)     ? WEXITSTATUS(wait_status)
                     : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
                                                : -1;
   std::ofstream(directory + "/" + kRunIndexFile, std::ios::trunc)
       << run_index_tsv(*run, static_cast<std::uint32_t>(root_pid), exit_status);
-  std::string line =
-      run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid), wait_status);
+  std::string line = run_outcome_message(*run, shown_name, static_cast<std::uint32_t>(root_pid),
+                                         wait_status, missing, problems.lost);
   // Quiet leaves out only the good news.
   if (!quiet || line.rfind("memtrail: trace written to ", 0) != 0)
     std::fprintf(stderr, "%s\n", line.c_str());
+  return missing.empty();
 }
 
 }  // namespace memtrail::cli

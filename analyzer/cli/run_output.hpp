@@ -18,8 +18,9 @@ int prepare_run_directory(const std::string& directory);
 // every trace is whole, else which traces are not and why (trace_outcome.hpp),
 // or that nothing was traced (then removes the empty directory).
 // `wait_status` is the program's, from waitpid; `quiet` leaves out the line
-// when every trace is whole.
-void finish_run_directory(const std::string& directory, const std::string& shown_name,
+// when every trace is whole. False when a process's trace could not be
+// created (the tracer listed it in kRunMissingFile; the line names it).
+bool finish_run_directory(const std::string& directory, const std::string& shown_name,
                           pid_t root_pid, int wait_status, bool quiet = false);
 
 }  // namespace memtrail::cli

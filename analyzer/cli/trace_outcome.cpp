@@ -80,7 +80,9 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 std::string run_outcome_message(const RunIndex& run, const std::string& shown_name,
-                                std::uint32_t root_pid, int wait_status) {
+                                std::uint32_t root_pid, int wait_status,
+                                const std::vector<std::string>& missing,
+                                const std::vector<std::string>& lost) {
   std::vector<std::string> incomplete, unusable;
   bool programs_unfinished = false;
   for (const RunProcess& p : run.processes) {
@@ -95,7 +97,7 @@ std::string run_outcome_message(const RunIndex& run, const std::string& shown_na
   }
   const std::size_t n = run.processes.size();
   const std::string count = count_text(n, "trace");
-  if (incomplete.empty() && unusable.empty())
+  if (incomplete.empty() && unusable.empty() && missing.empty() && lost.empty())
     return "memtrail: trace written to " + shown_name + " (" + count + ")";
   std::string line = unusable.size() == n
                          ? "memtrail: no usable trace in " + shown_name + ": " + joined(unusable)
@@ -105,6 +107,13 @@ std::string run_outcome_message(const RunIndex& run, const std::string& shown_na
       line += ": no end-of-trace marker (they read up to their last whole chunk) in " +
               joined(incomplete);
     if (!unusable.empty()) line += "; unusable: " + joined(unusable);
+  }
+  bool first_problem = incomplete.empty() && unusable.empty();
+  for (const auto* list : {&missing, &lost}) {
+    if (list->empty()) continue;
+    line += (first_problem ? ": " : "; ") +
+            std::string(list == &missing ? "missing: " : "events lost: ") + joined(*list);
+    first_problem = false;
   }
   if (programs_unfinished) line += "; " + how_it_ended(wait_status);
   return line;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "memtrail/run_index.hpp"
 
@@ -25,7 +26,11 @@ TraceFileState inspect_trace_file(const std::string& path, std::string* detail);
 // The final line for a run directory: "trace written to NAME (N traces)"
 // only when every trace is whole; else which are not, and why the
 // program's own may not be (`wait_status` is the program's).
+// `missing`: traces that could not be created ("the trace of pid N (why)");
+// `lost`: events the tracer could not write ("pid N: M events ...").
 std::string run_outcome_message(const RunIndex& run, const std::string& shown_name,
-                                std::uint32_t root_pid, int wait_status);
+                                std::uint32_t root_pid, int wait_status,
+                                const std::vector<std::string>& missing = {},
+                                const std::vector<std::string>& lost = {});
 
 }  // namespace memtrail::cli

@@ -26,6 +26,8 @@ const char* lost_reason_name(LostReason r) {
       return "before_startup";
     case LostReason::signal_handler:
       return "signal_handler";
+    case LostReason::disk_space:
+      return "disk_space";
     default:
       return "unknown";
   }

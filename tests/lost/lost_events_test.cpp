@@ -2,6 +2,10 @@
 // JSON) and `check` say how many were lost and why (issue 26, items 8-10).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -217,6 +221,88 @@ TEST(LostEvents, WorkerForkedAfterChrootWritesItsTrace) {
   }
   EXPECT_EQ(worker_allocs, 100u);
   EXPECT_NE(r.err.find("trace written to"), std::string::npos) << r.err;
+}
+
+// ---- item 9: a worker forked after setuid ------------------------------------
+
+// The worker (uid 65534) cannot create a file in root's run directory: run
+// names its pid and why, exits non-zero, and never says "trace written".
+TEST(LostEvents, WorkerForkedAfterSetuidIsSaidMissing) {
+  TempDir dir;
+  std::string run = dir / "t";
+  auto plain = run_command(SETUID_WORKER_BIN);
+  if (plain.out.rfind("no setuid: ", 0) == 0) GTEST_SKIP() << plain.out;  // not root
+  auto r = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + SETUID_WORKER_BIN);
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(r.out, "worker ok\n");
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("trace written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not whole"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing: the trace of pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot create trace file: Permission denied"), std::string::npos) << r.err;
+  ASSERT_EQ(run_traces(run).size(), 1u) << r.err;  // the parent's
+  Counts t = read_counts(run_traces(run)[0]);
+  EXPECT_TRUE(t.result.complete);
+}
+
+// ---- item 5: a nearly full file system ---------------------------------------
+
+// A 3 MiB tmpfs for the test's lifetime (root only).
+struct SmallTmpfs {
+  std::string path;
+  std::string error;  // non-empty: not mounted
+  explicit SmallTmpfs(std::string where) : path(std::move(where)) {
+    ::mkdir(path.c_str(), 0755);
+    auto r = run_command("mount -t tmpfs -o size=3m tmpfs " + shell_quote(path));
+    if (r.exit_code != 0) error = "cannot mount a 3 MiB tmpfs: " + r.err;
+  }
+  ~SmallTmpfs() {
+    if (error.empty()) run_command("umount " + shell_quote(path));
+  }
+};
+
+// The program's 2 MiB fit untraced; traced, the trace stops where the file
+// system's reserve begins, and run, report, JSON and check say the loss.
+TEST(LostEvents, NearlyFullFileSystemLeavesTheProgramItsSpace) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a 3 MiB tmpfs needs root";
+  TempDir dir;
+  SmallTmpfs fs(dir / "fs");
+  if (!fs.error.empty()) GTEST_SKIP() << fs.error;
+  std::string out = fs.path + "/out", run = fs.path + "/t";
+  auto plain = run_command(std::string(FULL_DISK_BIN) + " " + shell_quote(out));
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  ASSERT_EQ(plain.out, "wrote 2097152 bytes\n");
+  std::remove(out.c_str());
+  auto r = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + FULL_DISK_BIN + " " +
+                       shell_quote(out));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(r.err.find("trace written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("events lost: pid "), std::string::npos) << r.err;
+  auto traces = run_traces(run);
+  ASSERT_EQ(traces.size(), 1u) << r.err;
+  Counts t = read_counts(traces[0]);
+  ASSERT_TRUE(t.result.ok) << t.result.error;
+  EXPECT_TRUE(t.result.complete);
+  EXPECT_GT(t.lost, 0u);
+
+  auto report = run_command(kMemtrail + " report " + shell_quote(run));
+  EXPECT_NE(report.out.find("lost events            " + std::to_string(t.lost)), std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find("file system had less than 1 MiB free"), std::string::npos)
+      << report.out;
+  auto json_out = run_command(kMemtrail + " report --json " + shell_quote(run));
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  auto lost = nlohmann::json::parse(json_out.out)["trace"]["lost_events"];
+  EXPECT_EQ(lost["count"], t.lost);
+  ASSERT_EQ(lost["reasons"].size(), 1u);
+  EXPECT_EQ(lost["reasons"][0]["reason"], "disk_space");
+  auto check = run_command(kMemtrail + " check --max-leaked 1GiB " + shell_quote(run));
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE((check.out + check.err).find("lost-events"), std::string::npos) << check.err;
+  auto accepted =
+      run_command(kMemtrail + " check --max-leaked 1GiB --accept-lost-events " + shell_quote(run));
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
 }
 
 // ---- item 9: a child exec'd with the tracer taken out of its environment ----

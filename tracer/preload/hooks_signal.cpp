@@ -38,6 +38,12 @@ extern "C" {
 
 // BSD semantics, as glibc's signal(): restartable, the signal masked in its
 // handler. (siginterrupt() is not honoured here.)
+// The program's own alternate stack setting, not the recorder's
+// (signal_stack.cpp).
+[[gnu::visibility("default")]] int sigaltstack(const stack_t* ss, stack_t* old) noexcept {
+  return memtrail::detail::program_sigaltstack(ss, old);
+}
+
 [[gnu::visibility("default")]] sighandler_t signal(int sig, sighandler_t handler) noexcept {
   return set_handler(sig, handler, SA_RESTART, true);
 }

@@ -38,6 +38,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -204,6 +205,26 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
   return kDefaultDescriptorExtent;
 }
 
+// The exiting thread's stack in use, from `stack_top` up. A thread that
+// calls exit() from a handler on an alternate signal stack (a program's
+// SIGSEGV handler after a stack overflow) is below its own stack: the
+// range up to its stack's top would span the address space in between.
+// Then its whole stack and the alternate stack from `stack_top` up.
+void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback_high,
+                       std::uintptr_t stack_top, std::vector<MemoryRange>* ranges) {
+  std::uintptr_t low = self != nullptr ? self->stack_low : 0;
+  std::uintptr_t high = self != nullptr ? self->stack_high : fallback_high;
+  stack_t alt{};
+  bool on_alt = syscall(SYS_sigaltstack, nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK);
+  auto alt_low = reinterpret_cast<std::uintptr_t>(alt.ss_sp);
+  if (on_alt && stack_top >= alt_low && stack_top < alt_low + alt.ss_size) {
+    ranges->push_back({stack_top, alt_low + alt.ss_size});
+    if (high > low && low != 0) ranges->push_back({low, high});
+    return;
+  }
+  if (high > stack_top) ranges->push_back({stack_top, high});
+}
+
 // Everything below runs with the registers already spilled by run_leak_scan;
 // `stack_top` is the lowest address of run_leak_scan's frame we must scan,
 // used only when the program's call to exit() is not found.
@@ -273,8 +294,7 @@ std::uintptr_t descriptor_extent_of(const std::vector<detail::ThreadRecord>& thr
   }
   // The exiting thread, from its call to exit() up.
   const detail::ThreadRecord* self = record_of(threads, self_tid);
-  std::uintptr_t self_high = self != nullptr ? self->stack_high : before.self_high;
-  if (self_high > stack_top) thread_ranges.push_back({stack_top, self_high});
+  add_exiting_stack(self, before.self_high, stack_top, &thread_ranges);
   add_tls(self_pointer);
   // Our own TLS (event buffers) must not act as a root inside stack mappings.
   std::vector<MemoryRange> own_tls_everywhere;

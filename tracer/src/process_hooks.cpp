@@ -17,6 +17,7 @@
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "memtrail/detail/signals.hpp"
 #include "runtime.hpp"
+#include "signal_stack.hpp"
 
 // glibc's sigaction itself: `sigaction` is the preload's interposer.
 extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
@@ -39,6 +40,7 @@ void on_thread_exit(void* p) {
   t_buffer = nullptr;
   tb->exited.store(true, std::memory_order_release);
   tb->session->live_threads.fetch_sub(1, std::memory_order_relaxed);
+  release_thread_signal_stack();
 }
 
 // ---- fatal signals ----------------------------------------------------------

@@ -38,6 +38,7 @@
 #include "memtrail/detail/thread_registry.hpp"
 #include "python_frames.hpp"
 #include "runtime.hpp"
+#include "signal_stack.hpp"
 
 namespace memtrail {
 
@@ -109,6 +110,7 @@ ThreadBuffer* register_thread(Session* s) {
   tb->tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   tb->thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
   learn_thread_stack(tb);
+  give_thread_signal_stack();
   if (t_pending_name[0]) {
     std::memcpy(tb->name, t_pending_name, sizeof tb->name);
   } else {
@@ -819,8 +821,10 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
             : std::make_unique<TraceWriter>(s->path, make_header(s->start_monotonic_ns));
   } catch (const std::exception& e) {
     detail::diagnostic("memtrail: %s\n", e.what());
+    if (is_run_directory_output(options.output)) note_missing_trace(e.what());
     return false;
   }
+  s->writer->keep_space_free();  // the program's own files need the space more
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
     // Opened now, while the high numbers are free: later the program may

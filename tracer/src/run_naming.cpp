@@ -53,12 +53,19 @@ std::string program_label() {
 // descriptor limit (every number is the program's then).
 detail::OwnFd g_run_directory;
 std::string g_run_directory_path;
+// The run's list of missing traces (created by memtrail run), open for
+// appending beside the directory: a process that can no longer create a
+// file there (setuid) can still append its line.
+detail::OwnFd g_missing_list;
+constexpr const char* kRunMissingFile = ".memtrail-run.missing";  // as in run_index.hpp
 
 void open_run_directory(const std::string& directory) {
   if (g_run_directory.fd >= 0 || detail::private_fd_ceiling() < 64) return;
   if (!g_run_directory.adopt(::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))) return;
   g_run_directory_path = directory;
   detail::register_private_fd(&g_run_directory.fd);
+  int fd = ::openat(g_run_directory.fd, kRunMissingFile, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd >= 0 && g_missing_list.adopt(fd)) detail::register_private_fd(&g_missing_list.fd);
 }
 
 // The run directory's descriptor, when it is still `directory`'s; else -1.
@@ -101,6 +108,29 @@ std::string claim_run_file(const std::string& directory, bool fork_child, bool e
     if (errno != EEXIST) return path;  // the writer reports why it cannot open it
   }
   return stem + std::to_string(g_sequence) + program;
+}
+
+namespace {
+
+void note_run_problem(const char* kind, const std::string& why) {
+  std::string text = why;
+  for (char& c : text)
+    if (c == '\n' || c == '\t') c = ' ';
+  std::string line = std::to_string(::getpid()) + "\t" + kind + "\t" + text + "\n";
+  auto lock = detail::private_fd_lock();
+  if (g_missing_list.fd < 0 || !g_missing_list.still_ours()) return;
+  // One write: O_APPEND keeps the lines of several processes whole.
+  [[maybe_unused]] ssize_t n = ::write(g_missing_list.fd, line.data(), line.size());
+}
+
+}  // namespace
+
+void note_missing_trace(const std::string& why) {
+  note_run_problem("missing", why);
+}
+
+void note_lost_events(const std::string& what) {
+  note_run_problem("lost", what);
 }
 
 }  // namespace runtime

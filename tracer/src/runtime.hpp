@@ -356,6 +356,7 @@ struct Session {
   void emit_signal_mark(int sig);
   // A drain failed (disk full, ...): says so in one line and stops tracing.
   void stop_tracing(const std::exception& e);
+  void say_space_loss();
   // A program thread short of blocks drains one pass itself, unless someone
   // else is draining (then false at once: it never waits for the lock).
   // Asynchronous fatal signals wait until the pass is over (drain_sharing.cpp).
@@ -415,6 +416,14 @@ bool is_run_directory_output(const std::string& output);
 // directory's path gone from its view) still writes its trace.
 std::string claim_run_file(const std::string& directory, bool fork_child, bool exclusive,
                            int* opened = nullptr);
+// This image's trace could not be created (`why`): one line in the run's
+// list of problems (kRunMissingFile in analyzer/.../run_index.hpp), through
+// a descriptor the run's first image opened, so a worker forked after
+// setuid() or chroot() can still say it. memtrail run names them.
+void note_missing_trace(const std::string& why);
+// Events of this image that are not in its trace ("N events ...: why"),
+// in the same list: memtrail run says them in its last line.
+void note_lost_events(const std::string& what);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // The writer thread starts with these blocked. A signal sent to the process

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zlib.h>
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_customMem
@@ -210,6 +211,14 @@ struct TraceWriter::Impl {
   std::uint64_t bytes = 0;
   std::uint64_t events = 0;
   std::uint64_t chunk_events = 0;
+  // keep_space_free(): each chunk is written only while the file system
+  // keeps its reserve free after it; once not, the rest are counted here.
+  bool keep_space = false;
+  bool out_of_space = false;
+  std::uint64_t lost_for_space = 0;
+  std::uint64_t space_reserve = 0;  // bytes, as last computed
+  std::uint32_t max_string_id = 0;  // the lost mark's words take the next
+  std::uint64_t last_time_ns = 0;   // of the last event added
   std::string path;
   ExactDivider time_resolution{1};  // event times are coded in these units
 
@@ -359,20 +368,37 @@ struct TraceWriter::Impl {
     write_all(frame);
   }
 
+  // The space a traced program needs on the trace's file system is unknown:
+  // leave it 1/16 of the file system, at least 1 MiB (a small tmpfs) and at
+  // most 64 MiB. Room also for the last chunk (the loss) and the end marker.
+  static constexpr std::uint64_t kMinReserve = 1u << 20, kMaxReserve = 64u << 20;
+  static constexpr std::size_t kFrameOverhead = 21, kFinalRoom = 4096;
+  bool room_after(std::size_t chunk_bytes) {
+    struct statvfs fs;
+    struct stat st;
+    // Unknown, or not a file on a sized file system (a pipe, /dev/full): as before.
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::fstatvfs(fd, &fs) != 0 ||
+        fs.f_blocks == 0)
+      return true;
+    std::uint64_t unit = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
+    std::uint64_t total = fs.f_blocks * unit, free = fs.f_bavail * unit;
+    space_reserve = std::clamp<std::uint64_t>(total / 16, kMinReserve, kMaxReserve);
+    return free >= chunk_bytes + kFinalRoom + space_reserve;
+  }
+
   void flush_chunk() {
     if (raw_size() == 0) return;
-    payload.clear();
-    ByteSink p{payload};
-    for (auto& s : streams) p.varint(s.size());
-    for (auto& s : streams) payload.append(s.data(), s.size());
-    compressed.resize(ZSTD_compressBound(payload.size()));
-    std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
-                                      payload.size(), kZstdLevel);
-    if (ZSTD_isError(n))
-      throw std::runtime_error(path + ": zstd compression failed: " + ZSTD_getErrorName(n));
-    compressed.resize(n);
-    write_frame(kChunkData, compressed, static_cast<std::uint32_t>(payload.size()),
-                static_cast<std::uint32_t>(chunk_events));
+    if (!out_of_space) {
+      compress_chunk();
+      if (keep_space && !room_after(compressed.size() + kFrameOverhead)) out_of_space = true;
+    }
+    if (out_of_space) {  // dropped, counted: the trace stays readable up to its last chunk
+      lost_for_space += chunk_events;
+      events -= chunk_events;
+    } else {
+      write_frame(kChunkData, compressed, static_cast<std::uint32_t>(payload.size()),
+                  static_cast<std::uint32_t>(chunk_events));
+    }
     for (auto& s : streams) s.clear();
     chunk_events = 0;
     current_thread = 0;
@@ -384,6 +410,19 @@ struct TraceWriter::Impl {
     live.clear();
     if (++chunk_serial == 0) chunk_serial = 1;
     model = want_model;  // the chunk's state starts empty: either is consistent
+  }
+
+  void compress_chunk() {
+    payload.clear();
+    ByteSink p{payload};
+    for (auto& s : streams) p.varint(s.size());
+    for (auto& s : streams) payload.append(s.data(), s.size());
+    compressed.resize(ZSTD_compressBound(payload.size()));
+    std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
+                                      payload.size(), kZstdLevel);
+    if (ZSTD_isError(n))
+      throw std::runtime_error(path + ": zstd compression failed: " + ZSTD_getErrorName(n));
+    compressed.resize(n);
   }
 
   // The most bytes one encode() adds to all streams together: a thread
@@ -623,6 +662,7 @@ void TraceWriter::abandon() {
 }
 
 void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
+  impl_->max_string_id = std::max(impl_->max_string_id, id);
   impl_->record(kTagString);
   ByteSink s = impl_->record_sink();
   s.varint(id);
@@ -689,12 +729,14 @@ void TraceWriter::add_scope(const ScopeInfo& sc) {
 }
 
 void TraceWriter::add_event(const Event& event) {
+  impl_->last_time_ns = event.time_ns;
   impl_->encode(event);
   impl_->maybe_flush();
 }
 
 void TraceWriter::add_tracked_event(const Event& event, BlockRef& ref, std::uint64_t block_size) {
   bool block_event = event.kind == EventKind::free || is_alloc_kind(event.kind);
+  impl_->last_time_ns = event.time_ns;
   impl_->encode(event, block_event ? &ref : nullptr, block_size);
   impl_->maybe_flush();
 }
@@ -714,10 +756,42 @@ void TraceWriter::flush() {
 void TraceWriter::finish() {
   if (impl_->finished) return;
   impl_->flush_chunk();
+  if (impl_->out_of_space && impl_->lost_for_space > 0) write_space_loss();
   impl_->finished = true;
   // The end marker's event count is the file's total, capped to 32 bits.
   std::uint64_t total = impl_->events > 0xffffffffu ? 0xffffffffu : impl_->events;
   impl_->write_frame(kChunkEnd, std::string(), 0, static_cast<std::uint32_t>(total));
+}
+
+void TraceWriter::keep_space_free() {
+  impl_->keep_space = true;
+}
+
+std::uint64_t TraceWriter::events_lost_for_space() const {
+  return impl_->lost_for_space;
+}
+
+std::string TraceWriter::space_loss_words() const {
+  return "the trace's file system had less than " + std::to_string(impl_->space_reserve >> 20) +
+         " MiB free, which the trace leaves to the program: the trace stopped there";
+}
+
+// The last chunk: one lost mark (its words a new string), into the room
+// room_after() kept for it.
+void TraceWriter::write_space_loss() {
+  impl_->out_of_space = false;
+  impl_->keep_space = false;
+  std::uint32_t words = impl_->max_string_id + 1;
+  add_string(words, space_loss_words());
+  Event lost;
+  lost.kind = EventKind::mark;
+  lost.detail = static_cast<std::uint8_t>(MarkDetail::lost);
+  lost.time_ns = impl_->last_time_ns;
+  lost.size = impl_->lost_for_space;
+  lost.requested = static_cast<std::uint8_t>(LostReason::disk_space);
+  lost.aux = words;
+  add_event(lost);
+  impl_->flush_chunk();
 }
 
 int TraceWriter::descriptor() const {

@@ -299,6 +299,17 @@ void Session::emit_signal_mark(int sig) {
   writer->add_event(e);
 }
 
+// Chunks the writer dropped to leave the file system's last space to the
+// program (TraceWriter::keep_space_free): said on stderr and to memtrail run.
+void Session::say_space_loss() {
+  std::uint64_t lost = writer->events_lost_for_space();
+  if (lost == 0) return;
+  std::string what =
+      std::to_string(lost) + " events not written to " + path + ": " + writer->space_loss_words();
+  detail::diagnostic("memtrail: %s\n", what.c_str());
+  if (is_run_directory_output(options.output)) note_lost_events(what);
+}
+
 void Session::stop_tracing(const std::exception& e) {
   detail::diagnostic("memtrail: %s; tracing stopped\n", e.what());
   failed.store(true);
@@ -640,6 +651,7 @@ void Session::writer_main() {
         if (exiting) {
           if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
           writer->finish();
+          say_space_loss();
           trace_finished.store(true, std::memory_order_release);
         }
       } catch (const std::exception& e) {

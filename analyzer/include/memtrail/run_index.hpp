@@ -55,6 +55,11 @@ std::string run_index_tsv(const RunIndex& run, std::uint32_t root_pid, int root_
 bool is_run_entry(const std::string& name);
 inline constexpr const char* kRunLockFile = ".memtrail-run.lock";
 inline constexpr const char* kRunIndexFile = "index.tsv";
+// Traces that could not be created or are short of events, one
+// "PID\tmissing\tWHY" or "PID\tlost\tWHAT" line each, appended by
+// the tracer (tracer/src/run_naming.cpp spells the name too); memtrail run
+// creates it empty and names the missing traces in its final line.
+inline constexpr const char* kRunMissingFile = ".memtrail-run.missing";
 
 // Removes a run directory's entries (and the directory when `and_directory`);
 // refuses, with a one-line error, a directory holding anything else.

@@ -113,6 +113,8 @@ enum class LostReason : std::uint8_t {
   before_startup = 1,  // made before the recorder started; the early buffer was full
   signal_handler = 2,  // made by a signal handler that interrupted the recorder
                        // while its queue was full
+  disk_space = 3,      // recorded, but not written: the trace's file system fell
+                       // below the free space the trace leaves to the program
 };
 
 // A frame of a recorded stack that is a Python function, not a code address

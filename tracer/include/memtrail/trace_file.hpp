@@ -108,11 +108,22 @@ class TraceWriter {
   // parent's writer: the file is the parent's).
   void abandon();
 
+  // From now on a chunk is written only if the file system keeps a reserve
+  // free after it (1/16 of its size, 1 MiB to 64 MiB) for the traced
+  // program; once it would not, every later chunk is dropped and its events
+  // counted, and finish() ends the trace with a MarkDetail::lost mark
+  // (LostReason::disk_space) for them. The recorder's writer sets it.
+  void keep_space_free();
+  // Events dropped so (0 while every chunk was written), and the loss in words.
+  std::uint64_t events_lost_for_space() const;
+  std::string space_loss_words() const;
+
   int descriptor() const;  // -1 once closed
   std::uint64_t bytes_written() const;
   std::uint64_t events_written() const;
 
  private:
+  void write_space_loss();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

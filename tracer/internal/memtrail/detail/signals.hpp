@@ -3,6 +3,8 @@
 // installed.
 #pragma once
 
+#include <signal.h>  // stack_t: an unnamed struct, not declarable
+
 struct sigaction;
 
 namespace memtrail::detail {
@@ -13,6 +15,12 @@ namespace memtrail::detail {
 // the trace and then die of the same signal; the program still reads back
 // SIG_DFL, and any handler or SIG_IGN it sets replaces ours as usual.
 int program_sigaction(int sig, const struct ::sigaction* act, struct ::sigaction* old) noexcept;
+
+// sigaltstack() as the program sees it (the preload's interposer calls
+// this). The recorder gives each thread an alternate stack for its handler
+// (a stack overflow's SIGSEGV needs one); the program reads back its own
+// setting (SS_DISABLE while ours is installed), and one it sets replaces ours.
+int program_sigaltstack(const ::stack_t* ss, ::stack_t* old) noexcept;
 
 // Set by the preload's interposers while the thread is inside the real
 // allocator, which may hold one of its locks. The trace's end is written by

@@ -30,6 +30,8 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Whole Trace"), QKeySequence(Qt::Key_Escape), this, &MainWindow::resetRange);
+  view->addAction(tr("Go to &Peak Used"), QKeySequence(Qt::CTRL | Qt::Key_P), this,
+                  &MainWindow::goToPeakUsed);
   rebuildRecentMenu();
   rebuildProcessMenu();
 }
@@ -192,6 +194,9 @@ void MainWindow::clearSession() {
   if (!session_) return;
   session_.reset();
   range_from_ = range_to_ = 0;
+  range_analysis_.reset();
+  moment_ = 0;
+  moment_is_peak_ = true;
   for (const auto& v : views_) v.view->setSession(nullptr);
   rebuildProcessMenu();
   updateStatus();

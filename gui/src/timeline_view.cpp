@@ -1,8 +1,10 @@
 #include "timeline_view.hpp"
 
+#include <QApplication>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -22,6 +24,12 @@ TimelineView::TimelineView(QWidget* parent) : SessionView(parent) {
   setMouseTracking(true);
   setMinimumSize(400, 260);
   setFocusPolicy(Qt::StrongFocus);
+  click_timer_ = new QTimer(this);
+  click_timer_->setSingleShot(true);
+  connect(click_timer_, &QTimer::timeout, this, [this] {
+    setMoment(click_time_);
+    emit momentSelected(click_time_);
+  });
 }
 
 void TimelineView::setSession(std::shared_ptr<const Session> session) {
@@ -227,15 +235,20 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     emit rangeSelected(t0, t1);
   } else if (drag == Drag::pan && !moved_ && e->pos().x() >= layout_.plot.left() &&
              e->pos().x() <= layout_.plot.right()) {
-    const std::uint64_t t = timeAtX(e->pos().x());
-    setMoment(t);
-    emit momentSelected(t);
+    // The first click of a double click must not move the moment.
+    click_time_ = timeAtX(e->pos().x());
+    click_timer_->start(QApplication::doubleClickInterval());
   }
   update();
 }
 
 void TimelineView::mouseDoubleClickEvent(QMouseEvent*) {
-  if (isReady()) setVisibleRange(model_.begin(), model_.end());
+  click_timer_->stop();
+  if (!isReady()) return;
+  drag_ = Drag::none;  // the release that follows is no click
+  overlay_.highlight.reset();
+  setVisibleRange(model_.begin(), model_.end());
+  emit rangeSelected(model_.begin(), model_.end());
 }
 
 }  // namespace memtrail::gui

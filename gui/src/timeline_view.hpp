@@ -3,8 +3,10 @@
 // Session::series, one bucket per pixel), lifetime bars of the largest
 // blocks of the visible range, marks and scope entries.
 // Wheel: zoom around the cursor. Drag: pan. Shift+drag or right drag:
-// select a range (rangeSelected). Click: pick a moment (momentSelected).
-// Double click: the whole trace.
+// select a range (rangeSelected). Click: pick a moment (momentSelected),
+// once the double-click interval passed without a second click. Double
+// click: the whole trace (drops the range, rangeSelected over the whole
+// trace); the moment stays.
 #pragma once
 
 #include <optional>
@@ -13,6 +15,8 @@
 #include "memtrail/gui/session_view.hpp"
 #include "timeline_model.hpp"
 #include "timeline_painter.hpp"
+
+class QTimer;
 
 namespace memtrail::gui {
 
@@ -27,6 +31,7 @@ class TimelineView : public SessionView {
   // (no highlight for the whole trace).
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
   void setMoment(std::uint64_t time_ns) override;
+  std::optional<std::uint64_t> moment() const { return overlay_.moment; }
   bool isReady() const override { return model_.session() != nullptr; }
 
   std::pair<std::uint64_t, std::uint64_t> visibleRange() const { return {v0_, v1_}; }
@@ -75,6 +80,8 @@ class TimelineView : public SessionView {
   QPoint press_pos_;
   std::uint64_t press_v0_ = 0;
   bool moved_ = false;
+  QTimer* click_timer_ = nullptr;  // a click's moment waits for a double click
+  std::uint64_t click_time_ = 0;
 };
 
 }  // namespace memtrail::gui

@@ -249,6 +249,7 @@ void FragmentationView::requestMap() {
   const std::uint64_t t = moment();
   const PoolId pool{pool_};
   headline_->setText(tr("Reading the segments at %1…").arg(format_moment(t)));
+  chart_->setMomentValue(std::nullopt);
   worker_->submit([session = session_, pool, t, this] {
     auto map = std::make_shared<SegmentMap>(session->segment_map(pool, t));
     return [this, map] { showMap(std::move(*map)); };
@@ -268,6 +269,10 @@ void FragmentationView::showMap(SegmentMap map) {
   rows_->setRows(std::move(rows));
 
   const Fragmentation& f = map_.fragmentation;
+  // The chart marks the moment with this map's figure: header and chart agree.
+  chart_->setMomentValue(map_.error.empty() && pool && pool->has_segments
+                             ? std::optional<double>(f.external)
+                             : std::nullopt);
   if (!map_.error.empty()) {
     headline_->setText(QString::fromStdString(map_.error));
   } else if (pool && pool->has_segments) {

@@ -13,6 +13,7 @@
 #include "load_status.hpp"
 #include "main_window.hpp"
 #include "timing.hpp"
+#include "trace_file_dialog.hpp"
 
 namespace memtrail::gui {
 
@@ -37,9 +38,13 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::openFileDialog() {
-  QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
-                                              tr("memtrail traces (*.mtr);;All files (*)"));
-  if (!path.isEmpty()) openPath(path);
+  // A trace, or a run directory (which getOpenFileName cannot return).
+  auto* dialog = new TraceFileDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog] {
+    if (!dialog->chosenPath().isEmpty()) openPath(dialog->chosenPath());
+  });
+  dialog->open();
 }
 
 QStringList MainWindow::recentFiles() const {

@@ -1,5 +1,6 @@
 #include "main_window.hpp"
 
+#include <QCoreApplication>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QHBoxLayout>
@@ -225,6 +226,10 @@ void MainWindow::updateStatus() {
           .arg(durationText(moment_), moment_is_peak_ ? tr("peak used") : tr("chosen"),
                whole ? tr("whole trace")
                      : tr("%1 – %2").arg(durationText(range_from_), durationText(range_to_))));
+  // The tab bar places its corner when asked to lay out: now, not after the
+  // next paint (a screenshot taken at once showed the old width, clipped).
+  QEvent relayout(QEvent::LayoutRequest);
+  QCoreApplication::sendEvent(tabs_, &relayout);
   status_label_->setText(tr("%1   range %2 – %3%4")
                              .arg(file_, durationText(range_from_), durationText(range_to_),
                                   whole ? tr(" (whole trace)") : QString()));

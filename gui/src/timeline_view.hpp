@@ -6,7 +6,8 @@
 // select a range (rangeSelected). Click: pick a moment (momentSelected),
 // once the double-click interval passed without a second click. Double
 // click: the whole trace (drops the range, rangeSelected over the whole
-// trace); the moment stays.
+// trace); the moment stays. Click on a legend entry: hide or show that
+// series (the byte axis fits the series shown, in the visible range).
 #pragma once
 
 #include <optional>
@@ -52,6 +53,14 @@ class TimelineView : public SessionView {
   QRect barRect(std::size_t i) const { return bar_rect(frame_, layout_, i); }
   int barAt(const QPoint& pos) const;  // -1: none
   QString barToolTip(std::size_t i) const;
+  // Legend entries: a click on one hides or shows its series (no moment).
+  int legendAt(const QPoint& pos) const;  // series index, -1: none
+  QRect legendRect(std::size_t i) const;
+  void setSeriesHidden(std::size_t i, bool hidden);
+  bool seriesHidden(std::size_t i) const;
+  // Scope bands: the name, thread and times of the one under the pointer.
+  int scopeAt(const QPoint& pos) const { return scope_at(frame_, layout_, pos); }
+  QString scopeToolTip(std::size_t i) const;
 
   static constexpr std::uint64_t kMinSpanNs = 1000;
   static constexpr double kWheelFactor = 1.25;  // per wheel notch

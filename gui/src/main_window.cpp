@@ -53,6 +53,8 @@ class PaintWatch : public QObject {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("memtrail"));
   setAcceptDrops(true);
+  // Below this the Fragmentation tab's OOM explainer and segment rows overlap.
+  setMinimumSize(kMinimumWidth, kMinimumHeight);
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);

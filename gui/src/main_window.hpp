@@ -41,6 +41,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
+  static constexpr int kMinimumWidth = 860, kMinimumHeight = 560;
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 

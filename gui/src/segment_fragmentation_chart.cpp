@@ -56,6 +56,26 @@ QRect SegmentFragmentationChart::plotRect() const {
   return QRect(left, top, std::max(1, width() - left - 8), std::max(1, bottom - top));
 }
 
+QRect SegmentFragmentationChart::percentLabelRect(int percent) const {
+  const QRect plot = plotRect();
+  const int y = static_cast<int>(std::lround(plot.bottom() + 1 - percent / 100.0 * plot.height()));
+  return QRect(0, y - 8, plot.left() - 6, 16);
+}
+
+std::vector<std::pair<QRectF, QString>> SegmentFragmentationChart::timeLabels() const {
+  const QRect plot = plotRect();
+  std::vector<std::pair<QRectF, QString>> labels;
+  for (const Tick& t : time_ticks(t0_, t1_, std::max(2, plot.width() / 110))) {
+    const double x = plot.left() + static_cast<double>(t.value - t0_) /
+                                       static_cast<double>(t1_ - t0_) * plot.width();
+    const double w = fontMetrics().horizontalAdvance(t.label) + 4;
+    // A label centred near the left edge would run into "0 %": dropped.
+    if (x - w / 2 < plot.left() || x + w / 2 > width()) continue;
+    labels.emplace_back(QRectF(x - w / 2, plot.bottom() + 3, w, fontMetrics().height()), t.label);
+  }
+  return labels;
+}
+
 std::uint64_t SegmentFragmentationChart::timeAtX(int x) const {
   const QRect plot = plotRect();
   const double f = std::clamp(static_cast<double>(x - plot.left()) / plot.width(), 0.0, 1.0);
@@ -80,8 +100,10 @@ void SegmentFragmentationChart::paintEvent(QPaintEvent*) {
   const QRect plot = plotRect();
   p.setPen(Qt::black);
   p.drawText(QRect(plot.left(), 2, plot.width(), fontMetrics().height()), Qt::AlignLeft,
-             tr("External fragmentation over time (1 − largest free block / free bytes; "
-                "sampled — the dot: the moment, exact)"));
+             fontMetrics().elidedText(
+                 tr("External fragmentation over time (1 − largest free block / free bytes; "
+                    "sampled — the dot: the moment, exact)"),
+                 Qt::ElideRight, plot.width()));
   if (!has_series_) {
     p.setPen(QColor(0x66, 0x66, 0x66));
     const PoolStats* pool = session_ ? session_->whole().pool(PoolId{pool_}) : nullptr;
@@ -99,16 +121,11 @@ void SegmentFragmentationChart::paintEvent(QPaintEvent*) {
     p.setPen(QColor(0xe6, 0xe6, 0xe6));
     p.drawLine(plot.left(), y, plot.right(), y);
     p.setPen(Qt::black);
-    p.drawText(QRect(0, y - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(percentLabelRect(pct), Qt::AlignRight | Qt::AlignVCenter,
                QStringLiteral("%1 %").arg(pct));
   }
-  for (const Tick& t : time_ticks(t0_, t1_, std::max(2, plot.width() / 110))) {
-    const double x = plot.left() + static_cast<double>(t.value - t0_) /
-                                       static_cast<double>(t1_ - t0_) * plot.width();
-    p.setPen(Qt::black);
-    p.drawText(QRectF(x - 60, plot.bottom() + 3, 120, fontMetrics().height()), Qt::AlignHCenter,
-               t.label);
-  }
+  p.setPen(Qt::black);
+  for (const auto& [box, label] : timeLabels()) p.drawText(box, Qt::AlignHCenter, label);
   const Envelope& e = envelope_;
   QPolygonF area;
   area << QPointF(plot.left(), plot.bottom() + 1);

@@ -34,6 +34,10 @@ class SegmentFragmentationChart : public QWidget {
 
   const Envelope& envelope() const { return envelope_; }  // what is drawn
   QRect plotRect() const;
+  // Where the axis labels go: "0 %", "50 %", "100 %" left of the plot, the
+  // time ticks beneath it (none reaching left of the plot, where "0 %" is).
+  QRect percentLabelRect(int percent) const;
+  std::vector<std::pair<QRectF, QString>> timeLabels() const;
   std::uint64_t timeAtX(int x) const;
 
  signals:

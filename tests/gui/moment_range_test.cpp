@@ -8,10 +8,12 @@
 // real views.
 #include <QtTest>
 
+#include "format.hpp"
 #include "fragmentation_view.hpp"
 #include "gui_traces.hpp"
 #include "main_window.hpp"
 #include "summary_view.hpp"
+#include "timeline_axis.hpp"
 #include "timeline_view.hpp"
 #include "views.hpp"
 
@@ -167,6 +169,22 @@ class MomentRangeTest : public QObject {
     QVERIFY(selectRange(w, from, from + 1000));
     QVERIFY(everyViewReady(w));
     QCOMPARE(summaryOf(w)->value("peak-rss"), QString("no RSS sample in this range"));
+  }
+
+  // Item 6: the status bar and the headings said "us" beside the axes' "µs".
+  void microsecondsReadMuSEverywhere() {
+    QCOMPARE(gui::durationText(1500), QString("1.5 µs"));
+    QCOMPARE(gui::format_time(1500), QString("1.5 µs"));
+  }
+
+  // Item 6: below the window's minimum size the Fragmentation tab's OOM
+  // explainer overlapped the segment rows (at 520×360).
+  void theWindowHasAMinimumSize() {
+    MainWindow w;
+    gui::addAllViews(w);
+    w.resize(520, 360);
+    QVERIFY(w.minimumSize().width() >= 800 && w.minimumSize().height() >= 500);
+    QVERIFY(w.width() >= w.minimumSize().width() && w.height() >= w.minimumSize().height());
   }
 };
 

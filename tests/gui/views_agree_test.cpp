@@ -218,6 +218,25 @@ class ViewsAgreeTest : public QObject {
           moments, curve_differs);
 #endif
   }
+
+  // Item 6: a time tick at the chart's left edge ran its label into "0 %".
+  void noTimeLabelOverlapsThePercentLabels() {
+    std::string error;
+    auto session = test::leaksSession(&error);
+    QVERIFY2(session, error.c_str());
+    gui::SegmentFragmentationChart chart;
+    chart.resize(700, 170);
+    const Summary& s = session->whole().summary;
+    // A range starting on a round time: its first tick lies on the left edge.
+    const std::uint64_t t0 = (s.first_event_ns / 100000 + 1) * 100000;
+    chart.setPool(session, 0, t0, t0 + 1000000);
+    const auto labels = chart.timeLabels();
+    QVERIFY(!labels.empty());
+    for (int pct : {0, 50, 100})
+      for (const auto& [box, text] : labels)
+        QVERIFY2(!box.intersects(QRectF(chart.percentLabelRect(pct))), qPrintable(text));
+    QVERIFY(!chart.grab().isNull());
+  }
 };
 
 QTEST_MAIN(ViewsAgreeTest)

@@ -145,12 +145,20 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
   statusBar()->showMessage(tr("analyzing %1 – %2 ...").arg(durationText(t0), durationText(t1)));
   auto session = session_;
   range_pending_ = true;
+  // The old numbers stay, greyed, under a "re-analysing" heading, with the
+  // progress and Cancel in the status bar until the new range is in.
+  auto state = std::make_shared<LoadState>();
+  load_status_->follow(state);
+  setViewsGreyed(true);
+  focus_label_->setText(tr("re-analysing %1 – %2…").arg(durationText(t0), durationText(t1)));
   ranger_->run<std::shared_ptr<const Analysis>>(
-      [session, t0, t1](const BackgroundTasks::Wanted& wanted) {
-        return session->analyze_range(t0, t1, [&](const LoadProgress&) { return wanted(); });
+      [session, t0, t1, state](const BackgroundTasks::Wanted& wanted) {
+        return session->analyze_range(
+            t0, t1, [&](const LoadProgress& p) { return state->update(p) && wanted(); });
       },
       [this, t0, t1](std::shared_ptr<const Analysis> a) {
         range_pending_ = false;
+        endRangeProgress();
         statusBar()->clearMessage();
         if (!a || !a->error.empty()) {
           statusBar()->showMessage(
@@ -161,8 +169,32 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
       });
 }
 
+void MainWindow::setViewsGreyed(bool greyed) {
+  for (const auto& v : views_) v.view->setEnabled(!greyed);
+}
+
+bool MainWindow::viewsGreyed() const {
+  return std::any_of(views_.begin(), views_.end(),
+                     [](const auto& v) { return !v.view->isEnabled(); });
+}
+
+void MainWindow::endRangeProgress() {
+  if (!loading_) load_status_->stop();
+  setViewsGreyed(false);
+  updateStatus();
+}
+
+void MainWindow::cancelRange() {
+  if (!range_pending_) return;
+  ranger_->cancel();
+  range_pending_ = false;
+  statusBar()->showMessage(tr("range analysis cancelled"), 5000);
+  endRangeProgress();
+}
+
 void MainWindow::resetRange() {
   if (!session_) return;
+  if (range_pending_) endRangeProgress();
   ranger_->cancel();
   range_pending_ = false;
   const Summary& s = session_->whole().summary;

@@ -67,6 +67,10 @@ class MainWindow : public QMainWindow {
   // is not given. Asynchronous: rangeApplied() follows.
   void applyRange(std::uint64_t t0, std::uint64_t t1);
   void resetRange();
+  // While a range is analysed the views are greyed (their old numbers) and
+  // the corner says "re-analysing"; the status bar shows progress, Cancel.
+  bool viewsGreyed() const;
+  void cancelRange();
   void applyMoment(std::uint64_t time_ns);
   void goToPeakUsed();
   std::uint64_t moment() const { return moment_; }
@@ -119,6 +123,8 @@ class MainWindow : public QMainWindow {
   void viewReady(const ViewEntry& entry);
   void updateStatus();
   void sendMoment();
+  void setViewsGreyed(bool greyed);
+  void endRangeProgress();
 
   std::vector<ViewEntry> views_;
   QTabWidget* tabs_ = nullptr;

@@ -179,8 +179,8 @@ void MainWindow::failLoad(const QString& message) {
 }
 
 void MainWindow::cancelLoad() {
-  if (!loading_) return;
-  loader_->cancel();  // the worker's progress callback now returns false
+  if (!loading_) return cancelRange();  // the status bar's Cancel during a range
+  loader_->cancel();                    // the worker's progress callback now returns false
   loading_ = false;
   load_status_->stop();
   file_.clear();
@@ -196,6 +196,7 @@ bool MainWindow::isLoading() const {
 void MainWindow::clearSession() {
   ranger_->cancel();
   range_pending_ = false;
+  setViewsGreyed(false);
   if (!session_) return;
   session_.reset();
   range_from_ = range_to_ = 0;

@@ -6,11 +6,13 @@
 // never shows a moment outside the range; a range without an RSS sample
 // says so. On samples/leaks traced at test time, in a MainWindow with its
 // real views.
+#include <QProgressBar>
 #include <QtTest>
 
 #include "format.hpp"
 #include "fragmentation_view.hpp"
 #include "gui_traces.hpp"
+#include "load_status.hpp"
 #include "main_window.hpp"
 #include "summary_view.hpp"
 #include "timeline_axis.hpp"
@@ -169,6 +171,48 @@ class MomentRangeTest : public QObject {
     QVERIFY(selectRange(w, from, from + 1000));
     QVERIFY(everyViewReady(w));
     QCOMPARE(summaryOf(w)->value("peak-rss"), QString("no RSS sample in this range"));
+  }
+
+  // Item 6: a range re-analysis showed the old numbers under the old
+  // heading with no progress: now they are greyed, the corner says
+  // "re-analysing", the status bar shows progress and Cancel drops it.
+  void rangeReanalysisGreysTheOldNumbers() {
+    MainWindow w;
+    gui::addAllViews(w);
+    w.setRememberRecent(false);
+    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    const Summary& s = w.session()->whole().summary;
+    QVERIFY(!w.viewsGreyed());
+    QSignalSpy applied(&w, &MainWindow::rangeApplied);
+    emit w.view("leaks")->rangeSelected(s.peak_time_ns, s.last_event_ns);
+    QVERIFY(w.viewsGreyed());
+    QVERIFY2(w.focusText().contains("re-analysing"), qPrintable(w.focusText()));
+    QVERIFY(!w.loadStatus()->isHidden());
+    QVERIFY(applied.wait(20000));
+    QVERIFY(!w.viewsGreyed());
+    QVERIFY(w.loadStatus()->isHidden());
+    QVERIFY2(!w.focusText().contains("re-analysing"), qPrintable(w.focusText()));
+    // Cancel (the status bar's button) drops a range being analysed.
+    emit w.view("leaks")->rangeSelected(s.first_event_ns, s.peak_time_ns);
+    QVERIFY(w.viewsGreyed());
+    w.cancelLoad();
+    QVERIFY(!w.viewsGreyed());
+    QVERIFY(w.loadStatus()->isHidden());
+    QTest::qWait(300);
+    QCOMPARE(w.rangeFrom(), s.peak_time_ns);  // the range before stays
+  }
+
+  // Item 6: the progress text was clipped inside the status bar's bar.
+  void progressTextFitsItsBar() {
+    gui::LoadStatus status;
+    auto state = std::make_shared<gui::LoadState>();
+    state->update({LoadStage::reading, 1000ull << 20, 1023ull << 20});
+    status.follow(state);
+    const QProgressBar* bar = status.bar();
+    QVERIFY(!bar->text().isEmpty());
+    QVERIFY2(bar->minimumWidth() >= bar->fontMetrics().horizontalAdvance(bar->text()) + 20,
+             qPrintable(bar->text()));
+    status.stop();
   }
 
   // Item 6: the status bar and the headings said "us" beside the axes' "µs".

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "memtrail/trace_file.hpp"
 
@@ -51,6 +53,23 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The exit_status column of index.tsv (when memtrail run wrote one), by
+// trace file name.
+void read_exit_statuses(const std::string& prefix, std::vector<RunProcess>& processes) {
+  std::ifstream in(prefix + kRunIndexFile);
+  std::string line;
+  if (!std::getline(in, line)) return;  // the header line
+  while (std::getline(in, line)) {
+    std::vector<std::string> cols;
+    std::stringstream fields(line);
+    for (std::string col; cols.size() < 7 && std::getline(fields, col, '\t');) cols.push_back(col);
+    std::uint32_t status = 0;
+    if (cols.size() < 7 || !parse_u32(cols[5], &status)) continue;
+    for (RunProcess& p : processes)
+      if (p.name == cols[6]) p.exit_status = static_cast<int>(status);
+  }
+}
+
 }  // namespace
 
 bool is_run_directory(const std::string& path) {
@@ -89,6 +108,7 @@ std::optional<RunIndex> read_run(const std::string& directory, std::string* erro
     *error = directory + " holds no memtrail trace (*.mtr): not a run directory";
     return std::nullopt;
   }
+  read_exit_statuses(prefix, run.processes);
   std::sort(run.processes.begin(), run.processes.end(),
             [](const RunProcess& a, const RunProcess& b) {
               if (a.start_realtime_ns != b.start_realtime_ns)

@@ -112,7 +112,7 @@ void list_series(detail::SessionState& s) {
 }
 
 // The Engine samples fragmentation once per timeline bucket of the range;
-// those samples become the series (in millionths).
+// those samples and the state at the end become the series (in millionths).
 void index_fragmentation(detail::SessionState& s) {
   for (const PoolStats& p : s.whole.pools) {
     if (p.fragmentation.empty()) continue;
@@ -121,6 +121,11 @@ void index_fragmentation(detail::SessionState& s) {
     detail::SeriesTrack& t = s.fragmentation[p.info.id];
     for (const Fragmentation& f : p.fragmentation)
       t.record(f.time_ns, static_cast<std::uint64_t>(f.external * 1e6 + 0.5));
+    // The state at the end of the trace: else the chart holds the pool's last
+    // sample to the end while a segment map there says otherwise.
+    const Fragmentation& end = p.final_fragmentation;
+    if (end.time_ns > p.fragmentation.back().time_ns)
+      t.record(end.time_ns, static_cast<std::uint64_t>(end.external * 1e6 + 0.5));
     t.finish();
   }
 }

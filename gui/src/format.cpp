@@ -17,7 +17,7 @@ QString countText(std::uint64_t n) {
 QString durationText(std::uint64_t ns) {
   const double v = static_cast<double>(ns);
   if (ns < 1000) return QStringLiteral("%1 ns").arg(ns);
-  if (ns < 1000000) return QStringLiteral("%1 us").arg(v / 1e3, 0, 'f', 1);
+  if (ns < 1000000) return QStringLiteral("%1 µs").arg(v / 1e3, 0, 'f', 1);
   if (ns < 1000000000) return QStringLiteral("%1 ms").arg(v / 1e6, 0, 'f', 2);
   return QStringLiteral("%1 s").arg(v / 1e9, 0, 'f', 3);
 }

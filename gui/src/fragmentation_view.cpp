@@ -165,6 +165,7 @@ void FragmentationView::setSession(std::shared_ptr<const Session> session) {
   const Analysis& a = session_->whole();
   t0_ = a.summary.first_event_ns;
   t1_ = std::max(a.summary.last_event_ns, t0_ + 1);
+  peak_used_ns_ = a.summary.peak_time_ns;
   for (const PoolStats* p : poolsByInterest(a))
     pools_->addItem(
         pool_label(a, PoolId{p->info.id}) + (p->has_segments ? QString() : tr(" (no segments)")),
@@ -183,17 +184,35 @@ void FragmentationView::setSession(std::shared_ptr<const Session> session) {
 }
 
 void FragmentationView::setRange(std::uint64_t t0, std::uint64_t t1,
-                                 std::shared_ptr<const Analysis>) {
+                                 std::shared_ptr<const Analysis> range) {
   if (!session_) return;
   t0_ = std::min(t0, t1);
   t1_ = std::max({t0, t1, t0_ + 1});
+  const std::uint64_t before = moment();
+  peak_used_ns_ = range ? range->summary.peak_time_ns : t0_;
+  // Never a moment outside the range: one it leaves out goes back to its peak.
+  if (moment_ && (*moment_ < t0_ || *moment_ > t1_)) moment_.reset();
   chart_->setPool(session_, pool_, t0_, t1_);
-  if (ready_) emit ready();  // the rows show a moment, not a range: still in place
+  chart_->setMoment(moment());
+  if (moment() != before || !ready_)
+    requestMap();
+  else
+    emit ready();  // the rows show a moment, not a range: still in place
 }
 
 void FragmentationView::setMoment(std::uint64_t time_ns) {
-  if (moment_ == time_ns) return;
+  changeMoment(session_ ? std::clamp(time_ns, t0_, t1_) : time_ns, false);
+}
+
+void FragmentationView::setPeakMoment(std::uint64_t time_ns) {
+  changeMoment(session_ ? std::clamp(time_ns, t0_, t1_) : time_ns, true);
+}
+
+void FragmentationView::changeMoment(std::uint64_t time_ns, bool peak) {
+  const bool same = moment_ == time_ns && moment_is_peak_ == peak;
   moment_ = time_ns;
+  moment_is_peak_ = peak;
+  if (same) return;
   chart_->setMoment(time_ns);
   if (session_) requestMap();
 }
@@ -208,10 +227,11 @@ const PoolStats* FragmentationView::poolStats() const {
 }
 
 std::uint64_t FragmentationView::moment() const {
-  if (moment_) return *moment_;
-  const PoolStats* p = poolStats();
-  if (!p) return t0_;
-  return p->has_segments ? p->peak_reserved_time_ns : p->peak_used_time_ns;
+  return moment_ ? *moment_ : peak_used_ns_;
+}
+
+QString FragmentationView::momentText(std::uint64_t t) const {
+  return format_moment(t) + (momentIsPeakUsed() ? tr(" (peak used)") : tr(" (chosen moment)"));
 }
 
 QString FragmentationView::headline() const {
@@ -229,6 +249,7 @@ void FragmentationView::requestMap() {
   const std::uint64_t t = moment();
   const PoolId pool{pool_};
   headline_->setText(tr("Reading the segments at %1…").arg(format_moment(t)));
+  chart_->setMomentValue(std::nullopt);
   worker_->submit([session = session_, pool, t, this] {
     auto map = std::make_shared<SegmentMap>(session->segment_map(pool, t));
     return [this, map] { showMap(std::move(*map)); };
@@ -248,13 +269,17 @@ void FragmentationView::showMap(SegmentMap map) {
   rows_->setRows(std::move(rows));
 
   const Fragmentation& f = map_.fragmentation;
+  // The chart marks the moment with this map's figure: header and chart agree.
+  chart_->setMomentValue(map_.error.empty() && pool && pool->has_segments
+                             ? std::optional<double>(f.external)
+                             : std::nullopt);
   if (!map_.error.empty()) {
     headline_->setText(QString::fromStdString(map_.error));
   } else if (pool && pool->has_segments) {
     headline_->setText(
         tr("<b>%1</b> at %2: %3 segments, reserved %4, used %5, free %6 (%7 of it in partly used "
            "segments), largest free block %8, external fragmentation %9 %")
-            .arg(name.toHtmlEscaped(), format_moment(map_.time_ns))
+            .arg(name.toHtmlEscaped(), momentText(map_.time_ns))
             .arg(map_.segments.size())
             .arg(format_bytes(f.reserved_bytes), format_bytes(f.used_bytes),
                  format_bytes(f.free_bytes), format_bytes(f.free_in_partial_segments),
@@ -262,7 +287,7 @@ void FragmentationView::showMap(SegmentMap map) {
             .arg(f.external * 100, 0, 'f', 1));
   } else {
     headline_->setText(tr("<b>%1</b> at %2: %3 live blocks, %4 used")
-                           .arg(name.toHtmlEscaped(), format_moment(map_.time_ns))
+                           .arg(name.toHtmlEscaped(), momentText(map_.time_ns))
                            .arg(map_.outside_segments.size())
                            .arg(format_bytes(map_.pool_state.final_used_bytes)));
   }

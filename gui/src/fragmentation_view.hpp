@@ -28,7 +28,9 @@ class FragmentationView : public SessionView {
 
   void setSession(std::shared_ptr<const Session> session) override;
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
+  // A moment outside the range is clamped into it.
   void setMoment(std::uint64_t time_ns) override;
+  void setPeakMoment(std::uint64_t time_ns) override;
   // The segment map for the current pool and moment is shown.
   bool isReady() const override { return ready_; }
 
@@ -36,8 +38,10 @@ class FragmentationView : public SessionView {
   std::vector<std::uint32_t> poolOrder() const;
   void selectPool(std::uint32_t pool);
   std::uint32_t currentPool() const { return pool_; }
-  // The moment shown: the one set, else the pool's peak-reserved time.
+  // The moment shown: the one set, else the range's peak of used bytes (as
+  // the Summary's pies); momentIsPeakUsed() says which.
   std::uint64_t moment() const;
+  bool momentIsPeakUsed() const { return !moment_ || moment_is_peak_; }
 
   const SegmentMap& map() const { return map_; }
   SegmentRows* rows() const { return rows_; }
@@ -51,11 +55,15 @@ class FragmentationView : public SessionView {
   void requestMap();
   void showMap(SegmentMap map);
   void showSpan(int row, int span);
+  void changeMoment(std::uint64_t time_ns, bool peak);
+  QString momentText(std::uint64_t t) const;  // "17.2 ms (peak used)"
   const PoolStats* poolStats() const;
 
   std::shared_ptr<const Session> session_;
   std::uint64_t t0_ = 0, t1_ = 1;
   std::optional<std::uint64_t> moment_;  // set by setMoment or a click
+  bool moment_is_peak_ = false;          // moment_ came from setPeakMoment
+  std::uint64_t peak_used_ns_ = 0;       // of the range
   std::uint32_t pool_ = 0;
   SegmentMap map_;
   bool ready_ = false;

@@ -169,8 +169,7 @@ QVariant LeaksModel::frameData(int row, int frame, int column, int role) const {
   if (role == kFrameRole) return frame;
   if (column != location || (role != Qt::DisplayRole && role != Qt::ToolTipRole)) return {};
   const Frame& f = s.frames[static_cast<std::size_t>(frame)];
-  QString text = QString::fromStdString(f.describe());
-  if (f.inlined) text += tr("  (inlined)");
+  QString text = QString::fromStdString(f.describe());  // says "(inlined)" itself
   if (role == Qt::ToolTipRole && !f.module.empty())
     text += QStringLiteral("\n%1").arg(QString::fromStdString(f.module));
   return text;

@@ -22,6 +22,8 @@ LeaksView::LeaksView(QWidget* parent) : SessionView(parent) {
   tree_ = new QTreeView(split);
   tree_->setModel(model_);
   tree_->setUniformRowHeights(true);
+  // A label too long for its column keeps both ends: function and file:line.
+  tree_->setTextElideMode(Qt::ElideMiddle);
   tree_->header()->setSortIndicator(-1, Qt::DescendingOrder);  // the model's own order first
   tree_->setSortingEnabled(true);
   tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);

@@ -10,6 +10,8 @@
 
 namespace memtrail::gui {
 
+const char* const kWidestProgressText = "1023.99 MiB of 1023.99 MiB";
+
 bool LoadState::update(const LoadProgress& p) {
   stage.store(static_cast<std::uint8_t>(p.stage));
   total.store(p.total);
@@ -23,7 +25,8 @@ LoadStatus::LoadStatus(QWidget* parent) : QWidget(parent) {
   stage_ = new QLabel(this);
   bar_ = new QProgressBar(this);
   bar_->setRange(0, 1000);
-  bar_->setMaximumWidth(260);
+  // Wide enough for the longest text it shows: clipped inside the bar before.
+  bar_->setMinimumWidth(bar_->fontMetrics().horizontalAdvance(kWidestProgressText) + 48);
   cancel_ = new QPushButton(tr("Cancel"), this);
   layout->addWidget(stage_);
   layout->addWidget(bar_);

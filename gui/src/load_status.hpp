@@ -27,6 +27,9 @@ struct LoadState {
   bool update(const LoadProgress& p);
 };
 
+// The longest text the bar shows (bytesText gives at most 7 characters).
+extern const char* const kWidestProgressText;
+
 class LoadStatus : public QWidget {
   Q_OBJECT
 
@@ -37,6 +40,7 @@ class LoadStatus : public QWidget {
   void stop();
   QString stageText() const;
   int progressPerMille() const;
+  QProgressBar* bar() const { return bar_; }
 
  signals:
   void cancelClicked();

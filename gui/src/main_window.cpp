@@ -1,13 +1,16 @@
 #include "main_window.hpp"
 
+#include <QCoreApplication>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QMimeData>
 #include <QPaintEvent>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
+#include <QToolButton>
 #include <QUrl>
 #include <algorithm>
 
@@ -50,9 +53,23 @@ class PaintWatch : public QObject {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("memtrail"));
   setAcceptDrops(true);
+  // Below this the Fragmentation tab's OOM explainer and segment rows overlap.
+  setMinimumSize(kMinimumWidth, kMinimumHeight);
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
+  // The window's moment and range, in the tab bar's corner: every tab's heading.
+  auto* focus = new QWidget(tabs_);
+  auto* focus_layout = new QHBoxLayout(focus);
+  focus_layout->setContentsMargins(8, 0, 4, 0);
+  focus_label_ = new QLabel(focus);
+  peak_button_ = new QToolButton(focus);
+  peak_button_->setText(tr("Go to peak used"));
+  peak_button_->setToolTip(tr("Show every view at the range's peak of used bytes"));
+  connect(peak_button_, &QToolButton::clicked, this, &MainWindow::goToPeakUsed);
+  focus_layout->addWidget(focus_label_);
+  focus_layout->addWidget(peak_button_);
+  tabs_->setCornerWidget(focus, Qt::TopRightCorner);
   status_label_ = new QLabel(this);
   statusBar()->addWidget(status_label_, 1);
   load_status_ = new LoadStatus(this);
@@ -128,12 +145,20 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
   statusBar()->showMessage(tr("analyzing %1 – %2 ...").arg(durationText(t0), durationText(t1)));
   auto session = session_;
   range_pending_ = true;
+  // The old numbers stay, greyed, under a "re-analysing" heading, with the
+  // progress and Cancel in the status bar until the new range is in.
+  auto state = std::make_shared<LoadState>();
+  load_status_->follow(state);
+  setViewsGreyed(true);
+  focus_label_->setText(tr("re-analysing %1 – %2…").arg(durationText(t0), durationText(t1)));
   ranger_->run<std::shared_ptr<const Analysis>>(
-      [session, t0, t1](const BackgroundTasks::Wanted& wanted) {
-        return session->analyze_range(t0, t1, [&](const LoadProgress&) { return wanted(); });
+      [session, t0, t1, state](const BackgroundTasks::Wanted& wanted) {
+        return session->analyze_range(
+            t0, t1, [&](const LoadProgress& p) { return state->update(p) && wanted(); });
       },
       [this, t0, t1](std::shared_ptr<const Analysis> a) {
         range_pending_ = false;
+        endRangeProgress();
         statusBar()->clearMessage();
         if (!a || !a->error.empty()) {
           statusBar()->showMessage(
@@ -144,8 +169,32 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
       });
 }
 
+void MainWindow::setViewsGreyed(bool greyed) {
+  for (const auto& v : views_) v.view->setEnabled(!greyed);
+}
+
+bool MainWindow::viewsGreyed() const {
+  return std::any_of(views_.begin(), views_.end(),
+                     [](const auto& v) { return !v.view->isEnabled(); });
+}
+
+void MainWindow::endRangeProgress() {
+  if (!loading_) load_status_->stop();
+  setViewsGreyed(false);
+  updateStatus();
+}
+
+void MainWindow::cancelRange() {
+  if (!range_pending_) return;
+  ranger_->cancel();
+  range_pending_ = false;
+  statusBar()->showMessage(tr("range analysis cancelled"), 5000);
+  endRangeProgress();
+}
+
 void MainWindow::resetRange() {
   if (!session_) return;
+  if (range_pending_) endRangeProgress();
   ranger_->cancel();
   range_pending_ = false;
   const Summary& s = session_->whole().summary;
@@ -158,19 +207,46 @@ void MainWindow::setViewsRange(std::uint64_t t0, std::uint64_t t1,
                                std::shared_ptr<const Analysis> a) {
   range_from_ = t0;
   range_to_ = t1;
+  range_analysis_ = a;
   all_ready_sent_ = false;
   for (const auto& v : views_) v.view->setRange(t0, t1, a);
+  // A moment the new range leaves out goes back to the range's peak.
+  if (moment_ < t0 || moment_ > t1) moment_is_peak_ = true;
+  if (moment_is_peak_) moment_ = a->summary.peak_time_ns;
+  sendMoment();
   updateStatus();
   emit rangeApplied(t0, t1);
   for (const auto& v : views_) viewReady(v);
 }
 
 void MainWindow::applyMoment(std::uint64_t time_ns) {
-  for (const auto& v : views_) v.view->setMoment(time_ns);
+  if (!session_) return;
+  moment_ = std::clamp(time_ns, range_from_, std::max(range_from_, range_to_));
+  moment_is_peak_ = false;
+  sendMoment();
+}
+
+void MainWindow::goToPeakUsed() {
+  if (!session_ || !range_analysis_) return;
+  moment_ = range_analysis_->summary.peak_time_ns;
+  moment_is_peak_ = true;
+  sendMoment();
+}
+
+void MainWindow::sendMoment() {
+  for (const auto& v : views_)
+    moment_is_peak_ ? v.view->setPeakMoment(moment_) : v.view->setMoment(moment_);
+  updateStatus();
+}
+
+QString MainWindow::focusText() const {
+  return focus_label_->text();
 }
 
 void MainWindow::updateStatus() {
+  peak_button_->setEnabled(session_ && !moment_is_peak_);
   if (!session_) {
+    focus_label_->clear();
     setWindowTitle(tr("memtrail"));
     status_label_->setText(loading_ ? tr("loading %1").arg(file_)
                                     : tr("no trace: File → Open, or drop a file"));
@@ -179,6 +255,15 @@ void MainWindow::updateStatus() {
   const Summary& s = session_->whole().summary;
   const bool whole = range_from_ == s.first_event_ns && range_to_ == s.last_event_ns;
   setWindowTitle(tr("memtrail — %1").arg(file_));
+  focus_label_->setText(
+      tr("moment %1 (%2) · range %3")
+          .arg(durationText(moment_), moment_is_peak_ ? tr("peak used") : tr("chosen"),
+               whole ? tr("whole trace")
+                     : tr("%1 – %2").arg(durationText(range_from_), durationText(range_to_))));
+  // The tab bar places its corner when asked to lay out: now, not after the
+  // next paint (a screenshot taken at once showed the old width, clipped).
+  QEvent relayout(QEvent::LayoutRequest);
+  QCoreApplication::sendEvent(tabs_, &relayout);
   status_label_->setText(tr("%1   range %2 – %3%4")
                              .arg(file_, durationText(range_from_), durationText(range_to_),
                                   whole ? tr(" (whole trace)") : QString()));

@@ -7,6 +7,10 @@
 // loadFailed(message) or loadCancelled() ends it. Range: rangeSelected from a
 // view (or applyRange) runs Session::analyze_range off the GUI thread, then
 // every view gets setRange(t0, t1, analysis); rangeApplied() follows.
+// Moment: the window owns one, sent to every view: the range's peak of used
+// bytes at load, after "Go to peak used" and whenever a new range leaves the
+// chosen moment out; else the one chosen in a view (clamped to the range).
+// The corner of the tab bar names both in every tab.
 #pragma once
 
 #include <QMainWindow>
@@ -26,6 +30,7 @@
 class QLabel;
 class QTabWidget;
 class QMenu;
+class QToolButton;
 
 namespace memtrail::gui {
 
@@ -36,6 +41,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
+  static constexpr int kMinimumWidth = 860, kMinimumHeight = 560;
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
@@ -61,7 +67,16 @@ class MainWindow : public QMainWindow {
   // is not given. Asynchronous: rangeApplied() follows.
   void applyRange(std::uint64_t t0, std::uint64_t t1);
   void resetRange();
+  // While a range is analysed the views are greyed (their old numbers) and
+  // the corner says "re-analysing"; the status bar shows progress, Cancel.
+  bool viewsGreyed() const;
+  void cancelRange();
   void applyMoment(std::uint64_t time_ns);
+  void goToPeakUsed();
+  std::uint64_t moment() const { return moment_; }
+  bool momentIsPeakUsed() const { return moment_is_peak_; }
+  // The corner heading: "moment … (peak used) · range …".
+  QString focusText() const;
   std::uint64_t rangeFrom() const { return range_from_; }
   std::uint64_t rangeTo() const { return range_to_; }
   bool allViewsReady() const;
@@ -107,6 +122,9 @@ class MainWindow : public QMainWindow {
   void setViewsRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> a);
   void viewReady(const ViewEntry& entry);
   void updateStatus();
+  void sendMoment();
+  void setViewsGreyed(bool greyed);
+  void endRangeProgress();
 
   std::vector<ViewEntry> views_;
   QTabWidget* tabs_ = nullptr;
@@ -120,6 +138,11 @@ class MainWindow : public QMainWindow {
   std::optional<RunIndex> run_;
   QString file_;
   std::uint64_t range_from_ = 0, range_to_ = 0;
+  std::shared_ptr<const Analysis> range_analysis_;
+  std::uint64_t moment_ = 0;
+  bool moment_is_peak_ = true;
+  QLabel* focus_label_ = nullptr;
+  QToolButton* peak_button_ = nullptr;
   bool loading_ = false;
   bool range_pending_ = false;  // analyze_range is running
   bool all_ready_sent_ = false;

@@ -13,6 +13,7 @@
 #include "load_status.hpp"
 #include "main_window.hpp"
 #include "timing.hpp"
+#include "trace_file_dialog.hpp"
 
 namespace memtrail::gui {
 
@@ -30,14 +31,20 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Whole Trace"), QKeySequence(Qt::Key_Escape), this, &MainWindow::resetRange);
+  view->addAction(tr("Go to &Peak Used"), QKeySequence(Qt::CTRL | Qt::Key_P), this,
+                  &MainWindow::goToPeakUsed);
   rebuildRecentMenu();
   rebuildProcessMenu();
 }
 
 void MainWindow::openFileDialog() {
-  QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
-                                              tr("memtrail traces (*.mtr);;All files (*)"));
-  if (!path.isEmpty()) openPath(path);
+  // A trace, or a run directory (which getOpenFileName cannot return).
+  auto* dialog = new TraceFileDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog] {
+    if (!dialog->chosenPath().isEmpty()) openPath(dialog->chosenPath());
+  });
+  dialog->open();
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -172,8 +179,8 @@ void MainWindow::failLoad(const QString& message) {
 }
 
 void MainWindow::cancelLoad() {
-  if (!loading_) return;
-  loader_->cancel();  // the worker's progress callback now returns false
+  if (!loading_) return cancelRange();  // the status bar's Cancel during a range
+  loader_->cancel();                    // the worker's progress callback now returns false
   loading_ = false;
   load_status_->stop();
   file_.clear();
@@ -189,9 +196,13 @@ bool MainWindow::isLoading() const {
 void MainWindow::clearSession() {
   ranger_->cancel();
   range_pending_ = false;
+  setViewsGreyed(false);
   if (!session_) return;
   session_.reset();
   range_from_ = range_to_ = 0;
+  range_analysis_.reset();
+  moment_ = 0;
+  moment_is_peak_ = true;
   for (const auto& v : views_) v.view->setSession(nullptr);
   rebuildProcessMenu();
   updateStatus();

@@ -54,8 +54,11 @@ void SummaryView::showNumbers() {
   setValue("frees", tr("Frees"), countText(s.frees));
   setValue("temporaries", tr("Temporary allocations"), countText(s.temporary_allocations));
   setValue("bytes-allocated", tr("Bytes allocated"), bytesText(s.bytes_allocated));
+  const bool trace_sampled = session_ && session_->whole().summary.samples;
   setValue("peak-rss", tr("Peak RSS"),
-           s.samples ? bytesText(s.peak_rss_bytes) : tr("no samples in the trace"));
+           s.samples       ? bytesText(s.peak_rss_bytes)
+           : trace_sampled ? tr("no RSS sample in this range")
+                           : tr("no samples in the trace"));
   setValue("processes", tr("Processes"), processesText(run_, a));
 }
 

@@ -74,9 +74,17 @@ void SummaryView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const A
 }
 
 void SummaryView::setMoment(std::uint64_t time_ns) {
-  if (!session_) return;
+  if (!session_ || (moment_chosen_ && moment_ == time_ns)) return;
   moment_ = time_ns;
   moment_chosen_ = true;
+  requestBreakdown();
+}
+
+void SummaryView::setPeakMoment(std::uint64_t time_ns) {
+  // setRange already asked for the range's peak: nothing new.
+  if (!session_ || (!moment_chosen_ && moment_ == time_ns)) return;
+  moment_ = time_ns;
+  moment_chosen_ = false;
   requestBreakdown();
 }
 

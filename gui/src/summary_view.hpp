@@ -28,6 +28,7 @@ class SummaryView : public SessionView {
   void setSession(std::shared_ptr<const Session> session) override;
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
   void setMoment(std::uint64_t time_ns) override;
+  void setPeakMoment(std::uint64_t time_ns) override;
   bool isReady() const override { return ready_; }
   void setRun(const std::optional<RunIndex>& run);
 

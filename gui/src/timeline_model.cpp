@@ -77,6 +77,33 @@ void TimelineModel::setSession(std::shared_ptr<const Session> session) {
       layers_.push_back({{id, {}}, series_name(all, id), false, color, {}, {}});
   }
   for (auto& l : layers_) l.info.name = l.label.toStdString();
+  makeColorsDistinct();
+}
+
+void TimelineModel::setHidden(std::size_t i, bool hidden) {
+  if (i < layers_.size()) layers_[i].hidden = hidden;
+}
+
+// The palette repeats after 10 pools and the process lines have fixed
+// colours: a colour too close to an earlier series' turns its hue until no
+// two series look alike.
+void TimelineModel::makeColorsDistinct() {
+  auto close = [](const QColor& a, const QColor& b) {
+    const int dr = a.red() - b.red(), dg = a.green() - b.green(), db = a.blue() - b.blue();
+    return dr * dr + dg * dg + db * db < 40 * 40;
+  };
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    QColor& c = layers_[i].color;
+    for (int turn = 0; turn < 24; ++turn) {
+      const bool clash =
+          std::any_of(layers_.begin(), layers_.begin() + static_cast<std::ptrdiff_t>(i),
+                      [&](const TimelineSeries& o) { return close(o.color, c); });
+      if (!clash) break;
+      const int hue = c.hsvHue() < 0 ? 0 : c.hsvHue();
+      c = QColor::fromHsv((hue + 37) % 360, std::max(c.hsvSaturation(), 90),
+                          turn % 2 ? std::min(255, c.value() + 40) : std::max(60, c.value() - 30));
+    }
+  }
 }
 
 TimelineFrame TimelineModel::compute(std::uint64_t t0, std::uint64_t t1, int width,
@@ -90,6 +117,10 @@ TimelineFrame TimelineModel::compute(std::uint64_t t0, std::uint64_t t1, int wid
   std::vector<std::uint64_t> stack_top(points, 0);
   for (const auto& layer : layers_) {
     TimelineSeries s = layer;
+    if (s.hidden) {  // in the legend only
+      f.series.push_back(std::move(s));
+      continue;
+    }
     s.envelope = session_->series(layer.info.id, t0, t1, points);
     const std::size_t n = std::min(points, s.envelope.max.size());
     if (s.stacked) {
@@ -97,7 +128,8 @@ TimelineFrame TimelineModel::compute(std::uint64_t t0, std::uint64_t t1, int wid
       for (std::size_t i = 0; i < n; ++i)
         if (s.envelope.has_data[i]) stack_top[i] += s.envelope.max[i];
     } else {
-      f.y_max = std::max(f.y_max, s.envelope.max_of_all);
+      for (std::size_t i = 0; i < n; ++i)
+        if (s.envelope.has_data[i]) f.y_max = std::max(f.y_max, s.envelope.max[i]);
     }
     f.series.push_back(std::move(s));
   }

@@ -19,10 +19,11 @@ struct TimelineSeries {
   SeriesInfo info;
   QString label;         // legend text
   bool stacked = false;  // leaf pools' used bytes: stacked areas; the rest: lines
-  QColor color;
-  Envelope envelope;  // Session::series(id, t0, t1, plot width)
+  QColor color;          // distinct from every other series' colour
+  Envelope envelope;     // Session::series(id, t0, t1, plot width)
   // Stacked areas only: per bucket, the sum of the max of the areas below.
   std::vector<std::uint64_t> base;
+  bool hidden = false;  // hidden from its legend entry: not drawn, not scaled for
 };
 
 struct TimelineBar {
@@ -34,7 +35,9 @@ struct TimelineFrame {
   std::uint64_t t0 = 0, t1 = 0;
   int width = 0;  // plot width in pixels = envelope points
   std::vector<TimelineSeries> series;
-  std::uint64_t y_max = 0;  // top of the byte axis (stacked tops and lines)
+  // Top of the byte axis: what is drawn in [t0, t1] (stacked tops and lines
+  // of the shown series, buckets with data only), so it refits on zoom.
+  std::uint64_t y_max = 0;
   // Leaf pools' blocks among Session::largest_blocks(t0, t1, kAskedBars),
   // in its order, at most kMaxBars.
   std::vector<TimelineBar> bars;
@@ -57,6 +60,8 @@ class TimelineModel {
   std::uint64_t end() const { return end_; }
   // The series drawn, in legend order (no envelopes).
   const std::vector<TimelineSeries>& layers() const { return layers_; }
+  // Hides or shows layer i (a click on its legend entry).
+  void setHidden(std::size_t i, bool hidden);
 
   // Everything to draw for [t0, t1] at `width` pixels; bars are placed in at
   // most `max_lanes` lanes.
@@ -64,6 +69,7 @@ class TimelineModel {
 
  private:
   void placeBars(TimelineFrame& frame, int max_lanes) const;
+  void makeColorsDistinct();
 
   std::shared_ptr<const Session> session_;
   std::vector<TimelineSeries> layers_;

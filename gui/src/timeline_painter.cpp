@@ -158,6 +158,13 @@ int pool_index(const Analysis& a, PoolId pool) {
   return 0;
 }
 
+// A block's bar takes its pool's colour in the legend (its used area).
+QColor bar_color(const TimelineFrame& f, const Analysis& a, PoolId pool) {
+  for (const TimelineSeries& s : f.series)
+    if (s.info.id.kind == SeriesKind::pool_used && s.info.id.pool == pool) return s.color;
+  return pool_color(static_cast<std::size_t>(pool_index(a, pool)));
+}
+
 void paint_bars(QPainter& p, const TimelineFrame& f, const TimelineLayout& l, const Analysis& a) {
   p.setPen(QColor(0x88, 0x88, 0x88));
   p.drawText(QRect(0, l.bars.top(), l.label_width - 6, 16), Qt::AlignRight | Qt::AlignTop,
@@ -174,7 +181,7 @@ void paint_bars(QPainter& p, const TimelineFrame& f, const TimelineLayout& l, co
   for (std::size_t i = 0; i < f.bars.size(); ++i) {
     const QRect r = bar_rect(f, l, i);
     if (r.isEmpty()) continue;
-    const QColor c = pool_color(static_cast<std::size_t>(pool_index(a, f.bars[i].block.pool)));
+    const QColor c = bar_color(f, a, f.bars[i].block.pool);
     p.fillRect(r, c);
     const QString size = format_bytes(f.bars[i].block.size);
     if (r.height() >= fm.height() - 2 && r.width() > fm.horizontalAdvance(size) + 6) {
@@ -184,23 +191,24 @@ void paint_bars(QPainter& p, const TimelineFrame& f, const TimelineLayout& l, co
   }
 }
 
+// A hidden series keeps its entry, greyed with an empty swatch.
 void paint_legend(QPainter& p, const TimelineFrame& f, const TimelineLayout& l) {
-  const QFontMetrics fm = p.fontMetrics();
-  int x = l.legend.left(), y = l.legend.top();
-  for (const TimelineSeries& s : f.series) {
-    const int w = legend_entry_width(fm, s);
-    if (x + w > l.legend.right() && x > l.legend.left()) {
-      x = l.legend.left();
-      y += kLegendRow;
-    }
+  const std::vector<QRect> rects = legend_rects(p.fontMetrics(), l, f.series);
+  for (std::size_t i = 0; i < f.series.size(); ++i) {
+    const TimelineSeries& s = f.series[i];
+    const int x = rects[i].left(), y = rects[i].top(), w = rects[i].width();
     const QRect swatch(x, y + (kLegendRow - kSwatch) / 2, kSwatch, kSwatch);
-    if (s.stacked)
-      p.fillRect(swatch, s.color);
-    else
-      p.fillRect(swatch.adjusted(0, kSwatch / 2 - 1, 0, -kSwatch / 2 + 1), s.color);
-    p.setPen(Qt::black);
+    const QRect mark =
+        s.stacked ? swatch : swatch.adjusted(0, kSwatch / 2 - 1, 0, -kSwatch / 2 + 1);
+    if (s.hidden) {
+      p.setPen(s.color);
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(mark.adjusted(0, 0, -1, -1));
+    } else {
+      p.fillRect(mark, s.color);
+    }
+    p.setPen(s.hidden ? QColor(0xa0, 0xa0, 0xa0) : QColor(Qt::black));
     p.drawText(QRect(x + kSwatch + 4, y, w, kLegendRow), Qt::AlignLeft | Qt::AlignVCenter, s.label);
-    x += w;
   }
 }
 
@@ -269,6 +277,34 @@ TimelineLayout layout_timeline(const QSize& size, const QFontMetrics& fm,
                  std::max(10, bottom - l.scopes.bottom() - 3));
   l.axis = QRect(left, l.bars.bottom() + 2, l.plot.width(), axis_h);
   return l;
+}
+
+std::vector<QRect> legend_rects(const QFontMetrics& fm, const TimelineLayout& l,
+                                const std::vector<TimelineSeries>& series) {
+  std::vector<QRect> rects;
+  int x = l.legend.left(), y = l.legend.top();
+  for (const TimelineSeries& s : series) {
+    const int w = legend_entry_width(fm, s);
+    if (x + w > l.legend.right() && x > l.legend.left()) {
+      x = l.legend.left();
+      y += kLegendRow;
+    }
+    rects.emplace_back(x, y, w, kLegendRow);
+    x += w;
+  }
+  return rects;
+}
+
+int scope_at(const TimelineFrame& f, const TimelineLayout& l, const QPoint& pos) {
+  if (!l.scopes.contains(pos)) return -1;
+  const int depth = (pos.y() - l.scopes.top()) / kScopeBand;
+  for (std::size_t i = f.scopes.size(); i-- > 0;) {
+    const ScopeInterval& s = f.scopes[i];
+    if (static_cast<int>(s.depth) != depth) continue;
+    const double x0 = x_of(f, l.plot, s.begin_ns), x1 = x_of(f, l.plot, s.end_ns);
+    if (pos.x() >= x0 - 1 && pos.x() <= std::max(x1, x0 + 1) + 1) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 QRect bar_rect(const TimelineFrame& f, const TimelineLayout& l, std::size_t i) {

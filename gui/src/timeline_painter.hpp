@@ -32,6 +32,12 @@ struct TimelineOverlay {
 // The rectangle of bar i of `frame` in `layout` (empty when not placed).
 QRect bar_rect(const TimelineFrame& frame, const TimelineLayout& layout, std::size_t i);
 
+// The legend entry of each series (a click there hides or shows it).
+std::vector<QRect> legend_rects(const QFontMetrics& fm, const TimelineLayout& layout,
+                                const std::vector<TimelineSeries>& series);
+// The scope band under `pos` (frame.scopes index), -1 for none.
+int scope_at(const TimelineFrame& frame, const TimelineLayout& layout, const QPoint& pos);
+
 void paint_timeline(QPainter& p, const TimelineFrame& frame, const TimelineLayout& layout,
                     const TimelineOverlay& overlay, const Analysis& whole);
 

@@ -1,8 +1,10 @@
 #include "timeline_view.hpp"
 
+#include <QApplication>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -22,6 +24,12 @@ TimelineView::TimelineView(QWidget* parent) : SessionView(parent) {
   setMouseTracking(true);
   setMinimumSize(400, 260);
   setFocusPolicy(Qt::StrongFocus);
+  click_timer_ = new QTimer(this);
+  click_timer_->setSingleShot(true);
+  connect(click_timer_, &QTimer::timeout, this, [this] {
+    setMoment(click_time_);
+    emit momentSelected(click_time_);
+  });
 }
 
 void TimelineView::setSession(std::shared_ptr<const Session> session) {
@@ -137,6 +145,41 @@ QString TimelineView::barToolTip(std::size_t i) const {
   return text;
 }
 
+int TimelineView::legendAt(const QPoint& pos) const {
+  const std::vector<QRect> rects = legend_rects(fontMetrics(), layout_, model_.layers());
+  for (std::size_t i = 0; i < rects.size(); ++i)
+    if (rects[i].contains(pos)) return static_cast<int>(i);
+  return -1;
+}
+
+QRect TimelineView::legendRect(std::size_t i) const {
+  const std::vector<QRect> rects = legend_rects(fontMetrics(), layout_, model_.layers());
+  return i < rects.size() ? rects[i] : QRect();
+}
+
+void TimelineView::setSeriesHidden(std::size_t i, bool hidden) {
+  model_.setHidden(i, hidden);
+  recompute();
+}
+
+bool TimelineView::seriesHidden(std::size_t i) const {
+  return i < model_.layers().size() && model_.layers()[i].hidden;
+}
+
+QString TimelineView::scopeToolTip(std::size_t i) const {
+  const ScopeInterval& s = frame_.scopes.at(i);
+  QString name = QStringLiteral("scope %1").arg(s.scope);
+  for (const ScopeStats& st : model_.session()->whole().scopes)
+    if (st.info.id == s.scope) name = QString::fromStdString(st.info.name);
+  const QString end =
+      s.end_ns == kTimeMax ? tr("still open at the end") : tr("to %1").arg(format_moment(s.end_ns));
+  return tr("<b>%1</b> (thread %2, depth %3)<br>from %4 %5")
+      .arg(name.toHtmlEscaped())
+      .arg(s.thread)
+      .arg(s.depth)
+      .arg(format_moment(s.begin_ns), end);
+}
+
 QString TimelineView::plotToolTip(const QPoint& pos) const {
   const int i = pos.x() - layout_.plot.left();
   QString text = QStringLiteral("<b>%1</b>").arg(format_moment(timeAtX(pos.x())));
@@ -153,7 +196,10 @@ bool TimelineView::event(QEvent* e) {
   if (e->type() == QEvent::ToolTip && isReady()) {
     auto* help = static_cast<QHelpEvent*>(e);
     const int bar = barAt(help->pos());
-    if (bar >= 0)
+    const int scope = scopeAt(help->pos());
+    if (scope >= 0)
+      QToolTip::showText(help->globalPos(), scopeToolTip(static_cast<std::size_t>(scope)), this);
+    else if (bar >= 0)
       QToolTip::showText(help->globalPos(), barToolTip(static_cast<std::size_t>(bar)), this);
     else if (layout_.plot.contains(help->pos()))
       QToolTip::showText(help->globalPos(), plotToolTip(help->pos()), this);
@@ -218,7 +264,11 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   const Drag drag = std::exchange(drag_, Drag::none);
   overlay_.rubber_band.reset();
   moved_ = moved_ || std::abs(e->pos().x() - press_pos_.x()) >= kClickSlop;
-  if (drag == Drag::band && moved_) {
+  const int entry = drag == Drag::pan && !moved_ ? legendAt(e->pos()) : -1;
+  if (entry >= 0) {  // a legend entry: hide or show its series, no moment
+    setSeriesHidden(static_cast<std::size_t>(entry),
+                    !seriesHidden(static_cast<std::size_t>(entry)));
+  } else if (drag == Drag::band && moved_) {
     const int x0 = std::min(press_pos_.x(), e->pos().x());
     const int x1 = std::max(press_pos_.x(), e->pos().x());
     const std::uint64_t t0 = timeAtX(x0), t1 = timeAtX(x1);
@@ -227,15 +277,26 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     emit rangeSelected(t0, t1);
   } else if (drag == Drag::pan && !moved_ && e->pos().x() >= layout_.plot.left() &&
              e->pos().x() <= layout_.plot.right()) {
-    const std::uint64_t t = timeAtX(e->pos().x());
-    setMoment(t);
-    emit momentSelected(t);
+    // The first click of a double click must not move the moment.
+    click_time_ = timeAtX(e->pos().x());
+    click_timer_->start(QApplication::doubleClickInterval());
   }
   update();
 }
 
-void TimelineView::mouseDoubleClickEvent(QMouseEvent*) {
-  if (isReady()) setVisibleRange(model_.begin(), model_.end());
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
+  click_timer_->stop();
+  if (!isReady()) return;
+  if (const int entry = legendAt(e->pos()); entry >= 0) {  // two quick toggles
+    const auto i = static_cast<std::size_t>(entry);
+    setSeriesHidden(i, !seriesHidden(i));
+    drag_ = Drag::none;
+    return;
+  }
+  drag_ = Drag::none;  // the release that follows is no click
+  overlay_.highlight.reset();
+  setVisibleRange(model_.begin(), model_.end());
+  emit rangeSelected(model_.begin(), model_.end());
 }
 
 }  // namespace memtrail::gui

@@ -3,8 +3,11 @@
 // Session::series, one bucket per pixel), lifetime bars of the largest
 // blocks of the visible range, marks and scope entries.
 // Wheel: zoom around the cursor. Drag: pan. Shift+drag or right drag:
-// select a range (rangeSelected). Click: pick a moment (momentSelected).
-// Double click: the whole trace.
+// select a range (rangeSelected). Click: pick a moment (momentSelected),
+// once the double-click interval passed without a second click. Double
+// click: the whole trace (drops the range, rangeSelected over the whole
+// trace); the moment stays. Click on a legend entry: hide or show that
+// series (the byte axis fits the series shown, in the visible range).
 #pragma once
 
 #include <optional>
@@ -13,6 +16,8 @@
 #include "memtrail/gui/session_view.hpp"
 #include "timeline_model.hpp"
 #include "timeline_painter.hpp"
+
+class QTimer;
 
 namespace memtrail::gui {
 
@@ -27,6 +32,7 @@ class TimelineView : public SessionView {
   // (no highlight for the whole trace).
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
   void setMoment(std::uint64_t time_ns) override;
+  std::optional<std::uint64_t> moment() const { return overlay_.moment; }
   bool isReady() const override { return model_.session() != nullptr; }
 
   std::pair<std::uint64_t, std::uint64_t> visibleRange() const { return {v0_, v1_}; }
@@ -47,6 +53,14 @@ class TimelineView : public SessionView {
   QRect barRect(std::size_t i) const { return bar_rect(frame_, layout_, i); }
   int barAt(const QPoint& pos) const;  // -1: none
   QString barToolTip(std::size_t i) const;
+  // Legend entries: a click on one hides or shows its series (no moment).
+  int legendAt(const QPoint& pos) const;  // series index, -1: none
+  QRect legendRect(std::size_t i) const;
+  void setSeriesHidden(std::size_t i, bool hidden);
+  bool seriesHidden(std::size_t i) const;
+  // Scope bands: the name, thread and times of the one under the pointer.
+  int scopeAt(const QPoint& pos) const { return scope_at(frame_, layout_, pos); }
+  QString scopeToolTip(std::size_t i) const;
 
   static constexpr std::uint64_t kMinSpanNs = 1000;
   static constexpr double kWheelFactor = 1.25;  // per wheel notch
@@ -75,6 +89,8 @@ class TimelineView : public SessionView {
   QPoint press_pos_;
   std::uint64_t press_v0_ = 0;
   bool moved_ = false;
+  QTimer* click_timer_ = nullptr;  // a click's moment waits for a double click
+  std::uint64_t click_time_ = 0;
 };
 
 }  // namespace memtrail::gui

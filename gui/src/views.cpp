@@ -5,6 +5,7 @@
 #include "fragmentation_view.hpp"
 #include "leaks_view.hpp"
 #include "main_window.hpp"
+#include "processes_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
 
@@ -21,6 +22,13 @@ void addAllViews(MainWindow& window) {
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
   window.addView("flame", QObject::tr("Flame graph"), new FlameView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
+  // A run directory's processes; a double click opens one.
+  auto* processes = new ProcessesView;
+  window.addView("processes", QObject::tr("Processes"), processes);
+  QObject::connect(&window, &MainWindow::runChanged, processes,
+                   [processes, &window] { processes->setRun(window.run()); });
+  QObject::connect(processes, &ProcessesView::processChosen, &window,
+                   [&window](std::size_t i) { window.openProcess(i); });
 }
 
 }  // namespace memtrail::gui

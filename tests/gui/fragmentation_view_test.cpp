@@ -94,8 +94,11 @@ class FragmentationViewTest : public QObject {
       seen_without_blocks = seen_without_blocks || !blocks;
     }
     QCOMPARE(order.front(), caching_);
-    QCOMPARE(v.moment(), a.pool(PoolId{caching_})->peak_reserved_time_ns);
+    // Issue 30 item 4: every view starts at the peak of used bytes, and says so.
+    QCOMPARE(v.moment(), a.summary.peak_time_ns);
+    QVERIFY(v.momentIsPeakUsed());
     QVERIFY(wait_ready(v));
+    QVERIFY2(v.headline().contains("(peak used)"), qPrintable(v.headline()));
     QCOMPARE(v.map().time_ns, s_->segment_map(PoolId{caching_}, v.moment()).time_ns);
     check_rows_match_map(v, s_->segment_map(PoolId{caching_}, v.moment()));
   }
@@ -193,6 +196,7 @@ class FragmentationViewTest : public QObject {
     QVERIFY(plain);
     v.selectPool(plain->info.id);
     QCOMPARE(v.currentPool(), plain->info.id);
+    v.setMoment(plain->peak_used_time_ns);
     QVERIFY(wait_ready(v));
     QCOMPARE(v.moment(), plain->peak_used_time_ns);
     const SegmentMap map = s_->segment_map(PoolId{plain->info.id}, v.moment());
@@ -221,11 +225,17 @@ class FragmentationViewTest : public QObject {
                    sum.last_event_ns, static_cast<std::size_t>(chart->plotRect().width()));
     QVERIFY(chart->envelope().max == asked.max);
     QVERIFY(chart->envelope().has_data == asked.has_data);
-    // A range narrows the chart to it; the rows (a moment) stay ready.
-    QSignalSpy ready(&v, &SessionView::ready);
+    // A range narrows the chart to it; the moment (the whole trace's peak,
+    // outside the range) goes back inside it (issue 30 item 4): the rows
+    // never show a moment outside the range.
     const std::uint64_t r0 = pinned_at_ / 2, r1 = pinned_at_ + 1000;
+    QVERIFY(v.moment() < r0 || v.moment() > r1);
     v.setRange(r0, r1, nullptr);
-    QCOMPARE(ready.count(), 1);
+    QVERIFY(v.moment() >= r0 && v.moment() <= r1);
+    QVERIFY(wait_ready(v));
+    QVERIFY(v.map().time_ns >= r0 && v.map().time_ns <= r1);
+    v.setMoment(r1 + 5000);  // e.g. an OOM event outside the range
+    QCOMPARE(v.moment(), r1);
     const Envelope narrowed =
         s_->series({SeriesKind::pool_external_fragmentation, PoolId{caching_}}, r0, r1,
                    static_cast<std::size_t>(chart->plotRect().width()));

@@ -25,6 +25,34 @@ class LeaksViewTest : public QObject {
     QVERIFY2(session_, error.c_str());
   }
 
+  // Issue 30, disagreement 6: where the site column is too narrow for a
+  // label, the elided text still ends with the line number (it was cut off
+  // the end).
+  void aNarrowSiteColumnKeepsTheLineNumber() {
+    gui::LeaksView v;
+    v.resize(760, 600);
+    v.show();
+    v.setSession(session_);
+    const Summary& s = session_->whole().summary;
+    v.setRange(s.first_event_ns, s.last_event_ns,
+               std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    QTreeView* tree = v.tree();
+    QTest::qWait(50);
+    int elided = 0;
+    for (int r = 0; r < v.model()->rowCount(); ++r) {
+      const QModelIndex i = v.model()->index(r, 0);
+      const QString label = i.data().toString();
+      const QRegularExpression line(":[0-9]+$");
+      if (!label.contains(line)) continue;
+      const int room = tree->visualRect(i).width() - 8;
+      const QString shown = tree->fontMetrics().elidedText(label, tree->textElideMode(), room);
+      if (shown == label) continue;
+      ++elided;
+      QVERIFY2(shown.contains(line), qPrintable(shown));
+    }
+    QVERIFY2(elided > 0, "no label is elided at this width");
+  }
+
   void showsTheSourceLineOfTheSelectedSite() {
     gui::LeaksView v;
     QSignalSpy ready(&v, &gui::SessionView::ready);

@@ -6,6 +6,7 @@
 
 #include "fragmentation_view.hpp"
 #include "gui_traces.hpp"
+#include "segment_fragmentation_chart.hpp"
 #include "summary_view.hpp"
 #include "timeline_axis.hpp"
 
@@ -154,6 +155,87 @@ class ViewsAgreeTest : public QObject {
     const std::uint64_t chart = e.has_data[i] ? e.max[i] : 0;
     QCOMPARE(chart, header);
 #endif
+  }
+
+  // Item 1, at every moment: for each pool of samples/fragmentation with a
+  // fragmentation series, at moments between the pass's samples, on them,
+  // spread over the trace and at its end (after the pool's last point), the
+  // chart's mark at the moment shows the header's figure, which is the
+  // segment map's. The sampled curve alone (its pixel under the moment) is
+  // counted where it differs: what the chart showed before.
+  void chartAndHeaderAgreeAtEveryMoment() {
+#ifndef MEMTRAIL_FRAGMENTATION_BIN
+    QSKIP("samples/fragmentation is not built");
+#else
+    const std::string trace =
+        test::only_trace(test::recordRun(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation-moments"));
+    QVERIFY(!trace.empty());
+    OpenResult opened = Session::open(trace);
+    QVERIFY2(opened.session, opened.message.c_str());
+    std::shared_ptr<const Session> session = std::move(opened.session);
+    const Summary& s = session->whole().summary;
+    gui::FragmentationView v;
+    v.resize(1300, 800);
+    v.setSession(session);
+    int pools = 0, moments = 0, curve_differs = 0;
+    for (const PoolStats& p : session->whole().pools) {
+      if (!p.has_segments || p.fragmentation.empty()) continue;
+      ++pools;
+      std::vector<std::uint64_t> at = {s.first_event_ns, s.last_event_ns,
+                                       p.fragmentation.back().time_ns + 1};
+      for (std::size_t i = 0; i + 1 < p.fragmentation.size(); i += 3) {
+        at.push_back(p.fragmentation[i].time_ns);
+        at.push_back((p.fragmentation[i].time_ns + p.fragmentation[i + 1].time_ns) / 2);
+      }
+      for (int k = 1; k < 12; ++k)
+        at.push_back(s.first_event_ns + (s.last_event_ns - s.first_event_ns) * k / 12);
+      v.selectPool(p.info.id);
+      for (std::uint64_t t : at) {
+        v.setMoment(t);
+        QTRY_VERIFY_WITH_TIMEOUT(v.isReady(), 10000);
+        const SegmentMap map = session->segment_map(PoolId{p.info.id}, t);
+        if (!map.error.empty()) {  // before the pool was made: no figure on either
+          QVERIFY(!v.chart()->momentValue());
+          continue;
+        }
+        QVERIFY2(v.chart()->momentValue(), qPrintable(v.headline()));
+        const double exact = map.fragmentation.external;
+        const QString figure = QString("%1 %").arg(exact * 100, 0, 'f', 1);
+        QVERIFY2(v.headline().contains("external fragmentation " + figure),
+                 qPrintable(v.headline() + " / want " + figure));
+        QCOMPARE(QString("%1 %").arg(*v.chart()->momentValue() * 100, 0, 'f', 1), figure);
+        const auto curve = v.chart()->curveValueAt(t);
+        if (!curve || std::abs(*curve - exact) > 0.001) ++curve_differs;
+        ++moments;
+      }
+      // After the pool's last sample, the curve itself ends at the end's state.
+      const auto end = v.chart()->curveValueAt(s.last_event_ns);
+      QVERIFY(end.has_value());
+      QCOMPARE(std::llround(*end * 1e6), std::llround(p.final_fragmentation.external * 1e6));
+    }
+    QVERIFY(pools >= 2);
+    qInfo("%d pools, %d moments: the sampled curve alone differs from the header at %d", pools,
+          moments, curve_differs);
+#endif
+  }
+
+  // Item 6: a time tick at the chart's left edge ran its label into "0 %".
+  void noTimeLabelOverlapsThePercentLabels() {
+    std::string error;
+    auto session = test::leaksSession(&error);
+    QVERIFY2(session, error.c_str());
+    gui::SegmentFragmentationChart chart;
+    chart.resize(700, 170);
+    const Summary& s = session->whole().summary;
+    // A range starting on a round time: its first tick lies on the left edge.
+    const std::uint64_t t0 = (s.first_event_ns / 100000 + 1) * 100000;
+    chart.setPool(session, 0, t0, t0 + 1000000);
+    const auto labels = chart.timeLabels();
+    QVERIFY(!labels.empty());
+    for (int pct : {0, 50, 100})
+      for (const auto& [box, text] : labels)
+        QVERIFY2(!box.intersects(QRectF(chart.percentLabelRect(pct))), qPrintable(text));
+    QVERIFY(!chart.grab().isNull());
   }
 };
 

@@ -26,6 +26,9 @@ struct RunProcess {
   std::string executable;
   std::uint64_t start_realtime_ns = 0;
   std::string header_error;  // non-empty: listed, but the header is unreadable
+  // The exit status `memtrail run` wrote to index.tsv (the root process's
+  // last image); nullopt when unknown.
+  std::optional<int> exit_status;
 };
 
 struct RunIndex {

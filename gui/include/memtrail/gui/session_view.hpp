@@ -28,6 +28,10 @@ class SessionView : public QWidget {
   // A chosen moment (a click on the timeline); views showing a state at one
   // moment (fragmentation, OOM explainer, summary pies) follow it.
   virtual void setMoment(std::uint64_t /*time_ns*/) {}
+  // The window's moment is the range's peak of used bytes (at load, after
+  // "Go to peak used", or when a new range leaves the chosen moment out):
+  // views that show a moment say "peak used" rather than "chosen".
+  virtual void setPeakMoment(std::uint64_t time_ns) { setMoment(time_ns); }
   // Whether the view holds everything it needs to paint the current
   // session and range (emits ready() when that becomes true).
   virtual bool isReady() const = 0;

@@ -33,11 +33,6 @@ constexpr std::uint64_t kBusyWindowNs = 5'000'000;
 // reads stacks conservatively, would take them for pointers. A pass uses
 // about 4 KiB of stack (measured, chunk compression included): clear that.
 constexpr std::size_t kDrainStackBytes = 4096;
-__attribute__((noinline)) void clear_drain_stack() {
-  unsigned char used[kDrainStackBytes];
-  explicit_bzero(used, sizeof used);
-  asm volatile("" : : "r"(used) : "memory");
-}
 
 // The signals held while a program thread drains. One of them landing inside
 // the pass would find this thread holding the lock the writer needs to
@@ -53,6 +48,29 @@ sigset_t signals_held_while_draining() {
 }
 
 }  // namespace
+
+__attribute__((noinline)) void clear_drain_stack() {
+  unsigned char used[kDrainStackBytes];
+  explicit_bzero(used, sizeof used);
+  asm volatile("" : : "r"(used) : "memory");
+}
+
+void drain_before_fork(Session& s) {
+  if (!s.track_live.load(std::memory_order_acquire) || !s.options.follow_forks ||
+      s.failed.load(std::memory_order_relaxed) || s.exit_requested.load(std::memory_order_acquire))
+    return;
+  ++t_internal;  // the drain's own allocations are not the program's
+  t_draining = true;
+  try {
+    while (s.drain()) {
+    }
+  } catch (const std::exception& e) {
+    s.stop_tracing(e);
+  }
+  t_draining = false;
+  --t_internal;
+  clear_drain_stack();
+}
 
 int Session::count_busy_producers() {
   std::uint64_t now = clock.raw_now();

@@ -438,7 +438,19 @@ void set_stack_extent(ThreadBuffer* tb, const pthread_attr_t& attr);
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]);
 // exclusive: never replace an existing file (a trace of an earlier image of
 // this pid); take <name>.N.mtr instead.
-bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive);
+// `inherit` (when not null): the session whose live blocks this process
+// holds (its fork parent's, or the image's own before a failed exec); the
+// new trace begins with them (inherited_blocks.cpp). `why` says which.
+bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive,
+                   const Session* inherit = nullptr, const char* why = nullptr);
+void inherit_live_blocks(Session& s, const Session& from, const char* why);
+// fork()'s prepare handler, under work_mutex: drains every event recorded
+// so far, so the live map the child inherits holds the blocks allocated
+// just before the fork (drain_sharing.cpp).
+void drain_before_fork(Session& s);
+// Zeroes the stack a drain (or an import of inherited blocks) used below
+// the caller: block addresses left there would read as roots at exit.
+void clear_drain_stack();
 // exit_hook: run the exit hook (leak scan) first; not at exec.
 void stop_session(bool exit_hook);
 

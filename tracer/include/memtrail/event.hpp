@@ -105,6 +105,16 @@ enum class MarkDetail : std::uint8_t {
   // in the trace (frees are); size = the pause depth after the call.
   pause = 6,
   resume = 7,
+  // The image called exec here (issue 27): its trace ends, and the blocks
+  // live now are not classified, as Valgrind classifies no image that
+  // exec'd. aux = its text. A failed exec goes on in a new trace, which
+  // carries those blocks (an `inherited` mark).
+  exec = 8,
+  // The blocks live in another trace of this process at its start were
+  // carried into this one as allocations at time 0 (a fork child's
+  // inheritance, the image that goes on after a failed exec): size = their
+  // number, requested = the pid they came from, aux = text.
+  inherited = 9,
 };
 
 // MarkDetail::lost's `requested`: why events are missing from the trace.

@@ -41,8 +41,10 @@ const std::vector<ForkExecProgram>& programs() {
       {"fork_list", {{{}, {}, {}, {3, 96}}, {{}, {}, {}, {103, 3296}}}, true},
       // (c) the child's three strings die with its image at the exec.
       {"exec_strdup", {{}, {}}, true, {3, 81}},
-      // (d) the exec fails; the child keeps one block and leaks another.
-      {"exec_fails", {{}, {{1, 100}, {}, {}, {1, 48}}}, false},
+      // (d) the exec fails; the child keeps one block and leaks another. The
+      // trace that ended at the exec shows the kept block unclassified; the
+      // trace that goes on after it carries and classifies it.
+      {"exec_fails", {{}, {{1, 100}, {}, {}, {1, 48}}}, false, {1, 48}},
   };
   return list;
 }

@@ -445,7 +445,8 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   std::uint32_t site = site_index(p, e.pool, e.stack);
   SiteState& s = sites_[site];
   bool reuse = e.kind == EventKind::reuse;
-  if (in_range) {
+  // An inherited block is live here but was allocated in another trace.
+  if (in_range && e.detail != static_cast<std::uint8_t>(AllocFn::inherited)) {
     ++s.out.calls;
     s.out.bytes_allocated += e.size;
     ++p.out.allocations;

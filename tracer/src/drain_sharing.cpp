@@ -33,6 +33,11 @@ constexpr std::uint64_t kBusyWindowNs = 5'000'000;
 // reads stacks conservatively, would take them for pointers. A pass uses
 // about 4 KiB of stack (measured, chunk compression included): clear that.
 constexpr std::size_t kDrainStackBytes = 4096;
+__attribute__((noinline)) void clear_drain_stack() {
+  unsigned char used[kDrainStackBytes];
+  explicit_bzero(used, sizeof used);
+  asm volatile("" : : "r"(used) : "memory");
+}
 
 // The signals held while a program thread drains. One of them landing inside
 // the pass would find this thread holding the lock the writer needs to
@@ -48,12 +53,6 @@ sigset_t signals_held_while_draining() {
 }
 
 }  // namespace
-
-__attribute__((noinline)) void clear_drain_stack() {
-  unsigned char used[kDrainStackBytes];
-  explicit_bzero(used, sizeof used);
-  asm volatile("" : : "r"(used) : "memory");
-}
 
 void drain_before_fork(Session& s) {
   if (!s.track_live.load(std::memory_order_acquire) || !s.options.follow_forks ||

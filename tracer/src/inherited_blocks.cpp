@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memtrail/detail/diagnostics.hpp"
 #include "runtime.hpp"
 
 namespace memtrail::runtime {
@@ -50,12 +51,21 @@ void write_inherited_mark(Session& s, std::uint64_t blocks, int from_pid, const 
 
 }  // namespace
 
-// `s` is not published yet: no thread records into it, no writer runs.
+void Session::take_inherited_blocks() {
+  const Session* from = inherit_from;
+  if (!from) return;
+  inherit_from = nullptr;
+  try {
+    inherit_live_blocks(*this, *from, inherit_why);
+  } catch (const std::exception& e) {
+    detail::diagnostic("memtrail: the blocks %s were not carried into the new trace (%s)\n",
+                       inherit_why, e.what());
+  }
+}
+
+// Nothing else in this process changes `from` any more (its writer is gone).
 void inherit_live_blocks(Session& s, const Session& from, const char* why) {
-  if (!from.track_live.load(std::memory_order_acquire)) return;
-  s.track_live.store(true, std::memory_order_release);
   const std::vector<Inherited> blocks = live_blocks_of(from);
-  std::lock_guard work(s.work_mutex);
   write_inherited_mark(s, blocks.size(), from.pid, why);
   const std::uint32_t heap_pool_id = memtrail::heap_pool();
   s.emit_tables();
@@ -82,6 +92,7 @@ void inherit_live_blocks(Session& s, const Session& from, const char* why) {
     }
     Event e;
     e.kind = EventKind::alloc;
+    e.detail = static_cast<std::uint8_t>(AllocFn::inherited);
     e.pool = heap_pool_id;
     e.address = b.address;
     e.size = b.entry.size;

@@ -174,7 +174,7 @@ Session* g_forking_session = nullptr;
 void before_fork() {
   g_forking_session = g_session.load(std::memory_order_acquire);
   if (g_forking_session) {
-    g_forking_session->work_mutex.lock();  // writer idle
+    g_forking_session->work_mutex.lock();   // writer idle
     drain_before_fork(*g_forking_session);  // the live map the child inherits
   }
   tables().mutex.lock();
@@ -220,9 +220,9 @@ void after_fork_child() {
   ++t_internal;
   // The parent's live map and stack trie, as the fork copied them, are
   // consistent: its writer was idle (work_mutex) and nothing undrained.
+  // The child's first drain writes them into its trace.
   start_session(parent->options, true, false, parent, "inherited at fork from the heap");
   --t_internal;
-  clear_drain_stack();
 }
 
 }  // namespace

@@ -809,13 +809,10 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   }
   if (s->stack_frames > 0) init_libunwind_high();
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
-  if (inherit) {
-    try {
-      inherit_live_blocks(*s, *inherit, why);
-    } catch (const std::exception& e) {
-      detail::diagnostic("memtrail: the blocks %s were not carried into the new trace (%s)\n", why,
-                         e.what());
-    }
+  if (inherit && inherit->track_live.load(std::memory_order_acquire)) {
+    s->track_live.store(true, std::memory_order_relaxed);
+    s->inherit_from = inherit;  // written by the first drain
+    s->inherit_why = why;
   }
   if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
     // Opened now, while the high numbers are free: later the program may
@@ -1117,7 +1114,6 @@ void detail::resume_after_failed_exec() {
   if (g_session.load(std::memory_order_acquire) || !g_options_before_exec) return;
   runtime::start_session(*g_options_before_exec, false, true, g_session_before_exec,
                          "carried over a failed exec from the image's earlier trace");
-  runtime::clear_drain_stack();
 }
 
 void detail::add_forwarder(const void* function_start) {

@@ -335,6 +335,14 @@ struct Session {
   LiveHeap live;
   detail::HeapWindow window;  // under live_mutex; see reset_heap_window()
 
+  // Set before the session is published (start_session): the session
+  // whose live blocks this process already holds; the first drain (under
+  // work_mutex, before any event) writes them (inherited_blocks.cpp), so
+  // the program does not wait for it at the fork.
+  const Session* inherit_from = nullptr;
+  const char* inherit_why = nullptr;
+  void take_inherited_blocks();
+
   std::uint64_t now_ns() const;
   void wake();
   // Asks the writer to drain and flush; waits up to `timeout_ms` for it.
@@ -443,14 +451,12 @@ void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameByte
 // new trace begins with them (inherited_blocks.cpp). `why` says which.
 bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive,
                    const Session* inherit = nullptr, const char* why = nullptr);
+// Under s.work_mutex.
 void inherit_live_blocks(Session& s, const Session& from, const char* why);
 // fork()'s prepare handler, under work_mutex: drains every event recorded
 // so far, so the live map the child inherits holds the blocks allocated
 // just before the fork (drain_sharing.cpp).
 void drain_before_fork(Session& s);
-// Zeroes the stack a drain (or an import of inherited blocks) used below
-// the caller: block addresses left there would read as roots at exit.
-void clear_drain_stack();
 // exit_hook: run the exit hook (leak scan) first; not at exec.
 void stop_session(bool exit_hook);
 

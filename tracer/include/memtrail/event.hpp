@@ -67,6 +67,10 @@ enum class AllocFn : std::uint8_t {
   op_delete_array = 8,
   free = 9,
   pool = 10,  // an allocator-stack pool (CachingPool, BfcPool, Workspace, ...)
+  // A block the process already held when its trace began (a fork child's
+  // parent's block, one kept over a failed exec), after an `inherited`
+  // mark: live in this trace, but no allocation of it.
+  inherited = 11,
 };
 
 // Event::detail for `reachability` events.

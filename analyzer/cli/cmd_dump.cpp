@@ -36,6 +36,10 @@ const char* mark_kind_text(MarkDetail detail) {
       return " kind=pause";
     case MarkDetail::resume:
       return " kind=resume";
+    case MarkDetail::exec:
+      return " kind=exec";
+    case MarkDetail::inherited:
+      return " kind=inherited";
   }
   return " kind=?";
 }

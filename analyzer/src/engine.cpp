@@ -411,6 +411,7 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       break;
     case EventKind::mark:
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
+      if (e.detail == static_cast<std::uint8_t>(MarkDetail::exec)) leaks_.ended_at_exec = true;
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::lost)) {
         note_lost(e);
         break;
@@ -444,7 +445,8 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   std::uint32_t site = site_index(p, e.pool, e.stack);
   SiteState& s = sites_[site];
   bool reuse = e.kind == EventKind::reuse;
-  if (in_range) {
+  // An inherited block is live here but was allocated in another trace.
+  if (in_range && e.detail != static_cast<std::uint8_t>(AllocFn::inherited)) {
     ++s.out.calls;
     s.out.bytes_allocated += e.size;
     ++p.out.allocations;
@@ -699,6 +701,10 @@ void Engine::finish(Analysis& a) {
       Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
       if (cls == LeakClass::runtime) {
         totals.runtime.add(b.size);
+        return;
+      }
+      if (leaks_.ended_at_exec && cls == LeakClass::unknown) {  // no scan ran: the image exec'd
+        totals.exec_replaced.add(b.size);
         return;
       }
       if (cls == LeakClass::reachable) {

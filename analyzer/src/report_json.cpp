@@ -142,6 +142,9 @@ json report_skeleton(const Analysis& a) {
       {"reachable_bytes", a.leaks.reachable.bytes}, {"reachable_blocks", a.leaks.reachable.blocks},
       {"possible_bytes", a.leaks.possible.bytes},   {"possible_blocks", a.leaks.possible.blocks},
       {"runtime_bytes", a.leaks.runtime.bytes},     {"runtime_blocks", a.leaks.runtime.blocks},
+      {"exec_replaced_bytes", a.leaks.exec_replaced.bytes},
+      {"exec_replaced_blocks", a.leaks.exec_replaced.blocks},
+      {"ended_at_exec", a.leaks.ended_at_exec},
       {"classified", a.leaks.classified},           {"sites", leak_sites}};
 
   json pools = json::array();

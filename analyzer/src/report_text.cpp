@@ -136,6 +136,11 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   out += "\nLEAKS";
   if (l.classified)
     out += " (classified at exit by reachability)\n";
+  else if (l.ended_at_exec)
+    out += fmt(
+        " (the image was replaced by exec: not classified, as Valgrind does not; %s in %s were "
+        "live then)\n",
+        format_size(l.exec_replaced.bytes).c_str(), blocks(l.exec_replaced.blocks).c_str());
   else if (a.attached)
     out +=
         " (attached: not classified; every block allocated in the window and live at the "

@@ -54,6 +54,23 @@ sigset_t signals_held_while_draining() {
 
 }  // namespace
 
+void drain_before_fork(Session& s) {
+  if (!s.track_live.load(std::memory_order_acquire) || !s.options.follow_forks ||
+      s.failed.load(std::memory_order_relaxed) || s.exit_requested.load(std::memory_order_acquire))
+    return;
+  ++t_internal;  // the drain's own allocations are not the program's
+  t_draining = true;
+  try {
+    while (s.drain()) {
+    }
+  } catch (const std::exception& e) {
+    s.stop_tracing(e);
+  }
+  t_draining = false;
+  --t_internal;
+  clear_drain_stack();
+}
+
 int Session::count_busy_producers() {
   std::uint64_t now = clock.raw_now();
   std::uint64_t window = clock.raw_span(kBusyWindowNs);

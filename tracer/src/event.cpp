@@ -64,6 +64,8 @@ std::string_view to_string(AllocFn fn) {
       return "free";
     case AllocFn::pool:
       return "pool";
+    case AllocFn::inherited:
+      return "inherited";
   }
   return "unknown";
 }

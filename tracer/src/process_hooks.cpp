@@ -175,15 +175,22 @@ Session* g_forking_session = nullptr;
 
 void before_fork() {
   g_forking_session = g_session.load(std::memory_order_acquire);
-  if (g_forking_session) g_forking_session->work_mutex.lock();  // writer idle
+  if (g_forking_session) {
+    g_forking_session->work_mutex.lock();   // writer idle
+    drain_before_fork(*g_forking_session);  // the live map the child inherits
+  }
   tables().mutex.lock();
-  if (g_forking_session) g_forking_session->blocks.lock();
+  if (g_forking_session) {
+    g_forking_session->blocks.lock();
+    g_forking_session->live_mutex.lock();
+  }
   detail::own_heap_lock();
 }
 
 void after_fork_parent() {
   detail::own_heap_unlock();
   if (g_forking_session) {
+    g_forking_session->live_mutex.unlock();
     g_forking_session->blocks.unlock();
     g_forking_session->work_mutex.unlock();
   }
@@ -204,13 +211,19 @@ void abandon_parent_session(Session* parent) {
 void after_fork_child() {
   detail::own_heap_unlock();
   Session* parent = g_forking_session;
-  if (parent) parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
+  if (parent) {
+    parent->live_mutex.unlock();
+    parent->blocks.unlock();  // its work_mutex stays locked: that session is dead here
+  }
   tables().mutex.unlock();
   if (!parent) return;
   abandon_parent_session(parent);
   if (!parent->options.follow_forks) return;  // --no-follow: the child runs untraced
   ++t_internal;
-  start_session(parent->options, true, false);
+  // The parent's live map and stack trie, as the fork copied them, are
+  // consistent: its writer was idle (work_mutex) and nothing undrained.
+  // The child's first drain writes them into its trace.
+  start_session(parent->options, true, false, parent, "inherited at fork from the heap");
   --t_internal;
 }
 

@@ -792,7 +792,8 @@ volatile std::uint32_t* make_fork_probe() {
 
 }  // namespace
 
-bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive) {
+bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive,
+                   const Session* inherit, const char* why) {
   auto s = std::make_unique<Session>();
   s->options = options;
   s->pid = static_cast<int>(::getpid());
@@ -826,6 +827,11 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   }
   s->writer->keep_space_free();  // the program's own files need the space more
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
+  if (inherit && inherit->track_live.load(std::memory_order_acquire)) {
+    s->track_live.store(true, std::memory_order_relaxed);
+    s->inherit_from = inherit;  // written by the first drain
+    s->inherit_why = why;
+  }
   if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
     // Opened now, while the high numbers are free: later the program may
     // have lowered its limit (the writer reopens it only if it was closed).
@@ -1081,6 +1087,9 @@ void stop() {
 
 namespace {
 RecorderOptions* g_options_before_exec = nullptr;  // kept for a failed exec
+// The session an exec finished: a failed exec's new trace carries its live
+// blocks (Sessions are never freed).
+const runtime::Session* g_session_before_exec = nullptr;
 }  // namespace
 
 bool detail::stop_for_exec() {
@@ -1090,7 +1099,17 @@ bool detail::stop_for_exec() {
   if (!s) return false;
   if (!g_options_before_exec) g_options_before_exec = new RecorderOptions;
   *g_options_before_exec = s->options;
+  // The trace's last event: the analyzer leaves the blocks live here
+  // unclassified, as Valgrind does for an image that exec'd.
+  Event mark;
+  mark.kind = EventKind::mark;
+  mark.detail = static_cast<std::uint8_t>(MarkDetail::exec);
+  mark.aux = intern_string(
+      "the image called exec: the blocks live now are not leak-checked (a failed exec goes on "
+      "in a new trace that carries them)");
+  record_unwalked_past_guard(mark);
   runtime::stop_session(false);
+  g_session_before_exec = s;
   return true;
 }
 
@@ -1111,7 +1130,8 @@ void detail::resume_after_failed_exec() {
   InternalGuard guard;
   std::lock_guard lock(runtime::lifecycle_mutex());
   if (g_session.load(std::memory_order_acquire) || !g_options_before_exec) return;
-  runtime::start_session(*g_options_before_exec, false, true);
+  runtime::start_session(*g_options_before_exec, false, true, g_session_before_exec,
+                         "carried over a failed exec from the image's earlier trace");
 }
 
 void detail::add_forwarder(const void* function_start) {

@@ -342,6 +342,14 @@ struct Session {
   LiveHeap live;
   detail::HeapWindow window;  // under live_mutex; see reset_heap_window()
 
+  // Set before the session is published (start_session): the session
+  // whose live blocks this process already holds; the first drain (under
+  // work_mutex, before any event) writes them (inherited_blocks.cpp), so
+  // the program does not wait for it at the fork.
+  const Session* inherit_from = nullptr;
+  const char* inherit_why = nullptr;
+  void take_inherited_blocks();
+
   std::uint64_t now_ns() const;
   void wake();
   // Asks the writer to drain and flush; waits up to `timeout_ms` for it.
@@ -454,7 +462,17 @@ void set_stack_extent(ThreadBuffer* tb, const pthread_attr_t& attr);
 void append_rename(Session* s, ThreadBuffer* tb, const char (&name)[kMaxNameBytes]);
 // exclusive: never replace an existing file (a trace of an earlier image of
 // this pid); take <name>.N.mtr instead.
-bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive);
+// `inherit` (when not null): the session whose live blocks this process
+// holds (its fork parent's, or the image's own before a failed exec); the
+// new trace begins with them (inherited_blocks.cpp). `why` says which.
+bool start_session(const RecorderOptions& options, bool fork_child, bool exclusive,
+                   const Session* inherit = nullptr, const char* why = nullptr);
+// Under s.work_mutex.
+void inherit_live_blocks(Session& s, const Session& from, const char* why);
+// fork()'s prepare handler, under work_mutex: drains every event recorded
+// so far, so the live map the child inherits holds the blocks allocated
+// just before the fork (drain_sharing.cpp).
+void drain_before_fork(Session& s);
 // exit_hook: run the exit hook (leak scan) first; not at exec.
 void stop_session(bool exit_hook);
 

@@ -81,6 +81,12 @@ std::uint32_t StackTrie::intern(const std::uint64_t* ips, std::size_t n, const N
   return parent;
 }
 
+void StackTrie::frames(std::uint32_t id, std::vector<std::uint64_t>& out) const {
+  out.clear();
+  for (; id != 0 && id < nodes_.size(); id = nodes_[id].parent)
+    out.push_back(ip_values_[nodes_[id].ip]);
+}
+
 std::size_t StackTrie::memory_bytes() const {
   return nodes_.memory_bytes() + edges_.memory_bytes() + ip_values_.memory_bytes() +
          ip_ids_.memory_bytes();

@@ -56,6 +56,9 @@ class StackTrie {
   // new node is cut to its outer frames that exist.
   std::uint32_t intern(const std::uint64_t* ips, std::size_t n, const NewNode& on_new);
   std::size_t size() const { return nodes_.size() - 1; }
+  // The ips of stack `id` (innermost first) into `out`: what intern() was
+  // given, for carrying a stack into another trie (a fork child's trace).
+  void frames(std::uint32_t id, std::vector<std::uint64_t>& out) const;
   // Bytes held by the tables (for benchmarks and tests).
   std::size_t memory_bytes() const;
 

@@ -338,6 +338,7 @@ bool Session::drain() {
   // started reading, so the alloc is in this drain too. Later events stay
   // where they are, unread, for the next drain; the exit drain takes
   // everything.
+  take_inherited_blocks();  // before any event of this trace
   const bool exiting = exit_requested.load(std::memory_order_acquire);
   std::uint64_t cut = exiting ? UINT64_MAX : clock.raw_now();
   bool more = false;  // a thread's intake was capped: drain again at once
@@ -582,6 +583,7 @@ void Session::writer_main() {
   try {
     std::lock_guard work(work_mutex);
     modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
+    take_inherited_blocks();
   } catch (const std::exception& e) {
     detail::diagnostic("memtrail: %s\n", e.what());
     failed.store(true);

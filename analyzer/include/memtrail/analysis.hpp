@@ -197,6 +197,12 @@ struct Leaks {
   // The C/C++ runtime's own blocks (LeakClass::runtime): not the program's,
   // in no other class and no site (as Valgrind and LSan leave them out).
   Tally runtime{};
+  // Live when the image called exec (a MarkDetail::exec mark ends the
+  // trace): not classified, in no other class and no site, as Valgrind
+  // classifies no image that exec'd. A failed exec's blocks are in the
+  // trace that goes on after it (an inherited mark there).
+  Tally exec_replaced{};
+  bool ended_at_exec = false;  // the trace had a MarkDetail::exec mark
   bool classified = false;  // the trace had reachability events
   // Sorted by bytes, descending; reachable sites included (kind reachable).
   std::vector<LeakSite> sites;

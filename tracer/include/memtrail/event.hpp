@@ -67,6 +67,10 @@ enum class AllocFn : std::uint8_t {
   op_delete_array = 8,
   free = 9,
   pool = 10,  // an allocator-stack pool (CachingPool, BfcPool, Workspace, ...)
+  // A block the process already held when its trace began (a fork child's
+  // parent's block, one kept over a failed exec), after an `inherited`
+  // mark: live in this trace, but no allocation of it.
+  inherited = 11,
 };
 
 // Event::detail for `reachability` events.
@@ -105,6 +109,16 @@ enum class MarkDetail : std::uint8_t {
   // in the trace (frees are); size = the pause depth after the call.
   pause = 6,
   resume = 7,
+  // The image called exec here (issue 27): its trace ends, and the blocks
+  // live now are not classified, as Valgrind classifies no image that
+  // exec'd. aux = its text. A failed exec goes on in a new trace, which
+  // carries those blocks (an `inherited` mark).
+  exec = 8,
+  // The blocks live in another trace of this process at its start were
+  // carried into this one as allocations at time 0 (a fork child's
+  // inheritance, the image that goes on after a failed exec): size = their
+  // number, requested = the pid they came from, aux = text.
+  inherited = 9,
 };
 
 // MarkDetail::lost's `requested`: why events are missing from the trace.

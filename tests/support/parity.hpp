@@ -127,9 +127,11 @@ inline void expect_same_observed(const ProgramView& plain, const ProgramView& tr
   }
   // The tracer's own descriptors are in the program's table, at its top
   // (docs/tracing.md, "Descriptors": what the tracer cannot hide): the trace
-  // file, its run directory, /proc/self/statm and libunwind's pipe. Below
-  // them (fds_low) the tables must be the same; in all, at most those more.
-  constexpr long long kTracerFds = 5;
+  // file, its run directory, the run's missing-trace list (appended to by a
+  // process that cannot create its trace), /proc/self/statm and libunwind's
+  // pipe. Below them (fds_low) the tables must be the same; in all, at most
+  // those more.
+  constexpr long long kTracerFds = 6;
   for (const char* fds : {"fds", "fds_low"}) {
     if (plain.observed.count(fds) == 0 || (!tracer_fds_low && std::string(fds) == "fds_low"))
       continue;

@@ -800,6 +800,24 @@ TEST(ProcessTrees, ChildTerminatedRightAfterTheForkHasAWholeTrace) {
   EXPECT_EQ(children, 12);
 }
 
+// A SIGTERM landing while the program thread holds the string table (a
+// Pool worker interning a Python frame): the handler waited for the writer,
+// the writer for the table, and the trace ended at its last flush.
+TEST(MemtrailRun, TermWhileInterningStringsEndsAWholeTrace) {
+  for (int i = 0; i < 3; ++i) {
+    TempDir dir;
+    const std::string run_dir = dir.path() + "/r";
+    Output o = run({kMemtrail, "run", "-o", run_dir, "--", TERM_IN_INTERN_BIN});
+    EXPECT_EQ(o.exit_code, 128 + SIGTERM) << o.err;
+    auto files = run_traces(run_dir);
+    ASSERT_EQ(files.size(), 1u) << o.err;
+    TraceSummary t = read_trace(files[0]);
+    EXPECT_TRUE(t.result.ok) << t.result.error;
+    EXPECT_TRUE(t.result.complete) << "run " << i + 1 << ": " << o.err;
+    EXPECT_EQ(t.signal_marks, std::vector<std::uint64_t>{SIGTERM});
+  }
+}
+
 TEST(ProcessTrees, MakeWithParallelRules) {
   if (!installed("make")) GTEST_SKIP() << "make is not installed";
   TempDir work;

@@ -1,8 +1,10 @@
 // Issue 27 items 3 and 4: leak classes after fork and exec, per process, as
 // Valgrind's --trace-children=yes gives them. Each program of
 // tests/leaks/programs named below (built at -O0 and -O2, -g) runs under
-// `memtrail run` into a run directory, 10 times, and under Valgrind. Within
-// each tool processes are told apart by pid (Valgrind's ==PID== lines, the
+// `memtrail run` into a run directory, 12 times, and under Valgrind, from
+// two working directories of different path lengths with two environment
+// sizes (run_places: heap and stack layout move with both). Within each
+// tool processes are told apart by pid (Valgrind's ==PID== lines, the
 // run directory's <pid>.<seq>.<program>.mtr traces, an exec'd image's
 // traces summed into its pid's) and listed parent first (the child's pid is
 // the larger: a test machine does not wrap pids within a run).
@@ -21,7 +23,7 @@ namespace {
 
 const std::string kMemtrail = MEMTRAIL_BIN;
 const std::string kBinDir = LEAK_BIN_DIR;
-constexpr int kRuns = 10;
+constexpr int kRuns = 12;  // three in each of the four places
 
 struct ForkExecProgram {
   const char* name;
@@ -54,8 +56,15 @@ using Param = std::tuple<std::size_t, std::string>;
 class ForkExec : public testing::TestWithParam<Param> {
  protected:
   const ForkExecProgram& program() const { return programs()[std::get<0>(GetParam())]; }
-  std::string binary() const {
-    return std::string("leak_") + program().name + "_" + std::get<1>(GetParam());
+  const std::string& opt() const { return std::get<1>(GetParam()); }
+  std::string binary() const { return std::string("leak_") + program().name + "_" + opt(); }
+  // run_places() for the program and for leak_exec_target_<opt>, which
+  // exec_strdup's child execs from beside it: four places, or none when a
+  // copy failed.
+  std::vector<RunPlace> places(const std::string& base) const {
+    std::vector<RunPlace> where = run_places(base, kBinDir, binary());
+    if (run_places(base, kBinDir, "leak_exec_target_" + opt()).empty()) return {};
+    return where;
   }
 };
 
@@ -77,10 +86,11 @@ struct TracedRun {
   std::string error;
 };
 
-TracedRun traced_run(const std::string& binary, const std::string& run_dir) {
+TracedRun traced_run(const RunPlace& place, const std::string& binary, const std::string& run_dir) {
   TracedRun r;
-  CommandResult run = run_command("cd " + shell_quote(kBinDir) + " && " + shell_quote(kMemtrail) +
-                                  " run -o " + shell_quote(run_dir + "/") + " -- ./" + binary);
+  CommandResult run =
+      run_command("cd " + shell_quote(place.dir) + " && " + place.env + shell_quote(kMemtrail) +
+                  " run -o " + shell_quote(run_dir + "/") + " -- ./" + binary);
   if (run.exit_code != 0) r.error = "the program failed: " + run.err;
   for (const std::string& name : names_in(run_dir)) {
     if (!name.ends_with(".mtr")) continue;
@@ -109,11 +119,15 @@ std::vector<MemtrailCounts> in_pid_order(const std::map<int, MemtrailCounts>& by
 TEST_P(ForkExec, MemtrailGivesValgrindsClassesPerProcess) {
   std::vector<MemtrailCounts> expected;
   for (const ValgrindCounts& v : program().expected) expected.push_back(MemtrailCounts::from(v));
-  TempDir traces("forkexec-trace");
+  TempDir traces("forkexec-trace"), place_dirs("forkexec-place");
   ASSERT_FALSE(traces.path().empty());
+  const std::vector<RunPlace> where = places(place_dirs.path());
+  ASSERT_FALSE(where.empty());
   for (int i = 0; i < kRuns; ++i) {
-    SCOPED_TRACE("run " + std::to_string(i + 1) + " of " + binary());
-    TracedRun r = traced_run(binary(), traces.path() + "/run");
+    // Every run moves the working directory's length or the environment's size.
+    const RunPlace& place = where[i % where.size()];
+    SCOPED_TRACE("run " + std::to_string(i + 1) + " of " + binary() + " (" + place.label + ")");
+    TracedRun r = traced_run(place, binary(), traces.path() + "/run");
     ASSERT_EQ(r.error, "");
     EXPECT_EQ(in_pid_order(r.by_pid), expected);
     EXPECT_EQ(r.exec_replaced, program().exec_replaced);
@@ -147,14 +161,21 @@ std::vector<ValgrindCounts> valgrind_by_pid(const std::string& err) {
   return out;
 }
 
+// In each of the four places the memtrail runs take turns in.
 TEST_P(ForkExec, ValgrindAgreesWithTheExpectedClasses) {
   if (!installed("valgrind")) GTEST_SKIP() << "valgrind is not installed";
-  CommandResult run = run_command("cd " + shell_quote(kBinDir) +
-                                  " && valgrind --vgdb=no --trace-children=yes --leak-check=full "
-                                  "--show-leak-kinds=all --errors-for-leak-kinds=none ./" +
-                                  binary());
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(valgrind_by_pid(run.err), program().expected) << run.err;
+  TempDir place_dirs("forkexec-place");
+  const std::vector<RunPlace> where = places(place_dirs.path());
+  ASSERT_FALSE(where.empty());
+  for (const RunPlace& place : where) {
+    SCOPED_TRACE(place.label);
+    CommandResult run = run_command("cd " + shell_quote(place.dir) + " && " + place.env +
+                                    "valgrind --vgdb=no --trace-children=yes --leak-check=full "
+                                    "--show-leak-kinds=all --errors-for-leak-kinds=none ./" +
+                                    binary());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(valgrind_by_pid(run.err), program().expected) << run.err;
+  }
 }
 
 std::string case_name(const testing::TestParamInfo<Param>& info) {

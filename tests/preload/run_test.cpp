@@ -125,6 +125,8 @@ struct TraceSummary : memtrail::TraceVisitor {
   std::map<std::uint64_t, std::uint64_t> inherited_sizes;
   std::set<std::pair<std::uint32_t, std::uint64_t>> live;  // (pool, address)
   std::uint64_t unmatched_frees = 0;  // frees of blocks with no alloc before them
+  // The signal of each MarkDetail::signal.
+  std::vector<std::uint64_t> signal_marks;
 
   void on_header(const memtrail::TraceHeader& h) override { header = h; }
   void on_module(const memtrail::ModuleInfo& m) override { modules.insert(m.path); }
@@ -149,6 +151,9 @@ struct TraceSummary : memtrail::TraceVisitor {
       ++segments;
     } else if (e.kind == K::sample) {
       ++samples;
+    } else if (e.kind == K::mark &&
+               e.detail == static_cast<std::uint8_t>(memtrail::MarkDetail::signal)) {
+      signal_marks.push_back(e.size);
     } else if (e.kind == K::reachability) {
       auto cls = static_cast<memtrail::LeakClass>(e.detail);
       leaks[cls].blocks++;
@@ -769,6 +774,48 @@ TEST(ProcessTrees, PythonMultiprocessingPool) {
                          "if __name__ == '__main__':\n"
                          "  with Pool(3) as p: print(sum(p.map(abs, range(-50, 50))))\n"},
                         4, work.path());
+}
+
+// What the Pool's terminate() does to a worker still starting: each child
+// gets SIGTERM right after the fork, often inside the recorder's fork
+// handler (its file made, its session not yet running). Its trace must
+// still be whole, carry the parent's block and record the signal.
+TEST(ProcessTrees, ChildTerminatedRightAfterTheForkHasAWholeTrace) {
+  TempDir dir;
+  const std::string run_dir = dir.path() + "/r";
+  Output o = run({kMemtrail, "run", "-o", run_dir, "--", TERM_AT_FORK_BIN});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  auto files = run_traces(run_dir);
+  EXPECT_EQ(files.size(), 13u) << o.err;
+  int children = 0;
+  for (const auto& f : files) {
+    TraceSummary t = read_trace(f);
+    EXPECT_TRUE(t.result.ok) << f << ": " << t.result.error;
+    EXPECT_TRUE(t.result.complete) << f;
+    if (t.signal_marks.empty()) continue;  // the parent
+    ++children;
+    EXPECT_EQ(t.signal_marks, std::vector<std::uint64_t>{SIGTERM}) << f;
+    EXPECT_EQ(t.inherited_sizes[4321], 1u) << f;
+  }
+  EXPECT_EQ(children, 12);
+}
+
+// A SIGTERM landing while the program thread holds the string table (a
+// Pool worker interning a Python frame): the handler waited for the writer,
+// the writer for the table, and the trace ended at its last flush.
+TEST(MemtrailRun, TermWhileInterningStringsEndsAWholeTrace) {
+  for (int i = 0; i < 3; ++i) {
+    TempDir dir;
+    const std::string run_dir = dir.path() + "/r";
+    Output o = run({kMemtrail, "run", "-o", run_dir, "--", TERM_IN_INTERN_BIN});
+    EXPECT_EQ(o.exit_code, 128 + SIGTERM) << o.err;
+    auto files = run_traces(run_dir);
+    ASSERT_EQ(files.size(), 1u) << o.err;
+    TraceSummary t = read_trace(files[0]);
+    EXPECT_TRUE(t.result.ok) << t.result.error;
+    EXPECT_TRUE(t.result.complete) << "run " << i + 1 << ": " << o.err;
+    EXPECT_EQ(t.signal_marks, std::vector<std::uint64_t>{SIGTERM});
+  }
 }
 
 TEST(ProcessTrees, MakeWithParallelRules) {

@@ -172,8 +172,31 @@ void at_exit() {
 // fork(): tables and the block pool are locked across it so the child's
 // copies are consistent; the child then starts a new session of its own.
 Session* g_forking_session = nullptr;
+// The forking thread's mask before before_fork() held the signals below.
+__thread sigset_t t_mask_before_fork __attribute__((tls_model("initial-exec")));
+
+// The signals whose handler finishes the trace, held from the prepare handler
+// until the session each side goes on with is whole: in the parent, one
+// landing in drain_before_fork found this thread draining, and the trace
+// ended at its last flush; in the child (which inherits the mask, not the
+// pending signals), one sent right after the fork, as a Pool's terminate()
+// does to a worker still starting, found the parent's session abandoned or
+// the child's trace file made but its session not yet running, and the
+// child died with a trace of a header only, or none. Held, it is taken at
+// the unmask, and its handler finishes the trace. SIGPIPE stays open, as
+// while a program thread drains (drain_sharing.cpp).
+void hold_signals_across_fork() {
+  sigset_t held = writer_blocked_signals();
+  sigdelset(&held, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &held, &t_mask_before_fork);
+}
+
+void release_signals_after_fork() {
+  pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
+}
 
 void before_fork() {
+  hold_signals_across_fork();
   g_forking_session = g_session.load(std::memory_order_acquire);
   if (g_forking_session) {
     g_forking_session->work_mutex.lock();   // writer idle
@@ -195,6 +218,7 @@ void after_fork_parent() {
     g_forking_session->work_mutex.unlock();
   }
   tables().mutex.unlock();
+  release_signals_after_fork();
 }
 
 // The parent's writer thread does not exist in a fork child: it abandons
@@ -208,7 +232,7 @@ void abandon_parent_session(Session* parent) {
   parent->statm.release();
 }
 
-void after_fork_child() {
+void start_child_session() {
   detail::own_heap_unlock();
   Session* parent = g_forking_session;
   if (parent) {
@@ -225,6 +249,11 @@ void after_fork_child() {
   // The child's first drain writes them into its trace.
   start_session(parent->options, true, false, parent, "inherited at fork from the heap");
   --t_internal;
+}
+
+void after_fork_child() {
+  start_child_session();
+  release_signals_after_fork();  // the child's session is running (or none is)
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <libunwind.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -825,7 +827,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     if (is_run_directory_output(options.output)) note_missing_trace(e.what());
     return false;
   }
-  s->writer->keep_space_free();  // the program's own files need the space more
+  s->writer->keep_space_free();               // the program's own files need the space more
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (inherit && inherit->track_live.load(std::memory_order_acquire)) {
     s->track_live.store(true, std::memory_order_relaxed);
@@ -1158,10 +1160,39 @@ void flush() {
   detail::flush_all_threads();
 }
 
+namespace {
+
+// The tables' lock as a program thread takes it. The writer needs the lock
+// to finish the trace (emit_tables): a SIGTERM & co. landing while this
+// thread holds it ran the handler, which waits for the writer, while the
+// writer waited for the lock, and the trace ended at its last flush after
+// the handler's timeout (a Pool worker stopped while interning a Python
+// frame). The signals whose handler finishes the trace are held until the
+// lock is released, and then taken.
+class TablesLock {
+ public:
+  TablesLock() {
+    static const sigset_t held = runtime::writer_blocked_signals();
+    pthread_sigmask(SIG_BLOCK, &held, &mask_before_);
+    tables().mutex.lock();
+  }
+  ~TablesLock() {
+    tables().mutex.unlock();
+    pthread_sigmask(SIG_SETMASK, &mask_before_, nullptr);
+  }
+  TablesLock(const TablesLock&) = delete;
+  TablesLock& operator=(const TablesLock&) = delete;
+
+ private:
+  sigset_t mask_before_;
+};
+
+}  // namespace
+
 std::uint32_t register_pool(const PoolInfo& info) {
   InternalGuard guard;
   auto& t = tables();
-  std::lock_guard lock(t.mutex);
+  TablesLock lock;
   PoolInfo p = info;
   p.id = static_cast<std::uint32_t>(t.pools.size() + 1);
   t.pools.push_back(p);
@@ -1171,7 +1202,7 @@ std::uint32_t register_pool(const PoolInfo& info) {
 std::uint32_t register_scope(std::string_view name, ScopeKind kind, std::uint32_t pool) {
   InternalGuard guard;
   auto& t = tables();
-  std::lock_guard lock(t.mutex);
+  TablesLock lock;
   ScopeInfo sc{static_cast<std::uint32_t>(t.scopes.size() + 1), std::string(name), kind, pool};
   t.scopes.push_back(sc);
   return sc.id;
@@ -1180,7 +1211,7 @@ std::uint32_t register_scope(std::string_view name, ScopeKind kind, std::uint32_
 std::uint32_t intern_string(std::string_view text) {
   InternalGuard guard;
   auto& t = tables();
-  std::lock_guard lock(t.mutex);
+  TablesLock lock;
   auto [it, inserted] = t.string_ids.try_emplace(std::string(text), 0);
   if (inserted) {
     t.strings.emplace_back(text);

@@ -18,8 +18,16 @@ using test::memtrail;
 using test::shell_quote;
 using test::temp_trace;
 
+// Removes the run directory however the test ends: a failed ASSERT returns
+// early, and the directory must not stay in /tmp.
+struct RemovedAtEnd {
+  std::string path;
+  ~RemovedAtEnd() { std::filesystem::remove_all(path); }
+};
+
 void expect_trees_equal_folded(const std::string& program, const std::string& name) {
   const std::string run = temp_trace(name);
+  const RemovedAtEnd cleanup{run};
   auto r = memtrail("run -o " + shell_quote(run) + " -- " + program);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string trace = test::only_trace(run);
@@ -46,7 +54,6 @@ void expect_trees_equal_folded(const std::string& program, const std::string& na
   EXPECT_EQ(down.total()[TreeCost::allocations], a.summary.allocations);
   EXPECT_EQ(down.total()[TreeCost::temporary], a.summary.temporary_allocations);
   EXPECT_EQ(down.total()[TreeCost::leaked], a.summary.leaked.bytes);
-  std::filesystem::remove_all(run);
 }
 
 TEST(CallTreeSamples, ChurnTreesEqualFoldedExport) {

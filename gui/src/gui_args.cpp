@@ -8,16 +8,17 @@ namespace memtrail::gui {
 
 const char* const kGuiUsage =
     "usage: memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]\n"
-    "                    [--moment T]\n"
+    "                    [--moment T] [--compare B]\n"
     "  TRACE              a .mtr trace or a `memtrail run` directory\n"
     "  --view ID          the tab to show: summary, timeline, leaks, tree, flame,\n"
-    "                     fragmentation\n"
+    "                     fragmentation, compare\n"
     "  --screenshot FILE  render the view offscreen into a PNG and exit (needs TRACE, --view)\n"
     "  --size WxH         window size (default 1400x900)\n"
     "  --range T0:T1      show only [T0, T1] (ns, or with ns/us/ms/s suffix; either may be "
     "empty)\n"
     "  --moment T         the moment the summary's pies and the fragmentation view show, as a\n"
-    "                     click on the timeline (default: the peak)\n";
+    "                     click on the timeline (default: the peak)\n"
+    "  --compare B        a second trace (or run directory) for the Compare tab: TRACE -> B\n";
 
 namespace {
 
@@ -77,8 +78,9 @@ std::optional<GuiArgs> parse_gui_args(const std::vector<std::string>& args, std:
     std::string v;
     if (a == "-h" || a == "--help") {
       out.help = true;
-    } else if (a == "--screenshot" || a == "--view") {
-      if (!value(a == "--view" ? out.view : out.screenshot)) return std::nullopt;
+    } else if (a == "--screenshot" || a == "--view" || a == "--compare") {
+      if (!value(a == "--view" ? out.view : a == "--compare" ? out.compare : out.screenshot))
+        return std::nullopt;
     } else if (a == "--size") {
       if (!value(v) || !parse_size_arg(v, out, error)) return std::nullopt;
     } else if (a == "--moment") {

@@ -16,6 +16,7 @@ struct GuiArgs {
   std::string trace;       // .mtr file or `memtrail run` directory; empty: none
   std::string screenshot;  // PNG to write, then exit; empty: interactive
   std::string view;        // tab to show (required with --screenshot)
+  std::string compare;     // --compare B: the Compare tab's second trace; empty: none
   int width = 1400, height = 900;
   std::optional<std::uint64_t> range_from, range_to;  // --range T0:T1 (either may be empty)
   std::optional<std::uint64_t> moment;                // --moment T: as a click on the timeline

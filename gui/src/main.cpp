@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compare_view.hpp"
 #include "gui_args.hpp"
 #include "main_window.hpp"
 #include "screenshot.hpp"
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("memtrail-gui");
   memtrail::gui::MainWindow window;
   memtrail::gui::addAllViews(window);
+  if (!args->compare.empty())
+    memtrail::gui::openCompareIn(window, QString::fromStdString(args->compare));
   window.resize(args->width, args->height);
 
   if (!args->screenshot.empty()) {

@@ -1,6 +1,7 @@
 #include "views.hpp"
 
 #include "call_tree_view.hpp"
+#include "compare_view.hpp"
 #include "flame_view.hpp"
 #include "fragmentation_view.hpp"
 #include "leaks_view.hpp"
@@ -22,6 +23,7 @@ void addAllViews(MainWindow& window) {
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
   window.addView("flame", QObject::tr("Flame graph"), new FlameView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
+  addCompareView(window);  // and File → Compare with...
   // A run directory's processes; a double click opens one.
   auto* processes = new ProcessesView;
   window.addView("processes", QObject::tr("Processes"), processes);

@@ -16,6 +16,7 @@
 
 #include "compare_model.hpp"
 #include "compare_timeline.hpp"
+#include "diff_flame.hpp"
 #include "format.hpp"
 #include "main_window.hpp"
 #include "memtrail/run_index.hpp"
@@ -53,6 +54,13 @@ struct Loaded {
   QString error;
 };
 
+// What the comparing thread answers: the diff and both top-down call trees
+// (for the differential flame graph); all null when B's range failed.
+struct Compared {
+  std::shared_ptr<const DiffResult> diff;
+  std::shared_ptr<const CallTree> tree_a, tree_b;
+};
+
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : SessionView(parent) {
@@ -81,6 +89,8 @@ CompareView::CompareView(QWidget* parent) : SessionView(parent) {
   sites_view_->header()->setStretchLastSection(false);
   sites_view_->header()->setSectionResizeMode(CompareSitesModel::site, QHeaderView::Stretch);
   tabs_->addTab(sites_view_, tr("Sites (B − A)"));
+  flame_ = new DiffFlameView(tabs_);
+  tabs_->addTab(flame_, tr("Differential flame graph"));
 
   auto* bottom = new QSplitter(Qt::Horizontal, split);
   pools_model_ = new ComparePoolsModel(this);
@@ -181,18 +191,24 @@ void CompareView::recompute() {
   auto b = b_session_;
   const bool whole = wholeRange();
   const std::uint64_t t0 = t0_, t1 = t1_;
-  differ_.run<std::shared_ptr<const DiffResult>>(
+  differ_.run<Compared>(
       [a, b, whole, t0, t1](const BackgroundTasks::Wanted& wanted) {
         std::shared_ptr<const Analysis> b_range =
             whole ? std::shared_ptr<const Analysis>(b, &b->whole())
                   : b->analyze_range(t0, t1, [&](const LoadProgress&) { return wanted(); });
-        if (!b_range || !b_range->error.empty() || !wanted())
-          return std::shared_ptr<const DiffResult>();
-        return std::make_shared<const DiffResult>(diff_analyses(*a, *b_range));
+        if (!b_range || !b_range->error.empty() || !wanted()) return Compared{};
+        Compared out;
+        out.diff = std::make_shared<const DiffResult>(diff_analyses(*a, *b_range));
+        out.tree_a =
+            std::make_shared<const CallTree>(build_call_tree(*a, TreeDirection::top_down, wanted));
+        out.tree_b = std::make_shared<const CallTree>(
+            build_call_tree(*b_range, TreeDirection::top_down, wanted));
+        return out;
       },
-      [this](std::shared_ptr<const DiffResult> diff) {
-        if (!diff) return showEmpty(tr("Cannot analyse trace B over the range"));
-        showDiff(std::move(diff));
+      [this](Compared c) {
+        if (!c.diff) return showEmpty(tr("Cannot analyse trace B over the range"));
+        flame_->setTrees(std::move(c.tree_a), std::move(c.tree_b));
+        showDiff(std::move(c.diff));
       });
 }
 
@@ -201,6 +217,7 @@ void CompareView::showEmpty(const QString& why) {
   sites_model_->setDiff(nullptr);
   pools_model_->setDiff(nullptr);
   timeline_->clear();
+  flame_->setTrees(nullptr, nullptr);
   heading_->setText(why);
   // Nothing left to wait for once A is in place: the empty state is the answer.
   if (range_ && !b_loading_) setReady();

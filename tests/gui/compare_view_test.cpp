@@ -6,8 +6,9 @@
 // traces and for a range (`--from/--to`, applied to both); the filter and
 // the sort keep the rows' numbers; without a second trace, or with one that
 // cannot be read, the tab says so and is ready; the overlaid timeline holds
-// both traces; File → Compare with… exists and --compare drives a
-// screenshot.
+// both traces; the differential flame graph's A and B sides are each
+// trace's `export --format folded` lines, its boxes hold their children; File
+// → Compare with… exists and --compare drives a screenshot.
 #include <QAction>
 #include <QMenu>
 #include <QMenuBar>
@@ -18,6 +19,8 @@
 #include "compare_model.hpp"
 #include "compare_timeline.hpp"
 #include "compare_view.hpp"
+#include "diff_flame.hpp"
+#include "folded_lines.hpp"
 #include "gui_args.hpp"
 #include "gui_traces.hpp"
 #include "main_window.hpp"
@@ -265,6 +268,57 @@ class CompareViewTest : public QObject {
     QCOMPARE(curves[0].envelope.max_of_all, peak_a);
     QCOMPARE(curves[1].envelope.max_of_all, peak_b);
     QCOMPARE(view.timeline()->axisMax(), std::max(peak_a, peak_b));
+  }
+
+  // Per cost, the diff tree's A side (and B side) read as folded lines is
+  // A's (B's) `memtrail export --format folded`; every node is at least as
+  // wide as its larger side and as its children; the root is as wide as the
+  // sum over all call paths of the larger side.
+  void diffFlameSidesEqualFoldedExports_data() {
+    QTest::addColumn<bool>("leaksFirst");
+    QTest::newRow("pool-vs-malloc 40 -> 80") << false;    // the same paths
+    QTest::newRow("leaks -> pool-vs-malloc 40") << true;  // other paths: width > max(a, b)
+  }
+  void diffFlameSidesEqualFoldedExports() {
+    QFETCH(bool, leaksFirst);
+    const std::string a = leaksFirst ? leaks_ : a_, b = leaksFirst ? a_ : b_;
+    CompareView view;
+    QVERIFY(showCompare(view, leaksFirst ? session_leaks_ : session_a_, b));
+    for (TreeCost cost : {TreeCost::peak, TreeCost::allocations, TreeCost::bytes}) {
+      view.flame()->setCost(cost);
+      const DiffTree* t = view.flame()->graph()->tree();
+      QVERIFY(t && t->cost == cost);
+      test::FoldedLines side[2];
+      std::uint64_t larger_sum = 0;
+      for (std::uint32_t n = 1; n < t->nodes.size(); ++n) {
+        const DiffTreeNode& node = t->nodes[n];
+        std::uint64_t self[2] = {node.a, node.b}, kids_w = 0;
+        for (std::uint32_t c : t->children(n)) {
+          self[0] -= t->nodes[c].a;
+          self[1] -= t->nodes[c].b;
+          kids_w += t->nodes[c].width;
+        }
+        for (int k = 0; k < 2; ++k)
+          if (self[k]) side[k][t->path(n)] += self[k];
+        larger_sum += std::max(self[0], self[1]);
+        QVERIFY(node.width >= std::max(node.a, node.b) && node.width >= kids_w);
+      }
+      QCOMPARE(t->nodes[DiffTree::kRoot].width, larger_sum);
+      for (int k = 0; k < 2; ++k) {
+        auto r = run_command(std::string(MEMTRAIL_BIN) + " export --format folded --cost " +
+                             tree_cost_name(cost) + " " + shell_quote(k == 0 ? a : b));
+        QVERIFY2(r.exit_code == 0, r.err.c_str());
+        QVERIFY2(side[k] == test::parse_folded(r.out), tree_cost_name(cost));
+      }
+      QVERIFY(!view.flame()->graph()->boxes().empty());
+    }
+    if (leaksFirst) return;
+    // More calls in B on the pool sites: the root grows, drawn red.
+    view.flame()->setCost(TreeCost::allocations);
+    const DiffTreeNode& root = view.flame()->graph()->tree()->nodes[DiffTree::kRoot];
+    QVERIFY(root.b > root.a);
+    const QColor c = gui::diffColour(root.a, root.b);
+    QVERIFY(c.red() > c.blue());
   }
 
   // The window: a Compare tab, File → Compare with…, --compare parsed.

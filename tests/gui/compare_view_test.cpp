@@ -338,11 +338,28 @@ class CompareViewTest : public QObject {
     QVERIFY(!gui::parse_gui_args({"a.mtr", "--compare"}, &error));
   }
 
+  // --view compare waits for the diff; without --compare it shows the empty
+  // state; with --range B is analysed over the range. A B that cannot be
+  // read still gives a picture (the tab says why).
+  void screenshotOfCompare_data() {
+    QTest::addColumn<QString>("extra");
+    QTest::newRow("compare") << "--compare B";
+    QTest::newRow("no compare") << "";
+    QTest::newRow("range") << "--compare B --range 1ms:5ms";
+    QTest::newRow("unreadable B") << "--compare JUNK";
+  }
   void screenshotOfCompare() {
+    QFETCH(QString, extra);
+    const std::string junk = test::writeFile("junk.mtr", "junk");
+    std::string args = extra.toStdString();
+    if (auto at = args.find(" B"); at != std::string::npos)
+      args.replace(at + 1, 1, shell_quote(b_));
+    if (auto at = args.find("JUNK"); at != std::string::npos)
+      args.replace(at, 4, shell_quote(junk));
     const std::string png = test::guiTempDir() / "compare.png";
-    auto r = run_command(std::string(MEMTRAIL_GUI_BIN) + " " + shell_quote(a_) + " --compare " +
-                         shell_quote(b_) + " --view compare --size 1200x800 --screenshot " +
-                         shell_quote(png));
+    std::remove(png.c_str());
+    auto r = run_command(std::string(MEMTRAIL_GUI_BIN) + " " + shell_quote(a_) + " " + args +
+                         " --view compare --size 1200x800 --screenshot " + shell_quote(png));
     QVERIFY2(r.exit_code == 0, r.err.c_str());
     QImage image(QString::fromStdString(png));
     QCOMPARE(image.size(), QSize(1200, 800));

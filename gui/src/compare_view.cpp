@@ -303,8 +303,10 @@ void addCompareView(MainWindow& window) {
 
 bool openCompareIn(MainWindow& window, const QString& path) {
   auto* view = qobject_cast<CompareView*>(window.view("compare"));
-  if (view) view->openCompare(path);
-  return view != nullptr;
+  if (!view) return false;
+  view->openCompare(path);
+  window.showView("compare");  // what --compare asks to see, unless --view names another tab
+  return true;
 }
 
 }  // namespace memtrail::gui

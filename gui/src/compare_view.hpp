@@ -93,7 +93,8 @@ class CompareView : public SessionView {
 
 // Registers the Compare tab and File → Compare with… in `window`.
 void addCompareView(MainWindow& window);
-// `--compare FILE`: B for the window's Compare tab (false: no such tab).
+// `--compare FILE`: B for the window's Compare tab, which it shows (false:
+// no such tab).
 bool openCompareIn(MainWindow& window, const QString& path);
 
 }  // namespace memtrail::gui

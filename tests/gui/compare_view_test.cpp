@@ -330,7 +330,9 @@ class CompareViewTest : public QObject {
     for (QAction* a : window.menuBar()->actions().front()->menu()->actions())
       found = found || a->text().startsWith("Compare &with");
     QVERIFY(found);
+    QCOMPARE(window.currentViewId(), QString("summary"));
     QVERIFY(gui::openCompareIn(window, QString::fromStdString(b_)));
+    QCOMPARE(window.currentViewId(), QString("compare"));
     std::string error;
     auto args = gui::parse_gui_args({"a.mtr", "--compare", "b.mtr"}, &error);
     QVERIFY2(args, error.c_str());

@@ -272,10 +272,9 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
       roots.push_back(r);
       debug.label("program mapping", 0, std::span(&r, 1));
     }
-  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
-  debug.label("exit() caller's registers", static_cast<std::uint64_t>(syscall(SYS_gettid)),
-              exit_registers);
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
+  debug.label("exit() caller's registers", self_tid, exit_registers);
   const std::uintptr_t descriptor_extent = descriptor_extent_of(threads);
 
   std::vector<MemoryRange> thread_ranges;

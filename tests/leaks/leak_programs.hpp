@@ -46,6 +46,7 @@ inline const std::vector<LeakProgram>& leak_programs() {
       {"exit_nested", "exit_nested.c", false, {{1, 55}, {}, {}, {3, 600}}},
       {"recycled", "recycled.c", false, {{24, 1664}, {}, {}, {8, 1024}}},
       {"threads200", "threads200.c", false, {{200, 160800}, {}, {}, {}}},
+      {"stale_remainder", "stale_remainder.c", false, {{1, 2000}, {}, {}, {}}},
       {"exited_threads", "exited_threads.c", false, {{6, 8007}, {}, {}, {}}},
       {"cycle",
        "cycle.c",

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -57,7 +58,8 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 // `command` is shell text: quote paths with shell_quote.
 inline CommandResult run_command(const std::string& command) {
-  static int counter = 0;
+  // Atomic: tests run commands from several threads at once (leak_load_test).
+  static std::atomic<int> counter{0};
   const char* tmp = std::getenv("TMPDIR");
   std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/memtrail-cmd-" +
                      std::to_string(getpid()) + "-" + std::to_string(counter++);

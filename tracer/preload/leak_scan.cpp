@@ -3,7 +3,8 @@
 // Roots, as in LeakSanitizer:
 //   * writable PT_LOAD segments of every loaded module (.data, .bss, GOT),
 //     except the recorder's and this library's own (their buffers hold copies
-//     of every recent block address);
+//     of every recent block address) and glibc malloc's main arena
+//     (glibc_main_arena.hpp: allocator state, with a stale chunk address);
 //   * the exiting thread's stack from the stack pointer its program frame
 //     had when it called exit() / _exit() (main's return calls exit() from
 //     __libc_start_call_main, so main's dead frame is not scanned), plus that
@@ -51,6 +52,7 @@
 #include <vector>
 
 #include "exit_frame.hpp"
+#include "glibc_main_arena.hpp"
 #include "interior_heuristics.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
@@ -63,6 +65,7 @@
 #include "preload_state.hpp"
 #include "program_mappings.hpp"
 #include "reachability.hpp"
+#include "scan_debug.hpp"
 #include "thread_stack_tops.hpp"
 
 namespace memtrail::preload {
@@ -255,13 +258,23 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
   const ModuleRoots modules = module_roots(reader);
   const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
   const std::vector<detail::ThreadRecord>& threads = before.threads;
-  std::vector<MemoryRange> roots = subtract_ranges(modules.writable, modules.own);
+  ScanDebug debug;
+  // Not roots: our modules, and glibc malloc's own state (its stale
+  // last_remainder points into whatever block now covers that old chunk).
+  std::vector<MemoryRange> not_roots = modules.own;
+  if (heap_is_glibc() && glibc_main_arena().end != 0) not_roots.push_back(glibc_main_arena());
+  std::vector<MemoryRange> roots = subtract_ranges(modules.writable, not_roots);
+  debug.label("module data", 0, roots);
   // The program's anonymous read-write mappings (pymalloc's arenas), over
   // glibc's malloc only (program_mappings.hpp).
   if (heap_is_glibc())
-    for (const MemoryRange& r : program_mappings()) roots.push_back(r);
-  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
+    for (const MemoryRange& r : program_mappings()) {
+      roots.push_back(r);
+      debug.label("program mapping", 0, std::span(&r, 1));
+    }
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
+  debug.label("exit() caller's registers", self_tid, exit_registers);
   const std::uintptr_t descriptor_extent = descriptor_extent_of(threads);
 
   std::vector<MemoryRange> thread_ranges;
@@ -272,7 +285,10 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
     MemoryRange tls = glibc_static_tls_range(tp, before.tls_size, descriptor_extent);
     std::vector<MemoryRange> holes;
     for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
-    for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) thread_ranges.push_back(r);
+    for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) {
+      thread_ranges.push_back(r);
+      debug.label("static TLS", 0, std::span(&r, 1));
+    }
   };
   // Every other thread alive now, whether or not it ever recorded an event.
   std::vector<MemoryRange> live_ranges;
@@ -287,14 +303,23 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
   for (const StoppedThread& stopped : world.threads()) {
     const detail::ThreadRecord* record = record_of(threads, stopped.tid);
     MemoryRange stack;
-    if (stack_in_use(stopped, record, maps, on_heap_block, &stack)) thread_ranges.push_back(stack);
-    if (stopped.answered) thread_ranges.push_back({stopped.regs_begin, stopped.regs_end});
+    if (stack_in_use(stopped, record, maps, on_heap_block, &stack)) {
+      thread_ranges.push_back(stack);
+      debug.label(stopped.answered ? "stopped thread's stack" : "unanswered thread's stack",
+                  stopped.tid, std::span(&stack, 1));
+    }
+    if (stopped.answered) {
+      thread_ranges.push_back({stopped.regs_begin, stopped.regs_end});
+      debug.label("stopped thread's registers", stopped.tid, std::span(&thread_ranges.back(), 1));
+    }
     // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
     add_tls(stopped.answered ? stopped.thread_pointer : record ? record->thread_pointer : 0);
   }
   // The exiting thread, from its call to exit() up.
   const detail::ThreadRecord* self = record_of(threads, self_tid);
+  std::size_t before_exiting = thread_ranges.size();
   add_exiting_stack(self, before.self_high, stack_top, &thread_ranges);
+  debug.label("exiting thread's stack", self_tid, std::span(thread_ranges).subspan(before_exiting));
   add_tls(self_pointer);
   // Our own TLS (event buffers) must not act as a root inside stack mappings.
   std::vector<MemoryRange> own_tls_everywhere;
@@ -316,8 +341,13 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   const FileMappingVtables vtables(maps);
-  std::vector<LeakClass> classes = classify_blocks(
-      blocks, roots, reader, ClassifyOptions{.glibc_chunks = heap_is_glibc(), .vtables = &vtables});
+  std::vector<PossibleCause> causes;
+  std::vector<LeakClass> classes =
+      classify_blocks(blocks, roots, reader,
+                      ClassifyOptions{.glibc_chunks = heap_is_glibc(),
+                                      .vtables = &vtables,
+                                      .possible_causes = debug.on() ? &causes : nullptr});
+  debug.report(blocks, classes, causes, maps);
   // The runtime's own blocks (ld.so's, stdio's buffers) are roots'
   // extensions for the scan (force reachable) but not the program's blocks
   // (LeakClass::runtime).
@@ -346,6 +376,8 @@ void prepare_leak_scan() {
   remember_own_modules();
   prepare_exit_frame_lookup();
   g_static_tls_size = static_tls_size();
+  if (heap_is_glibc()) find_glibc_main_arena();
+  init_scan_debug();
 }
 
 void run_leak_scan() {

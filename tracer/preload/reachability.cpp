@@ -69,7 +69,7 @@ class BlockIndex {
   std::uint64_t high_ = 0;
 };
 
-// Calls fn(word) for every aligned 8-byte word in [begin, end) that can be
+// Calls fn(address, word) for every aligned 8-byte word in [begin, end) that can be
 // read; unreadable pages are skipped.
 template <typename Fn>
 void for_each_word(MemoryReader& reader, std::uintptr_t begin, std::uintptr_t end,
@@ -79,7 +79,7 @@ void for_each_word(MemoryReader& reader, std::uintptr_t begin, std::uintptr_t en
   while (begin + 8 <= end) {
     std::size_t want = std::min<std::uintptr_t>(kChunk, (end - begin) & ~std::uintptr_t{7});
     std::size_t got = reader.read(begin, buffer.data(), want);
-    for (std::size_t i = 0; i < got / 8; ++i) fn(buffer[i]);
+    for (std::size_t i = 0; i < got / 8; ++i) fn(begin + i * 8, buffer[i]);
     if (got == want) {
       begin += want;
     } else {
@@ -144,10 +144,11 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
 
   auto scan_block = [&](std::uint32_t b, auto&& on_block) {
     const HeapBlock& block = blocks[b];
-    for_each_word(reader, block.address, block.address + block.size, buffer, [&](std::uint64_t w) {
-      long hit = index.find(w);
-      if (hit >= 0) on_block(w, static_cast<std::uint32_t>(hit));
-    });
+    for_each_word(reader, block.address, block.address + block.size, buffer,
+                  [&](std::uintptr_t at, std::uint64_t w) {
+                    long hit = index.find(w);
+                    if (hit >= 0) on_block(at, w, static_cast<std::uint32_t>(hit));
+                  });
   };
 
   // 1. From the roots, memcheck's way (mc_leak.c, lc_push_without_clique):
@@ -156,6 +157,8 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
   // pointer from the roots' side makes an unreached block possibly lost. A
   // block is scanned again when its state rises, so what it points to rises
   // with it.
+  // Where the pointer being followed lies, for options.possible_causes.
+  PossibleCause source;
   auto reach = [&](std::uint64_t pointer, std::uint32_t b, bool from_definite) {
     if (state[b] == reachable) return;
     const HeapBlock& block = blocks[b];
@@ -167,21 +170,32 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
     } else if (state[b] == unreached) {
       state[b] = possible;
       work.push_back(b);
+      if (options.possible_causes != nullptr) (*options.possible_causes)[b] = source;
     }
   };
+  if (options.possible_causes != nullptr) options.possible_causes->assign(blocks.size(), {});
   for (std::uint32_t b = 0; b < blocks.size(); ++b)
     if (blocks[b].force_reachable) reach(blocks[b].address, b, true);
-  for (const MemoryRange& root : roots) {
-    for_each_word(reader, root.begin, root.end, buffer, [&](std::uint64_t w) {
-      long hit = index.find(w);
-      if (hit >= 0) reach(w, static_cast<std::uint32_t>(hit), true);
-    });
+  for (std::size_t r = 0; r < roots.size(); ++r) {
+    source.root = static_cast<long>(r);
+    for_each_word(reader, roots[r].begin, roots[r].end, buffer,
+                  [&](std::uintptr_t at, std::uint64_t w) {
+                    long hit = index.find(w);
+                    if (hit < 0) return;
+                    source.at = at;
+                    source.value = w;
+                    reach(w, static_cast<std::uint32_t>(hit), true);
+                  });
   }
+  source.root = -1;
   while (!work.empty()) {
     std::uint32_t b = work.back();
     work.pop_back();
     const bool definite = state[b] == reachable;
-    scan_block(b, [&](std::uint64_t w, std::uint32_t hit) { reach(w, hit, definite); });
+    scan_block(b, [&](std::uintptr_t at, std::uint64_t w, std::uint32_t hit) {
+      source = {.root = -1, .block = static_cast<long>(b), .at = at, .value = w};
+      reach(w, hit, definite);
+    });
   }
 
   // 2. Leaks: each unreached block, in allocation order, leads a clique.
@@ -195,7 +209,7 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
     while (!work.empty()) {
       std::uint32_t b = work.back();
       work.pop_back();
-      scan_block(b, [&](std::uint64_t, std::uint32_t hit) {
+      scan_block(b, [&](std::uintptr_t, std::uint64_t, std::uint32_t hit) {
         if (hit == leader) return;
         if (state[hit] == unreached) {
           state[hit] = indirect;

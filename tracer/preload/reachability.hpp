@@ -84,6 +84,16 @@ class VtableOracle {
   virtual bool is_vtable(std::uint64_t address, MemoryReader& reader) const = 0;
 };
 
+// Why a block was classified possibly lost: the first pointer that reached
+// it, the root range (index into the roots) or the block (index into the
+// blocks) it was read from, the word's address and its value.
+struct PossibleCause {
+  long root = -1;
+  long block = -1;
+  std::uint64_t at = 0;
+  std::uint64_t value = 0;
+};
+
 // Classifies `blocks` (any order, non-overlapping) given the root ranges
 // (roots may overlap blocks or each other). Returns one class per block, in
 // the order of `blocks`.
@@ -95,6 +105,9 @@ struct ClassifyOptions {
   bool glibc_chunks = false;
   // When set, memcheck's multipleinheritance heuristic is followed too.
   const VtableOracle* vtables = nullptr;
+  // When set, filled with one entry per block (meaningful for the blocks
+  // classified possible): MEMTRAIL_SCAN_DEBUG's report.
+  std::vector<PossibleCause>* possible_causes = nullptr;
 };
 
 std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,

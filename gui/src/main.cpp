@@ -11,6 +11,7 @@
 #include "main_window.hpp"
 #include "screenshot.hpp"
 #include "timing.hpp"
+#include "view_args.hpp"
 #include "views.hpp"
 
 namespace {
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("memtrail-gui");
   memtrail::gui::MainWindow window;
   memtrail::gui::addAllViews(window);
+  memtrail::gui::applyViewArgs(window, *args);
   window.resize(args->width, args->height);
 
   if (!args->screenshot.empty()) {

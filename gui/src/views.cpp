@@ -8,6 +8,7 @@
 #include "processes_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
+#include "whatif_view.hpp"
 
 namespace memtrail::gui {
 
@@ -22,6 +23,7 @@ void addAllViews(MainWindow& window) {
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
   window.addView("flame", QObject::tr("Flame graph"), new FlameView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
+  window.addView("whatif", QObject::tr("What-if"), new WhatIfView);
   // A run directory's processes; a double click opens one.
   auto* processes = new ProcessesView;
   window.addView("processes", QObject::tr("Processes"), processes);

@@ -50,12 +50,17 @@ QString emptyStateText() {
 ScopesView::ScopesView(QWidget* parent)
     : SessionView(parent),
       heading_(new QLabel),
+      empty_(new QLabel),
       table_(new QTreeWidget),
       chart_(new ScopesChart),
       sites_label_(new QLabel),
       sites_(new QTreeWidget) {
   heading_->setWordWrap(true);
   heading_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  empty_->setWordWrap(true);
+  empty_->setAlignment(Qt::AlignCenter);
+  empty_->setMargin(80);
+  empty_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   table_->setRootIsDecorated(false);
   table_->setUniformRowHeights(true);
   table_->setHeaderLabels(columnTitles());
@@ -78,6 +83,7 @@ ScopesView::ScopesView(QWidget* parent)
   split->setStretchFactor(2, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(heading_);
+  layout->addWidget(empty_, 1);
   layout->addWidget(split, 1);
   connect(table_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
     showScope(item ? table_->indexOfTopLevelItem(item) : -1);
@@ -109,15 +115,15 @@ void ScopesView::fill() {
   table_->clear();
   sites_->clear();
   const bool any = analysis_ && !analysis_->scopes.empty();
-  for (QWidget* w : {static_cast<QWidget*>(table_), static_cast<QWidget*>(chart_),
-                     static_cast<QWidget*>(sites_), static_cast<QWidget*>(sites_label_)})
-    w->setVisible(any);
+  table_->parentWidget()->setVisible(any);  // the splitter
+  heading_->setVisible(any);
+  empty_->setVisible(!any);
   if (!analysis_) {
-    heading_->setText(tr("Open a trace to see its scopes."));
+    empty_->setText(tr("Open a trace to see its scopes."));
     return;
   }
   if (!any) {
-    heading_->setText(emptyStateText());
+    empty_->setText(emptyStateText());
     return;
   }
   int growing = 0;
@@ -218,7 +224,7 @@ QString ScopesView::siteCell(int row, int column) const {
 }
 
 QString ScopesView::heading() const {
-  return heading_->text();
+  return heading_->isVisibleTo(this) ? heading_->text() : empty_->text();
 }
 
 bool ScopesView::showsEmptyState() const {

@@ -48,6 +48,7 @@ class ScopesView : public SessionView {
   std::shared_ptr<const Analysis> analysis_;
   std::uint64_t t0_ = 0, t1_ = 0;
   QLabel* heading_;
+  QLabel* empty_;  // the empty-state text, centred where the table would be
   QTreeWidget* table_;
   ScopesChart* chart_;
   QLabel* sites_label_;

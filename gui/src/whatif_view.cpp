@@ -269,6 +269,14 @@ bool WhatIfView::isReady() const {
 void WhatIfView::replay() {
   if (!session_) return;
   const WhatIfSpec s = spec();
+  // A capacity that does not parse is said, not replayed as unbounded.
+  const std::string capacity = capacity_->text().trimmed().toStdString();
+  std::string why;
+  if (s.allocator != "workspace" && !capacity.empty() && !parse_size(capacity, &why)) {
+    heading_->setText(
+        tr("Capacity '%1': %2").arg(QString::fromStdString(capacity), QString::fromStdString(why)));
+    return;
+  }
   pending_ = true;
   cancel_->setEnabled(true);
   heading_->setText(tr("Replaying pool '%1' through %2 over the whole trace…")

@@ -187,6 +187,7 @@ class Replayer {
 
   void observe() {
     const std::uint64_t reserved = policy_->reserved(), allocated = policy_->allocated();
+    if (sink_) sink_->on_level(r_.ops, reserved, allocated);
     r_.peak_reserved = std::max(r_.peak_reserved, reserved);
     r_.peak_allocated = std::max(r_.peak_allocated, allocated);
     if (reserved > allocated)

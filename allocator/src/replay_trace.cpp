@@ -28,14 +28,15 @@ class PoolSequence final : public TraceVisitor {
       case EventKind::alloc:
       case EventKind::reuse: {
         ++events_;
-        if (auto it = live_.find(e.address); it != live_.end()) emit_free(it);  // missed free
+        if (auto it = live_.find(e.address); it != live_.end())
+          emit_free(it, e.time_ns);  // missed free
         ReplayOp op;
         op.kind = ReplayOp::Kind::malloc;
         op.line = static_cast<std::uint32_t>(events_);
         op.size = e.requested ? e.requested : e.size;
         op.slot = take_slot();
         live_.emplace(e.address, op.slot);
-        script_.ops.push_back(op);
+        push(op, e.time_ns);
         break;
       }
       case EventKind::segment_reserve:
@@ -45,7 +46,7 @@ class PoolSequence final : public TraceVisitor {
       case EventKind::free: {
         ++events_;
         if (auto it = live_.find(e.address); it != live_.end())
-          emit_free(it);
+          emit_free(it, e.time_ns);
         else
           ++skipped_frees_;
         break;
@@ -64,12 +65,18 @@ class PoolSequence final : public TraceVisitor {
   }
 
  private:
-  void emit_free(std::unordered_map<std::uint64_t, std::uint32_t>::iterator it) {
+  void push(const ReplayOp& op, std::uint64_t time_ns) {
+    script_.ops.push_back(op);
+    script_.op_time_ns.push_back(time_ns);
+  }
+
+  void emit_free(std::unordered_map<std::uint64_t, std::uint32_t>::iterator it,
+                 std::uint64_t time_ns) {
     ReplayOp op;
     op.kind = ReplayOp::Kind::free;
     op.line = static_cast<std::uint32_t>(events_);
     op.slot = it->second;
-    script_.ops.push_back(op);
+    push(op, time_ns);
     free_slots_.push_back(it->second);
     live_.erase(it);
   }

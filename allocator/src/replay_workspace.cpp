@@ -23,6 +23,7 @@ class CountingUpstream final : public Upstream {
         inner_(0, "what-if virtual host", MemorySpace::host, -1) {}
   std::uint64_t capacity() const override { return inner_.capacity(); }
   std::uint64_t requests() const { return requests_; }
+  std::uint64_t bytes_in_use() const { return inner_.bytes_in_use(); }
 
  protected:
   bool charges_process_limits() const override { return false; }
@@ -67,7 +68,12 @@ class IterationReplay final : public TraceVisitor {
     else
       pool_ids_.erase(p.id);
   }
-  void on_event(const Event& e) override;
+  void on_event(const Event& e) override {
+    replay(e);
+    if (!o_.on_reserved || upstream_.bytes_in_use() == reported_) return;
+    reported_ = upstream_.bytes_in_use();
+    o_.on_reserved(e.time_ns, reported_);
+  }
 
   bool boundary_seen() const { return boundary_seen_; }
   bool pool_seen() const { return seen_pools_.count(o_.pool) > 0; }
@@ -84,6 +90,7 @@ class IterationReplay final : public TraceVisitor {
   }
 
  private:
+  void replay(const Event& e);
   void begin(std::uint32_t thread);
   void end();
   void allocate(const Event& e);
@@ -101,9 +108,10 @@ class IterationReplay final : public TraceVisitor {
   // Of the open iteration: allocations, their bytes, those that were `alloc`.
   std::uint64_t recorded_ = 0, recorded_bytes_ = 0, recorded_system_ = 0;
   std::unordered_set<std::uint64_t> live_;  // blocks of the open iteration
+  std::uint64_t reported_ = 0;              // last bytes_in_use given to on_reserved
 };
 
-void IterationReplay::on_event(const Event& e) {
+void IterationReplay::replay(const Event& e) {
   switch (e.kind) {
     case EventKind::mark:
       // Marks bound iterations only where no scope has the name.

@@ -3,22 +3,26 @@
 #include <cstdlib>
 
 #include "memtrail/duration.hpp"
+#include "whatif_spec.hpp"
 
 namespace memtrail::gui {
 
 const char* const kGuiUsage =
     "usage: memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]\n"
-    "                    [--moment T] [--compare B]\n"
+    "                    [--moment T] [--compare B] [--policy SPEC]\n"
     "  TRACE              a .mtr trace or a `memtrail run` directory\n"
     "  --view ID          the tab to show: summary, timeline, leaks, tree, flame,\n"
-    "                     fragmentation, compare\n"
+    "                     fragmentation, scopes, whatif, compare, processes\n"
     "  --screenshot FILE  render the view offscreen into a PNG and exit (needs TRACE, --view)\n"
     "  --size WxH         window size (default 1400x900)\n"
     "  --range T0:T1      show only [T0, T1] (ns, or with ns/us/ms/s suffix; either may be "
     "empty)\n"
     "  --moment T         the moment the summary's pies and the fragmentation view show, as a\n"
     "                     click on the timeline (default: the peak)\n"
-    "  --compare B        a second trace (or run directory) for the Compare tab: TRACE -> B\n";
+    "  --compare B        a second trace (or run directory) for the Compare tab: TRACE -> B\n"
+    "  --policy SPEC      the What-if view replays at load: ALLOCATOR[;pool=NAME][;conf=STR]\n"
+    "                     [;capacity=SIZE][;mark=NAME], ALLOCATOR caching, bfc, malloc or\n"
+    "                     workspace, fields as `memtrail replay`'s options\n";
 
 namespace {
 
@@ -89,6 +93,12 @@ std::optional<GuiArgs> parse_gui_args(const std::vector<std::string>& args, std:
       out.moment = parse_duration_ns(v, &why);
       if (!out.moment) {
         *error = "--moment '" + v + "': " + why;
+        return std::nullopt;
+      }
+    } else if (a == "--policy") {
+      if (!value(out.policy)) return std::nullopt;
+      if (!parse_what_if_spec(out.policy, &v)) {
+        *error = "--policy '" + out.policy + "': " + v;
         return std::nullopt;
       }
     } else if (a == "--range") {

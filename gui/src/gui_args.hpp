@@ -20,6 +20,7 @@ struct GuiArgs {
   int width = 1400, height = 900;
   std::optional<std::uint64_t> range_from, range_to;  // --range T0:T1 (either may be empty)
   std::optional<std::uint64_t> moment;                // --moment T: as a click on the timeline
+  std::string policy;  // --policy SPEC: the What-if view's replay (whatif_spec.hpp)
   bool help = false;
 };
 

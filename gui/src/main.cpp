@@ -12,6 +12,7 @@
 #include "main_window.hpp"
 #include "screenshot.hpp"
 #include "timing.hpp"
+#include "view_args.hpp"
 #include "views.hpp"
 
 namespace {
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   memtrail::gui::addAllViews(window);
   if (!args->compare.empty())
     memtrail::gui::openCompareIn(window, QString::fromStdString(args->compare));
+  memtrail::gui::applyViewArgs(window, *args);
   window.resize(args->width, args->height);
 
   if (!args->screenshot.empty()) {

@@ -7,8 +7,10 @@
 #include "leaks_view.hpp"
 #include "main_window.hpp"
 #include "processes_view.hpp"
+#include "scopes_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
+#include "whatif_view.hpp"
 
 namespace memtrail::gui {
 
@@ -23,6 +25,8 @@ void addAllViews(MainWindow& window) {
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
   window.addView("flame", QObject::tr("Flame graph"), new FlameView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
+  window.addView("scopes", QObject::tr("Scopes"), new ScopesView);
+  window.addView("whatif", QObject::tr("What-if"), new WhatIfView);
   addCompareView(window);  // and File → Compare with...
   // A run directory's processes; a double click opens one.
   auto* processes = new ProcessesView;

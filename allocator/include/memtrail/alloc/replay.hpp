@@ -82,6 +82,10 @@ struct ReplayScript {
   // Trace input only: the addresses of the pool's whole-segment reserves, in
   // order (what --keep-addresses replays with).
   std::vector<std::uint64_t> segment_addresses;
+  // Trace input only: the recorded time of each op's event (ops[i] happened
+  // at op_time_ns[i]), so a replayed series can be drawn beside the
+  // recorded one (memtrail-gui's What-if view).
+  std::vector<std::uint64_t> op_time_ns;
 
   // Throws ReplayError "SOURCE:LINE: what is wrong".
   static ReplayScript parse(std::istream& in, const std::string& source);
@@ -126,6 +130,11 @@ class ReplaySink {
   // caching, JAX memory_stats() keys for bfc).
   virtual void on_stats(const ReplayOp& op, const std::map<std::string, std::int64_t>& stats) = 0;
   virtual void on_oom(const ReplayOp& op, const std::string& message) = 0;
+  // After each op (and once before the first, for a policy that reserves up
+  // front): the policy's reserved and allocated bytes once `ops_done`
+  // operations ran. The peaks of ReplayResult are the maxima of these.
+  virtual void on_level(std::uint64_t ops_done, std::uint64_t reserved, std::uint64_t allocated) {
+  }
 };
 
 // Throws ConfigError for a bad conf string, ReplayError for a bad script.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "memtrail/alloc/workspace_config.hpp"
@@ -27,6 +28,10 @@ struct WorkspaceReplayOptions {
   std::string mark;             // iteration scope or mark text
   WorkspaceConfiguration config;
   bool allow_partial = false;  // a cut or damaged trace: replay what was read
+  // Optional: called with the recorded time of each event after which the
+  // bytes the workspace holds from its upstream changed (memtrail-gui's
+  // What-if view draws them as the replayed reserved series).
+  std::function<void(std::uint64_t time_ns, std::uint64_t reserved_bytes)> on_reserved;
 };
 
 struct WorkspaceReplayResult {

@@ -175,6 +175,30 @@ TEST(PythonFrames, DeepRecursionRunsUnderTheTracer) {
   EXPECT_FALSE(trace.empty());
 }
 
+// One Python line whose way through the interpreter's nameless internals
+// differs between two runs (marshal.loads recursing 3 and 6 levels deep
+// before it allocates): `diff` matches it as one site, unchanged, with
+// symbols and without. It was two sites, "calls 10 -> 0" and "0 -> 10",
+// keyed by the offsets and the number of python3.11+0x... frames.
+TEST(PythonFrames, DiffMatchesOneLineWhateverInterpreterInternalsItRanThrough) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-diff-3"), deeper("python-diff-6");
+  std::string a = traced(dir, std::string(kPython) + " " + script("nested_load.py") + " 3");
+  std::string b = traced(deeper, std::string(kPython) + " " + script("nested_load.py") + " 6");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  const std::string line = "load at " + std::string(PYTHON_TESTS_DIR) + "/nested_load.py:19";
+  CommandResult report =
+      run_command(std::string(MEMTRAIL_BIN) + " report --num-callers 64 " + shell_quote(b));
+  ASSERT_TRUE(contains(report.out, line)) << report.out;  // the line allocates
+  for (const std::string flags : {"--no-symbols ", ""}) {
+    CommandResult diff = run_command(std::string(MEMTRAIL_BIN) + " diff --num-callers 64 " + flags +
+                                     shell_quote(a) + " " + shell_quote(b));
+    ASSERT_EQ(diff.exit_code, 0) << diff.err;
+    EXPECT_FALSE(contains(diff.out, line)) << flags << "\n" << diff.out.substr(0, 6000);
+  }
+}
+
 // samples/pytorch under memtrail run (skipped without python3-torch). Native
 // frames stay unresolved (--no-symbols): resolving libtorch takes minutes,
 // and the Python frames the tests read need no DWARF.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -196,6 +197,81 @@ TEST(PythonFrames, DiffMatchesOneLineWhateverInterpreterInternalsItRanThrough) {
                                      shell_quote(a) + " " + shell_quote(b));
     ASSERT_EQ(diff.exit_code, 0) << diff.err;
     EXPECT_FALSE(contains(diff.out, line)) << flags << "\n" << diff.out.substr(0, 6000);
+  }
+}
+
+// The calls of each site (report --json, every site) whose innermost frame
+// is `function` and whose stack names `python_frame`.
+std::vector<std::uint64_t> site_calls(const std::string& trace, const std::string& flags,
+                                      const std::string& function,
+                                      const std::string& python_frame) {
+  CommandResult r = run_command(std::string(MEMTRAIL_BIN) + " report --json --top 0 " + flags +
+                                shell_quote(trace));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::uint64_t> calls;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (j.is_discarded()) return calls;
+  for (const auto& site : j["top_sites"]["calls"]) {
+    const auto& stack = site["stack"];
+    if (stack.empty() || stack[0]["function"] != function) continue;
+    for (const auto& f : stack)
+      if (f["module"] == "python" && f["function"].get<std::string>() + " at " +
+                                             f["file"].get<std::string>() + ":" +
+                                             std::to_string(f["line"].get<int>()) ==
+                                         python_frame)
+        calls.push_back(site["calls"]);
+  }
+  return calls;
+}
+
+// Site grouping with Python frames: one line that the specializing
+// interpreter reaches from two places of _PyEval_EvalFrameDefault (generic
+// BINARY_OP first, BINARY_OP_ADD_UNICODE once specialized) is two recorded
+// stacks and one site: the frames a reader sees are the same.
+TEST(PythonFrames, ReportGroupsALineReachedThroughTwoInterpreterAddresses) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-group");
+  std::string trace = traced(dir, std::string(kPython) + " " + script("specialized_concat.py"));
+  ASSERT_FALSE(trace.empty());
+  const std::string line = "join at " + std::string(PYTHON_TESTS_DIR) + "/specialized_concat.py:12";
+  auto by_address = site_calls(trace, "--group-by-address ", "PyUnicode_Concat", line);
+  ASSERT_GE(by_address.size(), 2u) << "one recorded stack only: the test shows nothing";
+  EXPECT_EQ(site_calls(trace, "", "PyUnicode_Concat", line), std::vector<std::uint64_t>{200});
+}
+
+// Suppression rules name Python functions and .py files (`fun:`, `src:`,
+// and `leak:` that matches either): native_leak.py leaks 123,457 bytes of
+// libc malloc through ctypes at keep_native (line 14).
+TEST(PythonFrames, SuppressionsNamePythonFunctionsAndFiles) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-supp");
+  std::string trace = traced(dir, std::string(kPython) + " " + script("native_leak.py"));
+  ASSERT_FALSE(trace.empty());
+  auto check = [&](const std::string& rule) {
+    std::string file = dir / "rules.supp";
+    FILE* out = std::fopen(file.c_str(), "w");
+    std::fputs((rule + "\n").c_str(), out);
+    std::fclose(out);
+    return memtrail::test::run_merged(
+        std::string(MEMTRAIL_BIN) + " check --max-leaked 0 " +
+        (rule.empty() ? "" : "--suppressions " + shell_quote(file) + " ") + shell_quote(trace));
+  };
+  CommandResult bare = check("");
+  EXPECT_EQ(bare.exit_code, 1) << bare.out;
+  EXPECT_TRUE(
+      contains(bare.out, "keep_native at " + std::string(PYTHON_TESTS_DIR) + "/native_leak.py:14"))
+      << bare.out;
+  for (const std::string rule :
+       {"src:native_leak.py", "fun:^keep_native$", "leak:native_leak.py", "fun:outer"}) {
+    CommandResult r = check(rule);
+    EXPECT_EQ(r.exit_code, 0) << rule << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "123457 " + rule + " (")) << r.out;  // Suppressions used
+  }
+  // Each type looks at its own field: no function is named native_leak.py,
+  // no file keep_native.
+  for (const std::string rule : {"fun:native_leak.py", "src:keep_native", "src:other.py"}) {
+    CommandResult r = check(rule);
+    EXPECT_EQ(r.exit_code, 1) << rule << "\n" << r.out;
   }
 }
 

@@ -110,6 +110,14 @@ TEST(PythonModule, DoesNothingOutsideMemtrailRun) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "not tracing\n");
   EXPECT_EQ(r.err, "");
+  // Untraced, a marked loop makes nothing per iteration (docs/BENCHMARKS.md):
+  // one shared do-nothing object, and a decorator that returns the function.
+  r = run_command("env PYTHONPATH=" + shell_quote(PYTHON_MODULE_DIR) + " " + kPython +
+                  " -c 'import memtrail; f = lambda: 0; "
+                  "assert memtrail.iteration(\"step\")(f) is f; "
+                  "assert memtrail.scope(\"a\") is memtrail.iteration(\"b\") is memtrail.paused(); "
+                  "print(\"ok\")'");
+  EXPECT_EQ(r.out, "ok\n") << r.err;
 }
 
 TEST(PythonModule, RunAppendsItsDirectoryToTheUsersPythonPath) {

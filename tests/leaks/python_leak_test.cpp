@@ -64,8 +64,12 @@ const Script kScripts[] = {
     // Three 12,345-byte blocks from libc's malloc whose addresses only ever
     // lived in Python ints (30-bit digits, no pointer a scan can see): lost.
     {"ctypes_lost",
-     "import ctypes; libc = ctypes.CDLL(None); libc.malloc.restype = ctypes.c_void_p; "
-     "libc.malloc.argtypes = [ctypes.c_size_t]; [libc.malloc(12345) for _ in range(3)]",
+     "import ctypes\n"
+     "libc = ctypes.CDLL(None)\n"
+     "libc.malloc.restype = ctypes.c_void_p\n"
+     "libc.malloc.argtypes = [ctypes.c_size_t]\n"
+     "for _ in range(3):\n"
+     "    libc.malloc(12345)\n",
      {{3, 37035}, {}, {}}},
 };
 

@@ -170,6 +170,33 @@ TEST(PythonFrames, ReportCheckAndFoldedShowPythonLines) {
   EXPECT_TRUE(nested) << folded.out.substr(0, 4000);
 }
 
+// The other exports carry the Python frames too: the JSON export's stacks,
+// pprof's functions (gzip'ed protobuf: the strings are readable once
+// inflated) and the SQLite export's frames table.
+TEST(PythonFrames, JsonPprofAndSqliteExportsNamePythonLines) {
+  if (!have_python()) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir("python-exports");
+  std::string trace = traced(dir, std::string(kPython) + " " + script("frames.py"));
+  ASSERT_FALSE(trace.empty());
+  const std::string file = std::string(PYTHON_TESTS_DIR) + "/frames.py";
+  auto exported = [&](const std::string& format) {
+    std::string out = dir / ("out." + format);
+    CommandResult r = run_command(std::string(MEMTRAIL_BIN) + " export --no-symbols --format " +
+                                  format + " -o " + shell_quote(out) + " " + shell_quote(trace));
+    EXPECT_EQ(r.exit_code, 0) << format << ": " << r.err;
+    return out;
+  };
+  CommandResult json = run_command("cat " + shell_quote(exported("json")));
+  EXPECT_TRUE(contains(json.out, "\"file\":\"" + file + "\",\"function\":\"grow_one\"")) << "json";
+  CommandResult pprof = run_command("gzip -dc " + shell_quote(exported("pprof")));
+  EXPECT_TRUE(contains(pprof.out, "grow_one") && contains(pprof.out, file)) << "pprof";
+  if (run_command("command -v sqlite3").exit_code != 0) return;  // the CLI reads the file
+  CommandResult sql = run_command("sqlite3 " + shell_quote(exported("sqlite")) +
+                                  " \"select function || ' at ' || file || ':' || line from frames "
+                                  "where module = 'python'\"");
+  EXPECT_TRUE(contains(sql.out, "grow_one at " + file + ":20")) << sql.out.substr(0, 2000);
+}
+
 // CPython unmaps frame-stack chunks on deep returns while its current frame
 // still points into them: the recorder reads no frame chain for a munmap.
 // A smoke test only: it passed without that rule too (the unmapped chunk
@@ -376,9 +403,11 @@ TEST(PyTorchSamples, LeakyLoopInterleavesTrainPyLinesWithAtFrames) {
 }
 
 // `diff` of the fixed and the leaky loop matches sites by their symbolized
-// stacks, Python frames included: the features relu makes at train.py:36
-// are one site in both runs (43 calls each, one per step), grown in the
-// leaky one; the loss graph kept by `+=` at line 42 is the leaky run's alone.
+// stacks, Python frames included (by function, file and line): the
+// features relu makes at train.py:36 in the marked loop (called from line
+// 54) are one site in both runs (40 calls each, one per step), grown in the
+// leaky one; the 3 warm-up steps (called from line 51) are a site of their
+// own; the loss graph kept by `+=` at line 42 is the leaky run's alone.
 TEST(PyTorchSamples, DiffOfFixedAndLeakyLoopsGroupsSitesByPythonLines) {
   if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed";
   TempDir dir("pytorch-diff");
@@ -399,8 +428,9 @@ TEST(PyTorchSamples, DiffOfFixedAndLeakyLoopsGroupsSitesByPythonLines) {
       return std::any_of(site.begin() + 1, site.end(),
                          [&](const std::string& f) { return contains(f, text); });
     };
-    kept_features |=
-        contains(site[0], "peak +") && contains(site[0], "calls 43 -> 43") && names(train + "36");
+    kept_features |= contains(site[0], "peak +") && contains(site[0], "calls 40 -> 40") &&
+                     names(train + "36") &&
+                     names("<module> at " + std::string(PYTORCH_SAMPLES_DIR) + "/train.py:54");
     kept_loss |= contains(site[0], "calls 0 -> ") && names(train + "42");
   }
   EXPECT_TRUE(kept_features) << diff.out.substr(0, 8000);

@@ -278,7 +278,7 @@ std::string format_check_text(const CheckResult& r, const SuppressionSet& suppre
       char line[64];
       std::snprintf(line, sizeof line, "  %5" PRIu64 " %10" PRIu64 " ", s.sites,
                     s.suppressed.bytes);
-      out += line + ("leak:" + s.pattern) + " (" + s.origin + ")\n";
+      out += line + s.text() + " (" + s.origin + ")\n";
     }
   }
   std::size_t failed = r.failures(), total = r.items.size();

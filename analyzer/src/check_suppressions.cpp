@@ -62,18 +62,39 @@ bool wildcard_match(std::string_view pattern, std::string_view text) {
   return false;
 }
 
-int SuppressionSet::match(const FrameList& frames) const {
-  for (std::size_t i = 0; i < rules.size(); ++i) {
-    const std::string& p = rules[i].pattern;
-    for (const Frame& f : frames) {
-      // The module matches by full path or by file name ("libfoo.so").
-      if ((!f.function.empty() && wildcard_match(p, f.function)) ||
-          (!f.file.empty() && wildcard_match(p, f.file)) ||
-          (!f.module.empty() &&
-           (wildcard_match(p, f.module) || wildcard_match(p, basename_of(f.module)))))
-        return static_cast<int>(i);
-    }
+namespace {
+
+bool frame_matches(const Suppression& rule, const Frame& f) {
+  const std::string& p = rule.pattern;
+  bool function = !f.function.empty() && wildcard_match(p, f.function);
+  bool file = !f.file.empty() && wildcard_match(p, f.file);
+  switch (rule.type) {
+    case SuppressionType::fun:
+      return function;
+    case SuppressionType::src:
+      return file;
+    case SuppressionType::leak:
+      break;
   }
+  // The module matches by full path or by file name ("libfoo.so").
+  return function || file ||
+         (!f.module.empty() &&
+          (wildcard_match(p, f.module) || wildcard_match(p, basename_of(f.module))));
+}
+
+}  // namespace
+
+std::string Suppression::text() const {
+  const char* prefix = type == SuppressionType::fun   ? "fun:"
+                       : type == SuppressionType::src ? "src:"
+                                                      : "leak:";
+  return prefix + pattern;
+}
+
+int SuppressionSet::match(const FrameList& frames) const {
+  for (std::size_t i = 0; i < rules.size(); ++i)
+    for (const Frame& f : frames)
+      if (frame_matches(rules[i], f)) return static_cast<int>(i);
   return -1;
 }
 
@@ -95,17 +116,26 @@ bool parse_suppressions(std::string_view text, const std::string& origin, Suppre
     }
     std::string_view type = trim(line.substr(0, colon));
     std::string_view pattern = trim(line.substr(colon + 1));
-    if (type != "leak") {
+    SuppressionType kind;
+    if (type == "leak") {
+      kind = SuppressionType::leak;
+    } else if (type == "fun") {
+      kind = SuppressionType::fun;
+    } else if (type == "src") {
+      kind = SuppressionType::src;
+    } else {
       if (error)
         *error = where + ": unknown suppression type '" + std::string(type) +
-                 "' (memtrail understands only 'leak:')";
+                 "' (memtrail understands 'leak:', 'fun:' and 'src:')";
       return false;
     }
     if (pattern.empty()) {
-      if (error) *error = where + ": empty pattern after 'leak:'";
+      if (error) *error = where + ": empty pattern after '" + std::string(type) + ":'";
       return false;
     }
-    out.rules.push_back(Suppression{std::string(pattern), where});
+    Suppression rule{std::string(pattern), where};
+    rule.type = kind;
+    out.rules.push_back(std::move(rule));
   }
   return true;
 }

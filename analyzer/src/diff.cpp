@@ -27,11 +27,50 @@ std::string signed_count(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
+namespace {
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A recorded Python frame (symbolize_sites.hpp: module "python").
+bool is_python_frame(const Frame& f) {
+  return f.module == "python" && !f.function.empty();
+}
+
+// CPython's own code: the interpreter executable or libpython.
+bool in_interpreter(const Frame& f) {
+  std::string base = basename_of(f.module);
+  return base.rfind("python3", 0) == 0 || base.rfind("libpython3", 0) == 0;
+}
+
+}  // namespace
+
 std::string site_match_key(const std::string& pool, const FrameList& frames) {
+  // In a stack with Python frames, the interpreter's nameless frames are its
+  // internals: which of its static functions and how many of them a Python
+  // line goes through changes from run to run (the depth of a recursive
+  // unmarshal, a dict resized a step earlier under another hash seed), so
+  // a run of them is one token, without offsets, and the same Python line
+  // stays one site.
+  bool python = false;
+  for (const Frame& f : frames) python = python || is_python_frame(f);
   std::string key = pool;
+  bool in_internals = false;
   for (const Frame& f : frames) {
+    if (python && f.function.empty() && in_interpreter(f)) {
+      if (!in_internals) key += "\n" + basename_of(f.module) + "+?";
+      in_internals = true;
+      continue;
+    }
+    in_internals = false;
     key += '\n';
-    if (!f.function.empty()) {
+    if (is_python_frame(f)) {
+      // A qualified name alone is not a Python frame's identity (every
+      // module has a `<module>`); its file and line are.
+      key += f.function + " at " + f.file + ":" + std::to_string(f.line);
+    } else if (!f.function.empty()) {
       key += f.function;
     } else if (f.module.empty()) {
       char buf[32];
@@ -40,8 +79,7 @@ std::string site_match_key(const std::string& pool, const FrameList& frames) {
     } else {
       // Module offsets are stable across runs of the same binary (ASLR moves
       // the load address, not the offset); the directory may differ.
-      auto slash = f.module.rfind('/');
-      key += (slash == std::string::npos ? f.module : f.module.substr(slash + 1));
+      key += basename_of(f.module);
       char buf[32];
       std::snprintf(buf, sizeof buf, "+0x%" PRIx64, f.offset);
       key += buf;

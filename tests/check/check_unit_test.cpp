@@ -53,13 +53,51 @@ TEST(Suppressions, MatchFunctionFileOrModule) {
   EXPECT_EQ(set.match({fn("other", "/src/other.cpp", 1)}), -1);
 }
 
+// A Python frame (docs/python.md): its qualified name as the function, its
+// .py file as the source file, module "python".
+Frame py(const std::string& function, const std::string& file, std::uint32_t line) {
+  return fn(function, file, line, "python");
+}
+
+// `fun:` matches the function only, `src:` the source file only, in native
+// and Python frames alike; `leak:` any of function, file, module.
+TEST(Suppressions, FunAndSrcRulesMatchOneFieldOfNativeAndPythonFrames) {
+  memtrail::SuppressionSet set;
+  std::string error;
+  ASSERT_TRUE(memtrail::parse_suppressions("fun:^keep_native$\nsrc:train.py\nfun:cache.cpp\n",
+                                           "p.supp", set, &error))
+      << error;
+  ASSERT_EQ(set.rules.size(), 3u);
+  EXPECT_EQ(set.rules[0].type, memtrail::SuppressionType::fun);
+  EXPECT_EQ(set.rules[1].type, memtrail::SuppressionType::src);
+  EXPECT_EQ(set.rules[0].text(), "fun:^keep_native$");
+  EXPECT_EQ(set.rules[1].text(), "src:train.py");
+  const Frame ffi = fn("ffi_call", "", 0, "/lib/libffi.so.8");
+  EXPECT_EQ(set.match({ffi, py("keep_native", "/w/native_leak.py", 14)}), 0);
+  EXPECT_EQ(set.match({ffi, py("train_step", "/w/samples/train.py", 36)}), 1);
+  EXPECT_EQ(set.match({fn("grow", "/src/train.py", 7)}), 1);  // a C file of that name too
+  // Each type looks at its own field only.
+  EXPECT_EQ(set.match({py("keep_native_more", "keep_native", 1)}), -1);  // fun: not the file
+  EXPECT_EQ(set.match({fn("grow", "/src/cache.cpp", 7)}), -1);   // fun:cache.cpp: no function
+  EXPECT_EQ(set.match({py("train.py", "/w/other.py", 1)}), -1);  // src:train.py: not a name
+  memtrail::SuppressionSet leak;
+  ASSERT_TRUE(memtrail::parse_suppressions("leak:native_leak.py\n", "l.supp", leak, &error));
+  EXPECT_EQ(leak.match({ffi, py("keep_native", "/w/native_leak.py", 14)}), 0);
+  EXPECT_EQ(leak.rules[0].text(), "leak:native_leak.py");
+}
+
 TEST(Suppressions, ErrorsNameFileAndLine) {
   memtrail::SuppressionSet set;
   std::string error;
   EXPECT_FALSE(memtrail::parse_suppressions("leak:a\nrace:b\n", "x.supp", set, &error));
-  EXPECT_EQ(error, "x.supp:2: unknown suppression type 'race' (memtrail understands only 'leak:')");
+  EXPECT_EQ(error,
+            "x.supp:2: unknown suppression type 'race' (memtrail understands 'leak:', 'fun:' and "
+            "'src:')");
   EXPECT_FALSE(memtrail::parse_suppressions("leak:\n", "x.supp", set, &error));
   EXPECT_EQ(error, "x.supp:1: empty pattern after 'leak:'");
+  EXPECT_FALSE(memtrail::parse_suppressions("src: \n", "x.supp", set, &error));
+  EXPECT_EQ(error, "x.supp:1: empty pattern after 'src:'");
+  EXPECT_FALSE(memtrail::parse_suppressions("obj:libfoo.so\n", "x.supp", set, &error));
   EXPECT_FALSE(memtrail::parse_suppressions("justtext\n", "x.supp", set, &error));
   EXPECT_FALSE(memtrail::load_suppressions("/nonexistent/x.supp", set, &error));
 }

@@ -27,17 +27,30 @@ namespace memtrail {
 
 // ---------------------------------------------------------------- suppressions
 
-// One `leak:PATTERN` rule. A leak site is suppressed when the pattern matches
-// the function, source file or module of any frame of its stack. As in
+// One suppression rule. Its type says what its pattern is matched against,
+// in every frame of a leak site's stack; the site is suppressed when any
+// frame matches:
+//   leak:PATTERN  the function, source file or module (LeakSanitizer's rule)
+//   fun:PATTERN   the function only (a C/C++ function or a Python function's
+//                 qualified name)
+//   src:PATTERN   the source file only (a .c/.cpp file, or a .py file of a
+//                 Python frame: `src:train.py`)
+// (`fun:` and `src:` are the sanitizers' special-case-list names.) As in
 // LeakSanitizer, a pattern matches anywhere inside the text, `*` matches any
 // run of characters, a leading `^` anchors it at the start and a trailing `$`
 // at the end.
+enum class SuppressionType : std::uint8_t { leak, fun, src };
+
 struct Suppression {
   std::string pattern;
   std::string origin;  // "FILE:LINE", "policy" or "default"
   // Filled by run_check(): what this rule suppressed (first matching rule wins).
   std::uint64_t sites = 0;
   Tally suppressed{};
+  SuppressionType type = SuppressionType::leak;
+
+  // The rule as written: "leak:PATTERN", "fun:PATTERN" or "src:PATTERN".
+  std::string text() const;
 };
 
 struct SuppressionSet {
@@ -48,9 +61,10 @@ struct SuppressionSet {
 
 bool wildcard_match(std::string_view pattern, std::string_view text);
 
-// Parses LeakSanitizer suppression text: one `leak:PATTERN` per line, `#`
-// comments and blank lines ignored. Other types (`race:`, `fun:`...) and
-// empty patterns are errors ("FILE:3: unknown suppression type 'race'").
+// Parses suppression text: one `leak:PATTERN`, `fun:PATTERN` or
+// `src:PATTERN` per line, `#` comments and blank lines ignored. Other types
+// (`race:`, `obj:`...) and empty patterns are errors ("FILE:3: unknown
+// suppression type 'race'").
 bool parse_suppressions(std::string_view text, const std::string& origin, SuppressionSet& out,
                         std::string* error);
 bool load_suppressions(const std::string& path, SuppressionSet& out, std::string* error);

@@ -44,7 +44,10 @@ DiffResult diff_analyses(const Analysis& a, const Analysis& b);
 std::string diff_text(const DiffResult& d, std::size_t top = 10, std::size_t stack_depth = 12);
 
 // The identity used to match a site across traces: pool name plus, per
-// frame, the function name (or module file name + offset when unsymbolized).
+// frame, the function name (or module file name + offset when unsymbolized);
+// a Python frame by its function, file and line. In a stack with Python
+// frames, each run of the interpreter's nameless frames is one token, so
+// one Python line is one site whatever internals it went through.
 std::string site_match_key(const std::string& pool, const FrameList& frames);
 
 }  // namespace memtrail

@@ -84,9 +84,32 @@ class _Bracket(_contextlib.ContextDecorator):
         return False
 
 
+class _Nothing:
+    """What scope(), iteration() and paused() give outside a trace: one
+    shared object whose `with` does nothing and whose decorator returns the
+    function itself, so an untraced loop pays two empty method calls per
+    iteration and a decorated function nothing (docs/BENCHMARKS.md)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, function):
+        return function
+
+
+_NOTHING = _Nothing()
+
+
 def scope(name):
     """`with memtrail.scope("epoch"):` or `@memtrail.scope("epoch")`: a named
     scope, reported with the bytes its entries leave live."""
+    if _recorder is None:
+        return _NOTHING
     return _Bracket(name, "memtrail_scope_begin", "memtrail_scope_end")
 
 
@@ -95,6 +118,8 @@ def iteration(loop):
     one iteration of the loop LOOP. `memtrail report` shows the loop's growth
     per iteration and the sites that grow; `memtrail check --iteration-mark
     LOOP --max-scope-growth 0` fails a loop that keeps memory."""
+    if _recorder is None:
+        return _NOTHING
     return _Bracket(loop, "memtrail_iteration_begin", "memtrail_iteration_end")
 
 
@@ -111,10 +136,14 @@ def resume():
 
 
 @_contextlib.contextmanager
-def paused():
-    """`with memtrail.paused():` records no new blocks inside."""
+def _paused():
     pause()
     try:
         yield
     finally:
         resume()
+
+
+def paused():
+    """`with memtrail.paused():` records no new blocks inside."""
+    return _NOTHING if _recorder is None else _paused()

@@ -9,6 +9,7 @@
 
 #include "id_index.hpp"
 #include "stack_trie.hpp"
+#include "table_memory.hpp"
 
 namespace memtrail::runtime {
 namespace {
@@ -110,6 +111,37 @@ TEST(StackTrie, AMillionDistinctStacksFitInAboutSixteenBytesANode) {
   std::size_t before = emitted;
   EXPECT_EQ(trie.intern(s.data(), s.size(), count), a);
   EXPECT_EQ(emitted, before);
+}
+
+// A program with few stacks pays for the pages its trie wrote, not for
+// whole chunks (they were 512 KiB each, cleared when made).
+TEST(StackTrie, ASmallTrieHoldsOnlyThePagesItWrote) {
+  StackTrie trie;
+  StackTrie::NewNode ignore = [](const StackNode&) {};
+  for (std::uint32_t path = 0; path < 64; ++path) {
+    auto s = binary_path_stack(path, 6, 6);
+    trie.intern(s.data(), s.size(), ignore);
+  }
+  EXPECT_GT(trie.size(), 100u);
+  EXPECT_LE(trie.memory_bytes(), 64u * 1024) << trie.memory_bytes() << " bytes";
+}
+
+// Big tables come on 2 MiB boundaries (huge pages for the trie's random
+// reads) and zeroed, as the index's empty slots need.
+TEST(TableMemory, BigTablesAreHugePageAlignedAndZero) {
+  TableMemory<std::uint32_t> big(3 << 20);
+  ASSERT_NE(big.get(), nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.get()) % TableMemory<std::uint32_t>::kHuge, 0u);
+  EXPECT_EQ(big.bytes() % TableMemory<std::uint32_t>::kHuge, 0u);
+  EXPECT_EQ(big[0], 0u);
+  EXPECT_EQ(big[(3 << 20) - 1], 0u);
+  big[12345] = 7;
+  TableMemory<std::uint32_t> moved = std::move(big);
+  EXPECT_EQ(moved[12345], 7u);
+  EXPECT_EQ(big.get(), nullptr);
+  TableMemory<std::uint64_t> small(100, false);
+  EXPECT_EQ(small.bytes(), 4096u);
+  EXPECT_EQ(small[99], 0u);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "table_memory.hpp"
+
 namespace memtrail::runtime {
 
 class IdIndex {
@@ -64,16 +66,16 @@ class IdIndex {
   template <class HashOf>
   void grow(HashOf& hash_of) {
     std::size_t cap = std::max({kMinCapacity, cap_ + cap_ / 2, (size_ + 1) * 5 / 4 + 1});
-    slots_.reset();  // before the new table: the old one is not needed to re-place
-    cap_ = 0;        // (empty, should the allocation throw)
-    slots_ = std::make_unique<std::uint32_t[]>(cap);
+    slots_.release();  // before the new table: the old one is not needed to re-place
+    cap_ = 0;          // (empty, should the allocation throw)
+    slots_ = TableMemory<std::uint32_t>(cap);
     cap_ = cap;
     for (std::size_t k = 1; k <= size_; ++k)
       place(hash_of(static_cast<std::uint32_t>(k)), static_cast<std::uint32_t>(k));
   }
 
   static constexpr std::size_t kMinCapacity = 1024;
-  std::unique_ptr<std::uint32_t[]> slots_;
+  TableMemory<std::uint32_t> slots_;  // huge pages past 2 MiB
   std::size_t cap_ = 0, size_ = 0;
 };
 

@@ -15,6 +15,7 @@
 // are added without probing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,11 +23,14 @@
 
 #include "id_index.hpp"
 #include "memtrail/event.hpp"
+#include "table_memory.hpp"
 
 namespace memtrail::runtime {
 
-// Append-only array in chunks of 2^16: growing never copies, never holds
-// twice the memory.
+// Append-only array in chunks of 2^18 elements (2 MiB of 8-byte ones):
+// growing never copies, never holds twice the memory. Chunks are fresh
+// mappings, resident only where written; every chunk but the first is
+// offered huge pages (table_memory.hpp).
 template <class T>
 class ChunkedArray {
  public:
@@ -34,15 +38,21 @@ class ChunkedArray {
   const T& operator[](std::uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
   std::uint32_t size() const { return size_; }
   void push_back(const T& v) {
-    if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kMask + 1));
+    if ((size_ & kMask) == 0) chunks_.emplace_back(kMask + 1, !chunks_.empty());
     (*this)[size_++] = v;
   }
-  std::size_t memory_bytes() const { return chunks_.size() * (kMask + 1) * sizeof(T); }
+  // Resident bytes: the first chunk's written pages, every later chunk whole
+  // (a huge page is resident from its first write).
+  std::size_t memory_bytes() const {
+    if (chunks_.empty()) return 0;
+    std::size_t first = std::min<std::size_t>(size_, kMask + 1) * sizeof(T);
+    return (first + 4095) / 4096 * 4096 + (chunks_.size() - 1) * (kMask + 1) * sizeof(T);
+  }
 
  private:
-  static constexpr int kShift = 16;
+  static constexpr int kShift = 18;
   static constexpr std::uint32_t kMask = (1u << kShift) - 1;
-  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::vector<TableMemory<T>> chunks_;
   std::uint32_t size_ = 0;
 };
 

@@ -24,6 +24,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memtrail/detail/probe_gap.hpp"
+
 namespace memtrail::detail {
 
 template <std::size_t kSlots>
@@ -107,20 +109,17 @@ class AddressSet {
     return kNone;
   }
 
-  // Backward shift (address_table.hpp's rule), copying forward before the
-  // slot a member left is overwritten.
+  // Backward shift (probe_gap.hpp): a member is copied to the hole before
+  // the slot it left is overwritten or emptied.
   void close_gap(std::size_t hole) {
-    for (std::size_t j = (hole + 1) & kMask;; j = (j + 1) & kMask) {
-      std::uintptr_t cur = slots_[j].load(std::memory_order_relaxed);
-      if (cur == kEmpty) break;
-      std::size_t h = slot_of(cur);
-      bool stays = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
-      if (!stays) {
-        slots_[hole].store(cur, std::memory_order_relaxed);
-        hole = j;
-      }
-    }
-    slots_[hole].store(kEmpty, std::memory_order_relaxed);
+    std::size_t last = close_probe_gap(
+        hole, kMask,
+        [&](std::size_t j) { return slots_[j].load(std::memory_order_relaxed) == kEmpty; },
+        [&](std::size_t j) { return slot_of(slots_[j].load(std::memory_order_relaxed)); },
+        [&](std::size_t from, std::size_t to) {
+          slots_[to].store(slots_[from].load(std::memory_order_relaxed), std::memory_order_relaxed);
+        });
+    slots_[last].store(kEmpty, std::memory_order_relaxed);
   }
 
   std::atomic<std::uintptr_t> slots_[kSlots] = {};

@@ -34,6 +34,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "memtrail/detail/probe_gap.hpp"
+
 namespace memtrail::detail {
 
 // Fibonacci hashing: the top bits are the well-mixed ones.
@@ -222,18 +224,12 @@ class AddressTable {
     free_head_ = pos + 1;
   }
 
-  // Backward shift: every later member of the probe run whose home is not in
-  // the cyclic range (hole, j] moves back into the hole.
   void close_gap(std::size_t hole) {
-    for (std::size_t j = (hole + 1) & mask_; index_[j] != 0; j = (j + 1) & mask_) {
-      std::size_t h = home(static_cast<std::uint32_t>(index_[j] >> 32));
-      bool stays = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
-      if (!stays) {
-        index_[hole] = index_[j];
-        hole = j;
-      }
-    }
-    index_[hole] = 0;
+    std::size_t last = close_probe_gap(
+        hole, mask_, [&](std::size_t j) { return index_[j] == 0; },
+        [&](std::size_t j) { return home(static_cast<std::uint32_t>(index_[j] >> 32)); },
+        [&](std::size_t from, std::size_t to) { index_[to] = index_[from]; });
+    index_[last] = 0;
   }
 
   // The index is an eighth of the entries' size or less: a new one is built

@@ -165,7 +165,8 @@ namespace {
 ZSTD_customMem g_codec_memory = ZSTD_defaultCMem;
 }  // namespace
 
-void detail::set_codec_memory(void* (*allocate)(void*, std::size_t), void (*release)(void*, void*)) {
+void detail::set_codec_memory(void* (*allocate)(void*, std::size_t),
+                              void (*release)(void*, void*)) {
   g_codec_memory = ZSTD_customMem{allocate, release, nullptr};
 }
 

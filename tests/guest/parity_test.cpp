@@ -170,8 +170,8 @@ TEST(GuestParity, Shape8_QuickExit) {
 // blocks (for the exit-time leak scan) holds them as 40-byte entries, densely,
 // plus an 8-byte index slot each at most 3/4 full (AddressTable): ~15 MiB,
 // which the tracer cannot hide from VmRSS (docs/tracing.md). The allowance
-// is the entries' 11.4 MiB: traced 43.2 MiB against 20.2 untraced now; the
-// half-full table of 40-byte slots it replaced made 55.4 (failed this).
+// is the entries' 11.4 MiB: traced 42.3 MiB against 19.8 untraced now; the
+// half-full table of 40-byte slots it replaced made 54.1 (failed this).
 TEST(GuestParity, Shape8_RawExitGroup) {
   ParityCase c{"exit_group", bin(LOST_SHAPES_BIN) + " exit_group"};
   c.tracer_rss_kib = 300'000 * 40 / 1024;

@@ -88,7 +88,7 @@ struct RecentFrees {
   static_assert((kRecentFrees & (kRecentFrees - 1)) == 0, "ring size is a power of two");
   std::array<std::uint64_t, kRecentFrees> ring{};
   std::array<std::uint64_t, kRecentFrees / 64> live{};
-  std::uint64_t pushed = 0;                                     // frees pushed in this chunk
+  std::uint64_t pushed = 0;                    // frees pushed in this chunk
   detail::AddressTable<std::uint64_t> newest;  // address -> its newest push
 
   static unsigned slot(std::uint64_t seq) {

@@ -1,6 +1,6 @@
 #include "late_frees.hpp"
 
-#include "address_set.hpp"
+#include "memtrail/detail/address_set.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "preload_state.hpp"
@@ -9,7 +9,7 @@ namespace memtrail::preload {
 namespace {
 
 // A few per ending thread: the stacks it evicts and its keys' data.
-AddressSet<1 << 12> g_late;
+detail::AddressSet<1 << 12> g_late;
 
 void record_free(std::uint64_t address) {
   Event e;

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include "memtrail/detail/address_set.hpp"
+
 namespace memtrail::preload {
 
 LinkerRange g_linker_text;
@@ -15,27 +17,10 @@ std::atomic<std::uint32_t> g_linker_block_count{0};
 
 namespace {
 
-// Open addressing, linear probing. 0 = empty, 1 = erased. Sized for a few
-// thousand live threads (one DTV each) plus the link maps of a large program;
-// beyond that, extra linker blocks are simply not remembered (they would then
-// show up as leaks, never as a crash).
-constexpr std::size_t kSlots = 1 << 14;
-constexpr std::uintptr_t kEmpty = 0;
-constexpr std::uintptr_t kErased = 1;
-std::atomic<std::uintptr_t> g_slots[kSlots];
-std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
-
-std::size_t slot_of(std::uintptr_t p) {
-  return (p >> 4) * 0x9e3779b97f4a7c15ull >> 50;
-}
-
-struct SpinGuard {
-  SpinGuard() {
-    while (g_lock.test_and_set(std::memory_order_acquire)) {
-    }
-  }
-  ~SpinGuard() { g_lock.clear(std::memory_order_release); }
-};
+// Sized for a few thousand live threads (one DTV each) plus the link maps
+// of a large program; beyond that, extra linker blocks are simply not
+// remembered (they would then show up as leaks, never as a crash).
+detail::AddressSet<1 << 14> g_blocks;
 
 int find_linker(dl_phdr_info* info, std::size_t, void* data) {
   auto want = reinterpret_cast<std::uintptr_t>(data);
@@ -71,44 +56,17 @@ bool linker_range_known_early() {
 }
 
 void linker_block_insert(const void* block) {
-  auto p = reinterpret_cast<std::uintptr_t>(block);
-  SpinGuard guard;
-  std::size_t i = slot_of(p);
-  for (std::size_t probes = 0; probes < kSlots; ++probes, i = (i + 1) & (kSlots - 1)) {
-    std::uintptr_t cur = g_slots[i].load(std::memory_order_relaxed);
-    if (cur == p) return;
-    if (cur == kEmpty || cur == kErased) {
-      g_slots[i].store(p, std::memory_order_release);
-      g_linker_block_count.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-  }
+  g_blocks.insert(reinterpret_cast<std::uintptr_t>(block));
+  g_linker_block_count.store(g_blocks.size(), std::memory_order_relaxed);
 }
 
 void linker_block_erase_slow(const void* block) {
-  auto p = reinterpret_cast<std::uintptr_t>(block);
-  if (!linker_block_contains(p)) return;  // the common case: no lock
-  SpinGuard guard;
-  std::size_t i = slot_of(p);
-  for (std::size_t probes = 0; probes < kSlots; ++probes, i = (i + 1) & (kSlots - 1)) {
-    std::uintptr_t cur = g_slots[i].load(std::memory_order_relaxed);
-    if (cur == kEmpty) return;
-    if (cur == p) {
-      g_slots[i].store(kErased, std::memory_order_release);
-      g_linker_block_count.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
-  }
+  if (g_blocks.take(reinterpret_cast<std::uintptr_t>(block)))
+    g_linker_block_count.store(g_blocks.size(), std::memory_order_relaxed);
 }
 
 bool linker_block_contains(std::uint64_t address) {
-  std::size_t i = slot_of(address);
-  for (std::size_t probes = 0; probes < kSlots; ++probes, i = (i + 1) & (kSlots - 1)) {
-    std::uintptr_t cur = g_slots[i].load(std::memory_order_acquire);
-    if (cur == kEmpty) return false;
-    if (cur == address) return true;
-  }
-  return false;
+  return g_blocks.contains(address);
 }
 
 }  // namespace memtrail::preload

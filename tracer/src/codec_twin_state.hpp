@@ -1,16 +1,25 @@
 // What the writer's and the reader's twins of format::ThreadCodecState
 // (encoder_state.hpp, decoder_state.hpp) hold alike: the per-kind history,
 // and RecentFrees as a ring with a live bitmap plus an exact windowed address
-// index. The reference (format_layout.hpp) keeps a FlatMap of addresses that
-// left the window and rebuilds it every 3072 pushes; here an entry leaving
-// the window leaves the index, so it stays at 2048 slots (24 KiB), in cache.
+// index. The reference (format_layout.hpp) keeps an AddressTable of addresses
+// that left the window and rebuilds it every 3072 pushes; here an entry
+// leaving the window leaves the index, so it stays at 2048 slots (24 KiB), in
+// cache.
+//
+// Kept apart from AddressTable (memtrail/detail/address_table.hpp), with its
+// deletion rule (probe_gap.hpp) shared: the window bounds it to 1024 members,
+// so it lives inline in every per-thread state, which the decoder resets and
+// reuses each chunk; an AddressTable is two mappings of its own per state and
+// reads an entry besides its index slot on every hit (bench_address_table:
+// Find at 10^4 keys, dense vs inline). Keys and sequence numbers lie in two
+// arrays, so a probe reads 8-byte keys only.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
 #include "format_layout.hpp"
-#include "probe_gap.hpp"
+#include "memtrail/detail/probe_gap.hpp"
 
 namespace memtrail::format {
 

@@ -3,7 +3,7 @@
 // the questions the decoder asks on every event. format_layout.hpp stays the
 // reference; tests/tracer/test_decoder_state.cpp runs both side by side.
 // Where the reference pays, and what this twin does instead:
-// - RecentFrees' address index is a FlatMap that keeps addresses which left
+// - RecentFrees' address index is an AddressTable that keeps addresses which left
 //   the window and is rebuilt (1024 inserts) every 3072 pushes; here it is
 //   the exact windowed index the encoder uses too (codec_twin_state.hpp),
 //   erased as entries leave the window, so it stays small and in cache;

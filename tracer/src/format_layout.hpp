@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "flat_map.hpp"
+#include "memtrail/detail/address_table.hpp"
 #include "memtrail/event.hpp"
 
 namespace memtrail::format {
@@ -86,13 +86,10 @@ inline constexpr int kRecentFrees = 1024;
 // address index: push, take and rank cost O(1) words, not a shifted list.
 struct RecentFrees {
   static_assert((kRecentFrees & (kRecentFrees - 1)) == 0, "ring size is a power of two");
-  struct Hash {
-    std::uint64_t operator()(std::uint64_t a) const { return a * 0x9e3779b97f4a7c15ull; }
-  };
   std::array<std::uint64_t, kRecentFrees> ring{};
   std::array<std::uint64_t, kRecentFrees / 64> live{};
-  std::uint64_t pushed = 0;                                     // frees pushed in this chunk
-  runtime::FlatMap<std::uint64_t, std::uint64_t, Hash> newest;  // address -> its newest push
+  std::uint64_t pushed = 0;                    // frees pushed in this chunk
+  detail::AddressTable<std::uint64_t> newest;  // address -> its newest push
 
   static unsigned slot(std::uint64_t seq) {
     return static_cast<unsigned>(seq & (kRecentFrees - 1));

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "block_pool.hpp"
+#include "memtrail/detail/address_set.hpp"
 #include "memtrail/trace_file.hpp"
 
 namespace memtrail::detail {
@@ -37,39 +38,22 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-// Chunk bases (index = address >> kChunkShift), open addressing; 0 = empty,
-// 1 = removed. 2^16 chunks: 64 GiB of own memory.
+// The chunks' base addresses: the project's allocation-free set
+// (memtrail/detail/address_set.hpp). 2^16 chunks: 64 GiB of own memory.
 constexpr std::size_t kTableSlots = std::size_t{1} << 16;
-std::atomic<std::uintptr_t> g_chunks[kTableSlots];
+AddressSet<kTableSlots> g_chunks;
 
 runtime::SpinLock g_lock;
 FreeBlock* g_free[kClasses];
 unsigned char* g_bump = nullptr;  // the current chunk's unused part
 std::size_t g_bump_left = 0;
 
-std::size_t slot_of(std::uintptr_t index) {
-  return (index * 0x9E3779B97F4A7C15ull >> 48) & (kTableSlots - 1);
-}
-
 void table_insert(std::uintptr_t index) {
-  for (std::size_t i = slot_of(index);; i = (i + 1) & (kTableSlots - 1)) {
-    std::uintptr_t v = g_chunks[i].load(std::memory_order_relaxed);
-    if (v <= 1) {
-      g_chunks[i].store(index, std::memory_order_release);
-      return;
-    }
-  }
+  g_chunks.insert(index << kChunkShift);
 }
 
 void table_remove(std::uintptr_t index) {
-  for (std::size_t i = slot_of(index);; i = (i + 1) & (kTableSlots - 1)) {
-    std::uintptr_t v = g_chunks[i].load(std::memory_order_relaxed);
-    if (v == 0) return;
-    if (v == index) {
-      g_chunks[i].store(1, std::memory_order_release);
-      return;
-    }
-  }
+  g_chunks.take(index << kChunkShift);
 }
 
 // Maps `bytes` (a multiple of kChunk) at a kChunk boundary and registers
@@ -287,12 +271,7 @@ void* own_realloc(void* p, std::size_t n) noexcept {
 }
 
 bool own_heap_contains(const void* p) noexcept {
-  std::uintptr_t index = reinterpret_cast<std::uintptr_t>(p) >> kChunkShift;
-  for (std::size_t i = slot_of(index);; i = (i + 1) & (kTableSlots - 1)) {
-    std::uintptr_t v = g_chunks[i].load(std::memory_order_acquire);
-    if (v == index) return true;
-    if (v == 0) return false;
-  }
+  return g_chunks.contains(reinterpret_cast<std::uintptr_t>(p) & ~(kChunk - 1));
 }
 
 namespace {

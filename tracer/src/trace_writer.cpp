@@ -24,9 +24,9 @@
 #include "encoder_state.hpp"
 #include "exact_divider.hpp"
 #include "format_layout.hpp"
+#include "memtrail/detail/address_table.hpp"
 #include "memtrail/trace_file.hpp"
 #include "private_fd.hpp"
-#include "probe_gap.hpp"
 
 namespace memtrail {
 
@@ -67,70 +67,39 @@ std::uint32_t crc32_of(const void* data, std::size_t n, std::uint32_t crc = 0) {
 }
 
 // The chunk's blocks allocated and not yet freed, by (pool, address) ->
-// (alloc ordinal, size): a free of one of them is coded as a reference.
-// Open addressing with linear probing and backward-shift deletion; address
-// 0 marks an empty slot (an alloc at address 0 is never entered). A free
-// finds and erases its entry in one probe sequence.
+// (alloc ordinal, size): a free of one of them is coded as a reference. A
+// free finds and removes its entry in one probe sequence.
+struct PoolAddress {
+  std::uint64_t address;
+  std::uint32_t pool;
+  bool operator==(const PoolAddress&) const = default;
+};
+[[maybe_unused]] std::uint64_t address_hash(const PoolAddress& k) {
+  return detail::address_hash(k.address ^ (std::uint64_t{k.pool} << 47));
+}
+
 class LiveBlocks {
  public:
-  LiveBlocks() { resize(1024); }
-
   // Enters (or replaces: its free was lost) the block at `address`.
   void put(std::uint32_t pool, std::uint64_t address, std::uint64_t ordinal, std::uint64_t size) {
-    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
-    std::size_t i = home(pool, address);
-    while (slots_[i].address != 0 && !(slots_[i].address == address && slots_[i].pool == pool))
-      i = (i + 1) & mask_;
-    if (slots_[i].address == 0) ++count_;
-    slots_[i] = Slot{address, pool, ordinal, size};
+    *table_.try_emplace({address, pool}).first = Block{ordinal, size};
   }
   // Removes the block, returning its ordinal and size; false when absent.
   bool take(std::uint32_t pool, std::uint64_t address, std::uint64_t& ordinal,
             std::uint64_t& size) {
-    std::size_t i = home(pool, address);
-    for (;; i = (i + 1) & mask_) {
-      if (slots_[i].address == 0) return false;
-      if (slots_[i].address == address && slots_[i].pool == pool) break;
-    }
-    ordinal = slots_[i].ordinal;
-    size = slots_[i].size;
-    i = close_probe_gap(
-        i, mask_, [&](std::size_t j) { return slots_[j].address == 0; },
-        [&](std::size_t j) { return home(slots_[j].pool, slots_[j].address); },
-        [&](std::size_t from, std::size_t to) { slots_[to] = slots_[from]; });
-    slots_[i].address = 0;
-    --count_;
+    Block b;
+    if (!table_.take({address, pool}, b)) return false;
+    ordinal = b.ordinal;
+    size = b.size;
     return true;
   }
-  void clear() {
-    if (count_ == 0) return;
-    for (Slot& s : slots_) s.address = 0;
-    count_ = 0;
-  }
+  void clear() { table_.clear(); }
 
  private:
-  struct Slot {
-    std::uint64_t address;
-    std::uint32_t pool;
+  struct Block {
     std::uint64_t ordinal, size;
   };
-  std::size_t home(std::uint32_t pool, std::uint64_t address) const {
-    return static_cast<std::size_t>(
-        ((address ^ (std::uint64_t{pool} << 47)) * 0x9e3779b97f4a7c15ull) >> shift_);
-  }
-  void resize(std::size_t capacity) {
-    std::vector<Slot> old(capacity, Slot{});
-    old.swap(slots_);
-    mask_ = capacity - 1;
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
-    count_ = 0;
-    for (const Slot& s : old)
-      if (s.address != 0) put(s.pool, s.address, s.ordinal, s.size);
-  }
-  std::vector<Slot> slots_;
-  std::size_t mask_ = 0;
-  unsigned shift_ = 0;
-  std::size_t count_ = 0;
+  detail::AddressTable<Block, PoolAddress> table_;
 };
 
 // One stream of the chunk being built. The encoder reserves room for a
@@ -196,7 +165,8 @@ namespace {
 ZSTD_customMem g_codec_memory = ZSTD_defaultCMem;
 }  // namespace
 
-void detail::set_codec_memory(void* (*allocate)(void*, std::size_t), void (*release)(void*, void*)) {
+void detail::set_codec_memory(void* (*allocate)(void*, std::size_t),
+                              void (*release)(void*, void*)) {
   g_codec_memory = ZSTD_customMem{allocate, release, nullptr};
 }
 

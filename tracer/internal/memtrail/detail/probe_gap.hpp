@@ -1,5 +1,5 @@
-// Deletion from linear-probing tables without tombstones (flat_map.hpp,
-// live_heap.hpp, the writer's chunk table, the codec's free index): once
+// Deletion from linear-probing tables without tombstones (address_table.hpp,
+// address_set.hpp, the codec twins' free index): once
 // slot `hole` is vacated, every later member of its probe run whose home is
 // not in the cyclic range (hole, j] moves back into the hole, so a lookup
 // can still stop at the first empty slot.

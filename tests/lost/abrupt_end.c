@@ -4,6 +4,9 @@
 //                             (kept), then main calls the raw exit_group
 //                             system call (as Go's runtime ends)
 //   abrupt_end sigkill N      the same, then the process SIGKILLs itself
+//   abrupt_end fork_sigkill N a forked child makes N mallocs of 44 bytes and
+//                             SIGKILLs itself; the parent waits for it and
+//                             returns 0
 // Before the threads start, main makes one 4444-byte block and sleeps
 // 500 ms, so the tracer writes every event made before it: a trace that
 // holds that block holds every event but the 2N, which lets a test check
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum { kMarkerSize = 4444, kBlockSize = 44 };
@@ -33,9 +37,22 @@ static void* churn(void* unused) {
   return NULL;
 }
 
+static int fork_sigkill(int count) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    static void* volatile sink;
+    for (int i = 0; i < count; ++i) sink = malloc(kBlockSize);
+    kill(getpid(), SIGKILL);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "fork_sigkill") == 0) return fork_sigkill(atoi(argv[2]));
   if (argc != 3 || (strcmp(argv[1], "exit_group") != 0 && strcmp(argv[1], "sigkill") != 0)) {
-    fprintf(stderr, "usage: abrupt_end exit_group|sigkill N\n");
+    fprintf(stderr, "usage: abrupt_end exit_group|sigkill|fork_sigkill N\n");
     return 2;
   }
   g_count = atoi(argv[2]);

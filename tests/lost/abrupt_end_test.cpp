@@ -56,9 +56,10 @@ struct Counts : memtrail::TraceVisitor {
 // `made`: the 44-byte blocks the program made. `exact`: nothing but them is
 // made after the 4444-byte marker, so a trace holding the marker is short
 // of exactly the lost ones.
-void expect_every_event_or_a_counted_loss(const std::string& run, const CommandResult& r,
-                                          std::uint64_t made, bool exact) {
-  std::string trace = only_trace(run);
+// `trace`: the process's trace; `target`: what report and check read (the
+// run directory, or the trace itself where the run has several).
+void expect_every_event_or_a_counted_loss(const std::string& trace, const std::string& target,
+                                          const CommandResult& r, std::uint64_t made, bool exact) {
   ASSERT_FALSE(trace.empty()) << r.err;
   Counts t;
   memtrail::TraceReader reader(trace);
@@ -85,13 +86,13 @@ void expect_every_event_or_a_counted_loss(const std::string& run, const CommandR
   EXPECT_NE(r.err.find("events lost: pid "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(counted + " not written to"), std::string::npos) << r.err;
 
-  auto report = run_command(kMemtrail + " report " + shell_quote(run));
+  auto report = run_command(kMemtrail + " report " + shell_quote(target));
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(
       report.out.find("lost events            " + std::to_string(lost) + " not in this trace"),
       std::string::npos)
       << report.out.substr(0, 1500);
-  auto json_out = run_command(kMemtrail + " report --json " + shell_quote(run));
+  auto json_out = run_command(kMemtrail + " report --json " + shell_quote(target));
   ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
   auto j = nlohmann::json::parse(json_out.out);
   const auto& l = j["trace"]["lost_events"];
@@ -100,12 +101,12 @@ void expect_every_event_or_a_counted_loss(const std::string& run, const CommandR
   EXPECT_EQ(l["reasons"][0]["reason"], "process_ended") << l.dump();
   EXPECT_EQ(l["reasons"][0]["count"], lost) << l.dump();
 
-  auto check = run_command(kMemtrail + " check --max-leaked 1GiB " + shell_quote(run));
+  auto check = run_command(kMemtrail + " check --max-leaked 1GiB " + shell_quote(target));
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
   EXPECT_NE((check.out + check.err).find("FAIL lost-events: " + counted), std::string::npos)
       << check.out << check.err;
-  auto accepted =
-      run_command(kMemtrail + " check --max-leaked 1GiB --accept-lost-events " + shell_quote(run));
+  auto accepted = run_command(kMemtrail + " check --max-leaked 1GiB --accept-lost-events " +
+                              shell_quote(target));
   EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
 }
 
@@ -118,7 +119,7 @@ TEST(AbruptEnd, RawExitGroupFromTwoThreadsCountsEveryEvent) {
   std::string run = dir / "t";
   CommandResult r = run_traced(run, kAbruptEnd + " exit_group 100000");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_every_event_or_a_counted_loss(run, r, 200000, true);
+  expect_every_event_or_a_counted_loss(only_trace(run), run, r, 200000, true);
 }
 
 TEST(AbruptEnd, SigkillMidRunCountsEveryEvent) {
@@ -127,7 +128,29 @@ TEST(AbruptEnd, SigkillMidRunCountsEveryEvent) {
   CommandResult r = run_traced(run, kAbruptEnd + " sigkill 100000");
   ASSERT_EQ(r.exit_code, 128 + 9) << r.err;  // memtrail run dies of the program's signal
   EXPECT_NE(r.err.find("killed by SIGKILL"), std::string::npos) << r.err;
-  expect_every_event_or_a_counted_loss(run, r, 200000, true);
+  expect_every_event_or_a_counted_loss(only_trace(run), run, r, 200000, true);
+}
+
+// A forked child SIGKILLed while its parent goes on and exits normally: the
+// parent's trace is whole, the child's loss is counted (it made nothing
+// but the N blocks after the fork).
+TEST(AbruptEnd, ForkedChildKilledCountsEveryEvent) {
+  TempDir dir;
+  std::string run = dir / "t";
+  CommandResult r = run_traced(run, kAbruptEnd + " fork_sigkill 50000");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto traces = memtrail::test::run_traces(run);
+  ASSERT_EQ(traces.size(), 2u) << r.err;
+  std::string child;
+  for (const std::string& t : traces) {
+    Counts c;
+    memtrail::TraceReader reader(t);
+    c.result = reader.read(c);
+    EXPECT_TRUE(c.result.complete) << t;
+    if (c.lost_ended != 0 || c.blocks != 0) child = t;
+  }
+  ASSERT_FALSE(child.empty()) << r.err;
+  expect_every_event_or_a_counted_loss(child, child, r, 50000, true);
 }
 
 // Go's runtime ends a program (os.Exit, or main returning) with its own
@@ -148,7 +171,7 @@ TEST(AbruptEnd, GoProgramEndingByOsExitCountsEveryEvent) {
   std::string run = dir / "t";
   CommandResult r = run_traced(run, shell_quote(dir / "abrupt_go"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_every_event_or_a_counted_loss(run, r, 320000, false);
+  expect_every_event_or_a_counted_loss(only_trace(run), run, r, 320000, false);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memtrail/run_index.hpp"
+#include "run_tally.hpp"
 #include "trace_outcome.hpp"
 
 namespace memtrail::cli {
@@ -97,7 +98,11 @@ int prepare_run_directory(const std::string& directory) {
 bool finish_run_directory(const std::string& directory, const std::string& shown_name,
                           pid_t root_pid, int wait_status, bool quiet) {
   std::string error;
-  const RunProblems problems = run_problems(directory);
+  // Before the traces are read: a trace its process left unfinished gets
+  // its counted loss and its end here.
+  std::vector<std::string> lost_at_end = settle_event_tallies(directory, root_pid, wait_status);
+  RunProblems problems = run_problems(directory);
+  problems.lost.insert(problems.lost.end(), lost_at_end.begin(), lost_at_end.end());
   const std::vector<std::string>& missing = problems.missing;
   auto run = read_run(directory, &error);
   if (!run) {

@@ -28,6 +28,8 @@ const char* lost_reason_name(LostReason r) {
       return "signal_handler";
     case LostReason::disk_space:
       return "disk_space";
+    case LostReason::process_ended:
+      return "process_ended";
     default:
       return "unknown";
   }

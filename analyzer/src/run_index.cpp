@@ -155,7 +155,8 @@ std::string run_index_tsv(const RunIndex& run, std::uint32_t root_pid, int root_
 
 bool is_run_entry(const std::string& name) {
   return (ends_with(name, ".mtr") && name.size() > 4) || ends_with(name, ".mtr.symbols") ||
-         name == kRunIndexFile || name == kRunLockFile || name == kRunMissingFile;
+         ends_with(name, ".mtr.tally") || name == kRunIndexFile || name == kRunLockFile ||
+         name == kRunMissingFile;
 }
 
 bool clear_run_directory(const std::string& directory, bool and_directory, std::string* error) {

@@ -40,6 +40,7 @@ void on_thread_exit(void* p) {
   t_buffer = nullptr;
   tb->exited.store(true, std::memory_order_release);
   tb->session->live_threads.fetch_sub(1, std::memory_order_relaxed);
+  tb->session->tally.give_back(tb->tally_slot);  // its count stays in the slot
   release_thread_signal_stack();
 }
 
@@ -230,6 +231,7 @@ void abandon_parent_session(Session* parent) {
   t_buffer = nullptr;
   if (parent->writer) parent->writer->abandon();
   parent->statm.release();
+  parent->tally.unmap();  // the parent's count, shared: never to be touched here
 }
 
 void start_child_session() {

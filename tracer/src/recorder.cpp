@@ -38,6 +38,7 @@
 #include "memtrail/detail/session_state.hpp"
 #include "memtrail/detail/test_counters.hpp"
 #include "memtrail/detail/thread_registry.hpp"
+#include "memtrail/event_tally.hpp"
 #include "python_frames.hpp"
 #include "runtime.hpp"
 #include "signal_stack.hpp"
@@ -125,6 +126,7 @@ ThreadBuffer* register_thread(Session* s) {
   tb->walk_credit = kInitialWalks * kWalkCost;
   tb->write_block = first;
   tb->read_block = first;
+  if ((tb->tally_slot = s->tally.take_slot())) tb->made = tb->tally_slot;
   tb->id = s->next_thread_id.fetch_add(1, std::memory_order_relaxed);
   s->live_threads.fetch_add(1, std::memory_order_relaxed);
   ThreadBuffer* head = s->registry.load(std::memory_order_relaxed);
@@ -275,6 +277,7 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   }
   if (head.frames) std::memcpy(p, ips, head.frames * 8u);
   tb->write_pos += need;
+  if (head.kind != kRawRename) ++*tb->made;  // counted before the drain can see it
   b->used.store(tb->write_pos, std::memory_order_release);
 }
 
@@ -300,6 +303,7 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   out[3] = raw_meta_word(head);
   pos += sizeof head;
   tb->write_pos = pos;
+  ++*tb->made;  // counted before the drain can see it
   b->used.store(pos, std::memory_order_release);
 }
 
@@ -773,6 +777,7 @@ void finish_untraced(Session* s, const std::string& reason) {
     e.aux = id;
     s->writer->add_event(e);
     s->writer->finish();
+    s->tally.remove();
   } catch (const std::exception&) {
     // The line above said it; the file then has no end marker either.
   }
@@ -827,7 +832,15 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     if (is_run_directory_output(options.output)) note_missing_trace(e.what());
     return false;
   }
-  s->writer->keep_space_free();               // the program's own files need the space more
+  s->writer->keep_space_free();  // the program's own files need the space more
+  if (is_run_directory_output(options.output) &&
+      s->tally.create(options.output, s->path + kTallySuffix))
+    s->writer->on_chunk_written(
+        [](void* session) {
+          auto* written = static_cast<Session*>(session);
+          written->tally.set_written(written->events_drained);
+        },
+        s.get());
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (inherit && inherit->track_live.load(std::memory_order_acquire)) {
     s->track_live.store(true, std::memory_order_relaxed);

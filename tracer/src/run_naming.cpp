@@ -110,6 +110,21 @@ std::string claim_run_file(const std::string& directory, bool fork_child, bool e
   return stem + std::to_string(g_sequence) + program;
 }
 
+int open_in_run_directory(const std::string& directory, const std::string& path, int flags) {
+  const int dir_fd = run_directory_fd(directory);
+  if (dir_fd >= 0 && path.compare(0, directory.size(), directory) == 0)
+    return ::openat(dir_fd, path.c_str() + directory.size(), flags, 0644);
+  return ::open(path.c_str(), flags, 0644);
+}
+
+void unlink_in_run_directory(const std::string& directory, const std::string& path) {
+  const int dir_fd = run_directory_fd(directory);
+  if (dir_fd >= 0 && path.compare(0, directory.size(), directory) == 0)
+    ::unlinkat(dir_fd, path.c_str() + directory.size(), 0);
+  else
+    ::unlink(path.c_str());
+}
+
 namespace {
 
 void note_run_problem(const char* kind, const std::string& why) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "block_pool.hpp"
+#include "event_tally.hpp"
 #include "heap_probe.hpp"
 #include "live_heap.hpp"
 #include "memtrail/detail/environment.hpp"
@@ -175,6 +176,11 @@ struct ThreadBuffer {
   // Owner side.
   Block* write_block = nullptr;
   std::uint32_t write_pos = 0;
+  // Events this thread made: its slot of the session's tally (a file that
+  // outlives the process: event_tally.hpp), else `made_here`.
+  std::uint64_t* made = &made_here;
+  std::uint64_t made_here = 0;
+  std::uint64_t* tally_slot = nullptr;  // `made` when it is a slot
   // Stacks this thread already sent, by a 64-bit hash of the ip array,
   // direct-mapped: a repeated stack travels as its slot number only, so it
   // costs the writer no copy and no trie walk. 0 = empty.
@@ -272,6 +278,9 @@ struct Session {
   // thread's queue full (handler_queue.hpp): said in the trace at the end.
   std::atomic<std::uint64_t> lost_in_handlers{0};
 
+  // Events made and written, in a file that survives an abrupt end of the
+  // process (event_tally.hpp); inactive outside a run directory.
+  EventTally tally;
   // Writer thread and the requests it serves.
   std::unique_ptr<TraceWriter> writer;
   std::thread writer_thread;
@@ -332,6 +341,9 @@ struct Session {
   std::vector<std::uint32_t> heap;  // cursors with an event left, min-heap by (time, order)
   std::vector<Block*> consumed;     // read by this drain, given back at its end
   std::uint64_t last_cut = 0;       // raw: events stamped before it are drained
+  // Program events handed to the writer (every record but a rename); each
+  // chunk written stores it in the tally.
+  std::uint64_t events_drained = 0;
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id
   std::uint64_t next_sample_ns = 0, next_flush_ns = 0;
@@ -432,6 +444,11 @@ void note_missing_trace(const std::string& why);
 // Events of this image that are not in its trace ("N events ...: why"),
 // in the same list: memtrail run says them in its last line.
 void note_lost_events(const std::string& what);
+// A file of the run directory `directory` (a trace's tally), opened or
+// removed through the directory's descriptor while this image holds it (a
+// fork child after chroot), else by its path.
+int open_in_run_directory(const std::string& directory, const std::string& path, int flags);
+void unlink_in_run_directory(const std::string& directory, const std::string& path);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // The writer thread starts with these blocked. A signal sent to the process

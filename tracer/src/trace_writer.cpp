@@ -186,9 +186,11 @@ struct TraceWriter::Impl {
   bool keep_space = false;
   bool out_of_space = false;
   std::uint64_t lost_for_space = 0;
-  std::uint64_t space_reserve = 0;  // bytes, as last computed
-  std::uint32_t max_string_id = 0;  // the lost mark's words take the next
-  std::uint64_t last_time_ns = 0;   // of the last event added
+  std::uint64_t space_reserve = 0;         // bytes, as last computed
+  std::uint32_t max_string_id = 0;         // the lost mark's words take the next
+  std::uint64_t last_time_ns = 0;          // of the last event added
+  void (*chunk_written)(void*) = nullptr;  // on_chunk_written()
+  void* chunk_written_context = nullptr;
   std::string path;
   ExactDivider time_resolution{1};  // event times are coded in these units
 
@@ -368,6 +370,7 @@ struct TraceWriter::Impl {
     } else {
       write_frame(kChunkData, compressed, static_cast<std::uint32_t>(payload.size()),
                   static_cast<std::uint32_t>(chunk_events));
+      if (chunk_written) chunk_written(chunk_written_context);
     }
     for (auto& s : streams) s.clear();
     chunk_events = 0;
@@ -611,6 +614,25 @@ TraceWriter::TraceWriter(int fd, const TraceHeader& header) : impl_(std::make_un
   impl_->write_header(header);
 }
 
+TraceWriter::TraceWriter(const std::string& path, const Resume& resume)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  TraceHeader header;
+  header.time_resolution_ns = resume.time_resolution_ns;
+  impl_->set_time_resolution(header);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(resume.keep_bytes)) != 0 ||
+      ::lseek(fd, 0, SEEK_END) < 0) {
+    int saved = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(path + ": cannot append to the trace: " + std::strerror(saved));
+  }
+  impl_->fd = fd;
+  detail::register_private_fd(&impl_->fd);
+  impl_->bytes = resume.keep_bytes;
+  impl_->events = resume.events;
+}
+
 TraceWriter::~TraceWriter() {
   try {
     finish();
@@ -762,6 +784,11 @@ void TraceWriter::write_space_loss() {
   lost.aux = words;
   add_event(lost);
   impl_->flush_chunk();
+}
+
+void TraceWriter::on_chunk_written(void (*callback)(void*), void* context) {
+  impl_->chunk_written = callback;
+  impl_->chunk_written_context = context;
 }
 
 int TraceWriter::descriptor() const {

@@ -494,6 +494,7 @@ bool Session::drain() {
       w->add_thread(ThreadInfo{thread, tids[thread], name});
       continue;
     }
+    ++events_drained;  // before it is added: the chunk it closes counts it
     Event e;
     e.time_ns = clk.to_ns(raw.time);
     e.thread = thread;
@@ -653,6 +654,7 @@ void Session::writer_main() {
         if (exiting) {
           if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
           writer->finish();
+          tally.remove();  // whole: nothing for memtrail run to count
           say_space_loss();
           trace_finished.store(true, std::memory_order_release);
         }

@@ -54,7 +54,8 @@ std::vector<RunProcess> select_processes(const RunIndex& run, std::optional<std:
 std::string run_index_tsv(const RunIndex& run, std::uint32_t root_pid, int root_exit_status);
 
 // True for the entries a run directory may hold: traces (*.mtr), their
-// symbol caches (*.mtr.symbols), index.tsv and the run's lock file.
+// symbol caches (*.mtr.symbols) and event tallies (*.mtr.tally), index.tsv
+// and the run's lock file.
 bool is_run_entry(const std::string& name);
 inline constexpr const char* kRunLockFile = ".memtrail-run.lock";
 inline constexpr const char* kRunIndexFile = "index.tsv";

@@ -129,6 +129,9 @@ enum class LostReason : std::uint8_t {
                        // while its queue was full
   disk_space = 3,      // recorded, but not written: the trace's file system fell
                        // below the free space the trace leaves to the program
+  process_ended = 4,   // recorded, but not written: the process ended without
+                       // finishing its trace (raw exit_group, SIGKILL, a failed
+                       // write); counted by `memtrail run` from the event tally
 };
 
 // A frame of a recorded stack that is a Python function, not a code address

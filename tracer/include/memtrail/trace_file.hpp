@@ -56,6 +56,16 @@ class TraceWriter {
   TraceWriter(const std::string& path, const TraceHeader& header);
   // Adopts an already open file descriptor (used after fork).
   TraceWriter(int fd, const TraceHeader& header);
+  // Reopens the trace at `path` whose writer died without finishing it, to
+  // append to it: its first `keep_bytes` (header and whole chunks, holding
+  // `events` events) are kept, the rest (a chunk cut short) is cut off.
+  // `time_resolution_ns` is the header's. Throws std::runtime_error.
+  struct Resume {
+    std::uint64_t keep_bytes = 0;
+    std::uint64_t events = 0;
+    std::uint32_t time_resolution_ns = 1;
+  };
+  TraceWriter(const std::string& path, const Resume& resume);
   // Adopts `fd`, just opened (and empty) for the file at `path`, as the
   // path constructor would have opened it: moved high, checked before every
   // write, reopened by `path` if the program closed it. For a file created
@@ -117,6 +127,11 @@ class TraceWriter {
   // Events dropped so (0 while every chunk was written), and the loss in words.
   std::uint64_t events_lost_for_space() const;
   std::string space_loss_words() const;
+
+  // Called after each chunk of events is written whole (not for one
+  // dropped to keep space free): the recorder then knows which of its
+  // events are in the file (its event tally, event_tally.hpp).
+  void on_chunk_written(void (*callback)(void* context), void* context);
 
   int descriptor() const;  // -1 once closed
   std::uint64_t bytes_written() const;

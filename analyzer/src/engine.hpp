@@ -196,6 +196,7 @@ class Engine : public TraceVisitor {
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);
   void process(const Event& e);  // on_event's body, inline in on_events' loop
+  void prefetch(const Event& e) const;  // the state process(e) will touch
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.

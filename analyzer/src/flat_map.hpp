@@ -28,6 +28,9 @@ class AddressMap {
     }
   }
 
+  // Starts loading the slot `key` hashes to, ahead of its find/take/insert.
+  void prefetch(std::uint64_t key) const { __builtin_prefetch(&slots_[slot_of(key)]); }
+
   // Finds `key` or inserts it with a default value; returns the value and
   // whether it was inserted (one probe, for allocations).
   std::pair<Value*, bool> try_emplace(std::uint64_t key) {

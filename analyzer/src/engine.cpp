@@ -170,7 +170,8 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
       pool.site_by_stack.resize(std::max<std::size_t>(stack + 1, 2 * pool.site_by_stack.size()), 0);
     idx = &pool.site_by_stack[stack];
   } else {
-    idx = &sparse_sites_[(static_cast<std::uint64_t>(pool_id) << 32) | stack];
+    // Never key 0: stack >= kDenseSiteStacks.
+    idx = sparse_sites_.try_emplace((static_cast<std::uint64_t>(pool_id) << 32) | stack).first;
   }
   if (*idx == 0) {
     sites_.emplace_back();

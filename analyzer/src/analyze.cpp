@@ -58,12 +58,7 @@ const PoolStats* Analysis::pool_by_name(const std::string& name) const {
 
 std::vector<std::uint64_t> Analysis::stack_ips(StackId stack) const {
   std::vector<std::uint64_t> ips;
-  // Bounded walk: a corrupt trie may contain a cycle.
-  for (std::uint32_t id = stack.value; id != 0 && id < stack_nodes.size() && ips.size() < 1024;
-       id = stack_nodes[id].parent) {
-    if (stack_nodes[id].id != id) break;  // never defined
-    ips.push_back(stack_nodes[id].ip);
-  }
+  for_each_stack_ip(stack, [&](std::uint64_t ip) { ips.push_back(ip); });
   return ips;
 }
 

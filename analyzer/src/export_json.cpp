@@ -47,6 +47,12 @@ std::vector<bool> sites_to_write(const Analysis& a, const json& base, std::size_
 // ids, leak sites {site, kind, bytes, blocks, pool}; pools get timelines.
 json export_base(const Analysis& a, std::size_t top) {
   json j = to_report_json(a, 1);  // the sections; its one-site lists are replaced
+  // Its own `frames` (below) is every frame of the analysis: a growth site
+  // keeps its stack inline, as before the report's frames table.
+  j.erase("frames");
+  for (std::size_t s = 0; s < a.scopes.size(); ++s)
+    for (std::size_t g = 0; g < a.scopes[s].growth_sites.size(); ++g)
+      j["scopes"][s]["growth_sites"][g]["site"] = site_to_json(a, a.scopes[s].growth_sites[g].site);
   json tops;
   for (auto& [name, order] : detail::kTopSiteLists)
     tops[name] = site_ids_json(top_sites(a, order, top));

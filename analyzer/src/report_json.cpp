@@ -6,6 +6,7 @@
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_json.hpp"
 #include "memtrail/site_caller.hpp"
+#include "report_frames.hpp"
 #include "site_json.hpp"
 
 namespace memtrail {
@@ -95,24 +96,48 @@ nlohmann::json site_to_json(const Analysis& a, SiteId i) {
   return j;
 }
 
+nlohmann::json frame_to_json(const Frame& f) {
+  return json{{"function", f.function}, {"file", f.file},       {"line", f.line},
+              {"module", f.module},     {"address", f.address}, {"offset", f.offset},
+              {"inlined", f.inlined}};
+}
+
 nlohmann::json frames_to_json(const FrameList& frames) {
   json out = json::array();
-  for (const Frame& f : frames)
-    out.push_back({{"function", f.function},
-                   {"file", f.file},
-                   {"line", f.line},
-                   {"module", f.module},
-                   {"address", f.address},
-                   {"offset", f.offset},
-                   {"inlined", f.inlined}});
+  for (const Frame& f : frames) out.push_back(frame_to_json(f));
   return out;
 }
 
 namespace {
 
-// Everything but the leak sites and the top-site lists (empty arrays, filled
-// or streamed by the callers below).
-json report_skeleton(const Analysis& a) {
+// The top-site lists, in detail::kTopSiteLists' order, and the frames table
+// of every site object the document holds (its growth sites and these).
+struct SiteLists {
+  std::vector<std::vector<SiteId>> top;
+  detail::ReportFrames frames;
+};
+
+SiteLists site_lists(const Analysis& a, std::size_t top) {
+  SiteLists out{{}, detail::ReportFrames(a)};
+  for (auto& [name, order] : detail::kTopSiteLists) out.top.push_back(top_sites(a, order, top));
+  // Ids in the order the document shows the sites: "scopes" comes before
+  // "top_sites", whose lists come by name.
+  for (const ScopeStats& sc : a.scopes)
+    for (const GrowthSite& g : sc.growth_sites) out.frames.add(g.site);
+  std::vector<std::size_t> by_name(out.top.size());
+  for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+  std::sort(by_name.begin(), by_name.end(), [](std::size_t x, std::size_t y) {
+    return std::string_view(detail::kTopSiteLists[x].first) <
+           std::string_view(detail::kTopSiteLists[y].first);
+  });
+  for (std::size_t i : by_name)
+    for (SiteId site : out.top[i]) out.frames.add(site);
+  return out;
+}
+
+// Everything but the leak sites, the top-site lists and the frames table
+// (empty arrays, filled or streamed by the callers below).
+json report_skeleton(const Analysis& a, const detail::ReportFrames& frames) {
   const Summary& s = a.summary;
   json j;
   j["schema"] = "memtrail.report/1";
@@ -186,7 +211,7 @@ json report_skeleton(const Analysis& a) {
     for (const GrowthSite& g : sc.growth_sites)
       growth.push_back({{"bytes_per_entry", g.bytes_per_entry},
                         {"live_bytes", g.live_bytes},
-                        {"site", site_to_json(a, g.site)}});
+                        {"site", frames.site(g.site)}});
     scopes.push_back({{"name", sc.info.name},
                       {"entries", sc.entries},
                       {"bytes_escaped", sc.bytes_escaped},
@@ -207,6 +232,7 @@ json report_skeleton(const Analysis& a) {
   json tops;
   for (auto& [name, order] : detail::kTopSiteLists) tops[name] = json::array();
   j["top_sites"] = tops;
+  j["frames"] = json::array();  // filled by the caller: ReportFrames
   j["histograms"] = {{"size_bytes", histogram_json(a.size_histogram)},
                      {"lifetime_ns", histogram_json(a.lifetime_histogram)}};
   j["timeline"] = {{"used", series_to_json(a.used)},
@@ -252,31 +278,35 @@ void for_each_leak_site_json(const Analysis& a, std::size_t top, const Emit& emi
   }
 }
 
-void for_each_top_site_json(const Analysis& a, SiteOrder order, std::size_t top, const Emit& emit) {
-  for (SiteId i : top_sites(a, order, top)) emit(site_to_json(a, i));
+void for_each_frame_json(const detail::ReportFrames& frames, const Emit& emit) {
+  for (std::size_t i = 0; i < frames.size(); ++i) emit(frame_to_json(frames.frame(i)));
 }
 
 }  // namespace
 
 nlohmann::json to_report_json(const Analysis& a, std::size_t top) {
-  json j = report_skeleton(a);
+  SiteLists lists = site_lists(a, top);
+  json j = report_skeleton(a, lists.frames);
   for_each_leak_site_json(a, top, [&](const json& e) { j["leaks"]["sites"].push_back(e); });
-  for (auto& [name, order] : detail::kTopSiteLists)
-    for_each_top_site_json(a, order, top,
-                           [&](const json& e) { j["top_sites"][name].push_back(e); });
+  for (std::size_t i = 0; i < lists.top.size(); ++i)
+    for (SiteId site : lists.top[i])
+      j["top_sites"][detail::kTopSiteLists[i].first].push_back(lists.frames.site(site));
+  for_each_frame_json(lists.frames, [&](const json& e) { j["frames"].push_back(e); });
   return j;
 }
 
 void write_report_json(std::ostream& out, const Analysis& a, std::size_t top,
                        const nlohmann::json& extra) {
-  json j = report_skeleton(a);
+  SiteLists lists = site_lists(a, top);
+  json j = report_skeleton(a, lists.frames);
   for (auto& [key, value] : extra.items()) j[key] = value;
   detail::LazyArrays lazy;
   lazy["/leaks/sites"] = [&](const Emit& emit) { for_each_leak_site_json(a, top, emit); };
-  for (auto& [name, order] : detail::kTopSiteLists)
-    lazy[std::string("/top_sites/") + name] = [&a, order = order, top](const Emit& emit) {
-      for_each_top_site_json(a, order, top, emit);
+  for (std::size_t i = 0; i < lists.top.size(); ++i)
+    lazy[std::string("/top_sites/") + detail::kTopSiteLists[i].first] = [&, i](const Emit& emit) {
+      for (SiteId site : lists.top[i]) emit(lists.frames.site(site));
     };
+  lazy["/frames"] = [&](const Emit& emit) { for_each_frame_json(lists.frames, emit); };
   detail::write_pretty_json(out, j, lazy);
 }
 

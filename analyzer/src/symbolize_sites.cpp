@@ -86,19 +86,19 @@ bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
       stopped = true;
       break;
     }
-    for (std::uint64_t ip : a.stack_ips(a.sites[i].stack)) {
+    a.for_each_stack_ip(a.sites[i].stack, [&](std::uint64_t ip) {
       const FrameTable::Run* found = table->find(ip);
       total += found ? found->count : table->intern(ip, resolve_ip(a, sym, cache.get(), ip)).count;
-    }
+    });
   }
   if (!stopped) {
     table->lists.reserve(total);
     for (Site& site : a.sites) {
       const auto first = static_cast<std::uint32_t>(table->lists.size());
-      for (std::uint64_t ip : a.stack_ips(site.stack)) {
+      a.for_each_stack_ip(site.stack, [&](std::uint64_t ip) {
         const FrameTable::Run* run = table->find(ip);
         for (std::uint32_t k = 0; k < run->count; ++k) table->lists.push_back(run->first + k);
-      }
+      });
       const auto count = static_cast<std::uint32_t>(table->lists.size()) - first;
       site.frames = FrameList(table, first, count);
     }

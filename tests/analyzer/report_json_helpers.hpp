@@ -14,4 +14,13 @@ inline bool stack_has(const nlohmann::json& stack, const std::string& part) {
   return false;
 }
 
+// The stack of a site object of `report` (a top-site entry or a growth
+// site): its `frames` ids resolved through the document's `frames` table.
+inline nlohmann::json site_stack(const nlohmann::json& report, const nlohmann::json& site) {
+  if (site.contains("stack")) return site["stack"];  // a site whose frames are not shared
+  nlohmann::json stack = nlohmann::json::array();
+  for (const auto& id : site["frames"]) stack.push_back(report["frames"].at(id.get<std::size_t>()));
+  return stack;
+}
+
 }  // namespace memtrail::test

@@ -602,3 +602,42 @@ TEST(Analysis, ProgressCountsEventsAndFalseCancels) {
 
 }  // namespace
 }  // namespace memtrail
+
+namespace memtrail {
+namespace {
+
+// Stack ids past the engine's dense per-pool table (2^20) find their site in
+// its sparse map: one site per (pool, stack), its calls and frames exact.
+TEST(Analysis, SitesOfStackIdsPastTheDenseTableAreExact) {
+  TraceBuilder b(temp_trace("sparse-sites.mtr"));
+  b.pool(1, "malloc", PoolKind::heap);
+  b.pool(2, "arena", PoolKind::heap);
+  constexpr std::uint32_t kHigh = (1u << 20) + 5;
+  b.stack(1, 0, 0x1000);
+  b.stack(kHigh, 1, 0x2000);
+  b.stack(kHigh + 1, 1, 0x3000);
+  b.alloc(10, 1, 0xA0, 100, kHigh);
+  b.free(20, 1, 0xA0);
+  b.alloc(30, 1, 0xB0, 200, kHigh);  // the same site again
+  b.alloc(40, 2, 0xC0, 300, kHigh);  // the same stack in another pool: its own site
+  b.alloc(50, 1, 0xD0, 400, kHigh + 1);
+  AnalysisOptions options;
+  options.symbolize = false;
+  options.symbol_cache = false;
+  options.group_by_address = true;  // one site per recorded stack and pool
+  Analysis a = analyze(b.finish(), options);
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  ASSERT_EQ(a.sites.size(), 3u);
+  EXPECT_EQ(a.sites[0].stack.value, kHigh);
+  EXPECT_EQ(a.sites[0].calls, 2u);
+  EXPECT_EQ(a.sites[0].bytes_allocated, 300u);
+  EXPECT_EQ(a.sites[1].pool.value, 2u);
+  EXPECT_EQ(a.sites[1].calls, 1u);
+  EXPECT_EQ(a.sites[2].stack.value, kHigh + 1);
+  ASSERT_EQ(a.sites[2].frames.size(), 2u);
+  EXPECT_EQ(a.sites[2].frames[0].address, 0x3000u);
+  EXPECT_EQ(a.sites[2].frames[1].address, 0x1000u);
+}
+
+}  // namespace
+}  // namespace memtrail

@@ -13,6 +13,7 @@
 namespace memtrail {
 namespace {
 
+using memtrail::test::site_stack;
 using memtrail::test::stack_has;
 using nlohmann::json;
 using test::memtrail;
@@ -56,7 +57,8 @@ TEST(Samples, LeaksSampleIsClassifiedExactly) {
   // make_temporaries: exactly 25.
   std::uint64_t temps = 0;
   for (const auto& s : j["top_sites"]["temporaries"])
-    if (stack_has(s["stack"], "make_temporaries")) temps += s["temporaries"].get<std::uint64_t>();
+    if (stack_has(site_stack(j, s), "make_temporaries"))
+      temps += s["temporaries"].get<std::uint64_t>();
   EXPECT_EQ(temps, 25u);
 }
 
@@ -71,7 +73,7 @@ TEST(Samples, ChurnSampleCountsAreExact) {
   EXPECT_EQ(j["leaks"]["direct_blocks"], 357);
   std::uint64_t calls = 0, temps = 0;
   for (const auto& s : j["top_sites"]["calls"])
-    if (stack_has(s["stack"], "leaf_alloc")) {
+    if (stack_has(site_stack(j, s), "leaf_alloc")) {
       calls += s["calls"].get<std::uint64_t>();
       temps += s["temporaries"].get<std::uint64_t>();
     }

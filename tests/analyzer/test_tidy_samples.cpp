@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report_json_helpers.hpp"
+
 #include "cli_runner.hpp"
 #include "trace_builder.hpp"
 
@@ -61,7 +63,7 @@ TEST(TidySamples, ForgottenDisposeGrowsStepAtTheSoftmaxLine) {
   const json& g = (*step)["growth_sites"][0];
   EXPECT_DOUBLE_EQ(g["bytes_per_entry"].get<double>(), 256.0);
   EXPECT_EQ(g["live_bytes"], 20 * 256);
-  const json& top = g["site"]["stack"][0];
+  const json top = memtrail::test::site_stack(j, g["site"])[0];
   EXPECT_NE(top["file"].get<std::string>().find("tidy_loop.cpp"), std::string::npos) << top;
   EXPECT_EQ(top["line"], MEMTRAIL_TIDY_SOFTMAX_LINE) << top;
   const json* score = scope(j, "score");
@@ -117,7 +119,7 @@ TEST(TidySamples, MarkedPlainLoopGrowsAtItsNew) {
   EXPECT_DOUBLE_EQ((*iter)["growth_per_entry_bytes"].get<double>(), 64.0);
   ASSERT_EQ((*iter)["growth_sites"].size(), 1u);
   bool in_leak_one = false;
-  for (const auto& f : (*iter)["growth_sites"][0]["site"]["stack"])
+  for (const auto& f : memtrail::test::site_stack(j, (*iter)["growth_sites"][0]["site"]))
     in_leak_one |= f["function"].get<std::string>().find("leak_one") != std::string::npos;
   EXPECT_TRUE(in_leak_one) << (*iter)["growth_sites"][0].dump();
   auto check =

@@ -19,6 +19,8 @@ struct DiffResult;  // diff.hpp
 struct Baseline;    // check.hpp
 
 // The `memtrail.report/1` schema of DESIGN.md (stable keys) plus more keys.
+// Site objects of top_sites and scopes[].growth_sites name their frames by
+// index into the document's `frames` table (docs/analyzer.md).
 // `top`: how many sites per top list and leak sites (0 = all).
 nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
 // The same document as to_report_json(a, top) with `extra`'s keys added,
@@ -26,6 +28,7 @@ nlohmann::json to_report_json(const Analysis& a, std::size_t top = 20);
 // site's JSON whatever `top` is.
 void write_report_json(std::ostream& out, const Analysis& a, std::size_t top,
                        const nlohmann::json& extra = nlohmann::json::object());
+nlohmann::json frame_to_json(const Frame& frame);
 nlohmann::json frames_to_json(const FrameList& frames);
 // The pieces the report and the full export (export.hpp) share.
 nlohmann::json site_to_json(const Analysis& a, SiteId site);

@@ -73,5 +73,13 @@ TEST(ScanDebug, SilentByDefault) {
   EXPECT_EQ(stderr_of_interior("MEMTRAIL_SCAN_DEBUG=0").find("scan debug"), std::string::npos);
 }
 
+// The scan off and its debug report asked for: no scan, no report, and no
+// "unknown environment variable" warning for a variable memtrail knows.
+TEST(ScanDebug, KnownWhenTheScanIsOff) {
+  std::string err = stderr_of_interior("MEMTRAIL_LEAK_SCAN=0 MEMTRAIL_SCAN_DEBUG=1");
+  EXPECT_EQ(err.find("unknown environment variable"), std::string::npos) << err;
+  EXPECT_EQ(err.find("scan debug"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace memtrail::leaks

@@ -103,6 +103,8 @@ bool start_recorder(const char* attach_output) {
   g_mmap_pool = register_pool({.name = "mmap", .kind = PoolKind::mmap, .space = MemorySpace::mmap});
   detail::set_track_live_heap(true);
   detail::add_known_environment_variable("MEMTRAIL_LEAK_SCAN");
+  // Known even when the scan is off, so setting both draws no warning.
+  detail::add_known_environment_variable("MEMTRAIL_SCAN_DEBUG");
   // MEMTRAIL_LEAK_SCAN=0: no exit-time leak scan (measuring its cost, or a
   // heap too large to scan); the trace's blocks are then unclassified.
   if (attach_output == nullptr && !env_is_zero("MEMTRAIL_LEAK_SCAN")) {

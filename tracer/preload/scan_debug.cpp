@@ -36,7 +36,6 @@ std::string hex(std::uint64_t value) {
 }  // namespace
 
 void init_scan_debug() {
-  detail::add_known_environment_variable("MEMTRAIL_SCAN_DEBUG");
   const char* value = std::getenv("MEMTRAIL_SCAN_DEBUG");
   g_scan_debug = value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
 }

@@ -104,7 +104,7 @@ shot search
 # Backwards (Ctrl+Shift+Tab, wrapping past Summary) to What-if, whose replay
 # runs in the background once shown, and Scopes. (Forwards, Ctrl+Tab did
 # not leave the Fragmentation tab in a trial run: a widget there takes it.)
-for view in tree leaks timeline summary processes whatif scopes; do
+for view in tree leaks timeline summary processes compare whatif scopes; do
   xdotool key --clearmodifiers ctrl+shift+Tab
   case $view in whatif | scopes) ;; *) continue ;; esac
   wait_log "timing $view-painted" 10 || fail "Ctrl+Shift+Tab did not show $view"

@@ -120,13 +120,15 @@ struct TraceSummary : memtrail::TraceVisitor {
   std::map<std::uint32_t, std::uint64_t> last_alloc_by_thread;  // temporaries (heaptrack's rule)
   std::set<std::uint32_t> threads_with_events;
   std::set<std::string> modules;
-  std::map<std::uint64_t, std::uint64_t> alloc_sizes;      // size -> allocations of that size
+  std::map<std::uint64_t, std::uint64_t> alloc_sizes;  // size -> allocations of that size
   // size -> blocks carried in from another trace (AllocFn::inherited)
   std::map<std::uint64_t, std::uint64_t> inherited_sizes;
   std::set<std::pair<std::uint32_t, std::uint64_t>> live;  // (pool, address)
   std::uint64_t unmatched_frees = 0;  // frees of blocks with no alloc before them
   // The signal of each MarkDetail::signal.
   std::vector<std::uint64_t> signal_marks;
+  // Events a MarkDetail::lost says were not written, by LostReason.
+  std::map<std::uint64_t, std::uint64_t> lost_by_reason;
 
   void on_header(const memtrail::TraceHeader& h) override { header = h; }
   void on_module(const memtrail::ModuleInfo& m) override { modules.insert(m.path); }
@@ -154,6 +156,9 @@ struct TraceSummary : memtrail::TraceVisitor {
     } else if (e.kind == K::mark &&
                e.detail == static_cast<std::uint8_t>(memtrail::MarkDetail::signal)) {
       signal_marks.push_back(e.size);
+    } else if (e.kind == K::mark &&
+               e.detail == static_cast<std::uint8_t>(memtrail::MarkDetail::lost)) {
+      lost_by_reason[e.requested] += e.size;
     } else if (e.kind == K::reachability) {
       auto cls = static_cast<memtrail::LeakClass>(e.detail);
       leaks[cls].blocks++;
@@ -262,11 +267,11 @@ TEST(MemtrailRun, LeaksSampleIsClassifiedExactly) {
   EXPECT_EQ(t.reachable_sizes.count(100), 0u);
   EXPECT_EQ(t.reachable_sizes.count(64), 4u);
   EXPECT_EQ(t.reachable_sizes.count(32), 1u);
-  EXPECT_EQ(t.reachable_sizes.count(472), 1u);   // the FILE of /dev/null
+  EXPECT_EQ(t.reachable_sizes.count(472), 1u);  // the FILE of /dev/null
   // /dev/null's buffer; stdout's is libc's own, counted with the runtime's
   // blocks as Valgrind (which frees it in __libc_freeres) leaves it out.
   EXPECT_EQ(t.reachable_sizes.count(4096), 1u);
-  EXPECT_EQ(t.temporaries, 27u);                 // 25 malloc/free pairs + 2 realloc moves
+  EXPECT_EQ(t.temporaries, 27u);  // 25 malloc/free pairs + 2 realloc moves
 }
 
 // The same numbers through the user's path: `memtrail report --json`.
@@ -398,10 +403,14 @@ TEST(MemtrailRun, SigkillLeavesAReadableTrace) {
   waitpid(runner, &status, 0);
   // memtrail run dies of the signal its program died of (run_signals.hpp).
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  // run cut the trace back to its last whole chunk and ended it with the
+  // count of events the program made but never wrote (its event tally).
   TraceSummary t = read_trace(trace);
   EXPECT_TRUE(t.result.ok) << t.result.error;
-  EXPECT_FALSE(t.result.complete);
+  EXPECT_TRUE(t.result.complete);
   EXPECT_GT(t.allocs, 1000u);
+  const auto ended = static_cast<std::uint64_t>(memtrail::LostReason::process_ended);
+  EXPECT_GT(t.lost_by_reason[ended], 0u);
 }
 
 // ---- real programs, unchanged ---------------------------------------------------

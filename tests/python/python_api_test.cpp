@@ -247,7 +247,9 @@ std::vector<std::uint64_t> site_calls(const std::string& trace, const std::strin
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   if (j.is_discarded()) return calls;
   for (const auto& site : j["top_sites"]["calls"]) {
-    const auto& stack = site["stack"];
+    // A top site names its frames by index into the document's table.
+    nlohmann::json stack = nlohmann::json::array();
+    for (const auto& id : site["frames"]) stack.push_back(j["frames"].at(id.get<std::size_t>()));
     if (stack.empty() || stack[0]["function"] != function) continue;
     for (const auto& f : stack)
       if (f["module"] == "python" && f["function"].get<std::string>() + " at " +

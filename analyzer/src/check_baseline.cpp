@@ -5,36 +5,42 @@
 
 #include "memtrail/check.hpp"
 #include "memtrail/report_json.hpp"
+#include "python_frame_kinds.hpp"
 
 namespace memtrail {
 
-namespace {
-
-std::string_view basename_of(std::string_view path) {
-  std::size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace
+using detail::path_basename;
 
 // File names only: the same source checked out elsewhere gives the same key.
+// In a Python program's stack a run of the interpreter's nameless frames is
+// one token without offsets, as in diff (python_frame_kinds.hpp): its
+// internals change from run to run, the Python line does not.
 std::string site_key(const FrameList& frames, std::size_t max_frames) {
+  const bool python = detail::has_python_frame(frames);
   std::string key;
   std::size_t n = 0;
+  bool in_internals = false;
   for (const Frame& f : frames) {
     if (n++ == max_frames) break;
+    if (detail::is_interpreter_internal(f, python)) {
+      if (!in_internals)
+        key += (key.empty() ? "" : " <- ") + std::string(path_basename(f.module)) + "+?";
+      in_internals = true;
+      continue;
+    }
+    in_internals = false;
     if (!key.empty()) key += " <- ";
     if (!f.function.empty()) {
       key += f.function;
       if (!f.file.empty()) {
         key += " at ";
-        key += basename_of(f.file);
+        key += path_basename(f.file);
         key += ":" + std::to_string(f.line);
       }
     } else if (!f.module.empty()) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(f.offset));
-      key += basename_of(f.module);
+      key += path_basename(f.module);
       key += buf;
     } else {
       key += "?";

@@ -8,6 +8,7 @@
 #include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
 #include "memtrail/size.hpp"
+#include "python_frame_kinds.hpp"
 
 namespace memtrail {
 
@@ -27,40 +28,16 @@ std::string signed_count(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
-namespace {
-
-std::string basename_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// A recorded Python frame (symbolize_sites.hpp: module "python").
-bool is_python_frame(const Frame& f) {
-  return f.module == "python" && !f.function.empty();
-}
-
-// CPython's own code: the interpreter executable or libpython.
-bool in_interpreter(const Frame& f) {
-  std::string base = basename_of(f.module);
-  return base.rfind("python3", 0) == 0 || base.rfind("libpython3", 0) == 0;
-}
-
-}  // namespace
-
 std::string site_match_key(const std::string& pool, const FrameList& frames) {
-  // In a stack with Python frames, the interpreter's nameless frames are its
-  // internals: which of its static functions and how many of them a Python
-  // line goes through changes from run to run (the depth of a recursive
-  // unmarshal, a dict resized a step earlier under another hash seed), so
-  // a run of them is one token, without offsets, and the same Python line
-  // stays one site.
-  bool python = false;
-  for (const Frame& f : frames) python = python || is_python_frame(f);
+  // The interpreter's internals (python_frame_kinds.hpp) are one token, so
+  // the same Python line stays one site.
+  using detail::is_python_frame;
+  const bool python = detail::has_python_frame(frames);
   std::string key = pool;
   bool in_internals = false;
   for (const Frame& f : frames) {
-    if (python && f.function.empty() && in_interpreter(f)) {
-      if (!in_internals) key += "\n" + basename_of(f.module) + "+?";
+    if (detail::is_interpreter_internal(f, python)) {
+      if (!in_internals) key += "\n" + std::string(detail::path_basename(f.module)) + "+?";
       in_internals = true;
       continue;
     }
@@ -79,7 +56,7 @@ std::string site_match_key(const std::string& pool, const FrameList& frames) {
     } else {
       // Module offsets are stable across runs of the same binary (ASLR moves
       // the load address, not the offset); the directory may differ.
-      key += basename_of(f.module);
+      key += detail::path_basename(f.module);
       char buf[32];
       std::snprintf(buf, sizeof buf, "+0x%" PRIx64, f.offset);
       key += buf;

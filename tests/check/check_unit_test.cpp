@@ -138,6 +138,32 @@ TEST(Baseline, SiteKeyUsesFileNamesNotPathsOrAddresses) {
   EXPECT_EQ(memtrail::site_key({}), "(no stack)");
 }
 
+// A baseline of a Python program keeps its keys from run to run: the
+// interpreter's nameless frames between two Python frames differ in offsets
+// and number (recursion depth, hash seed), so a run of them is one token.
+TEST(Baseline, SiteKeyOfAPythonLineIgnoresTheInterpretersInternals) {
+  auto internal = [](std::uint64_t offset) {
+    Frame f;
+    f.module = "/usr/bin/python3.11";
+    f.offset = offset;
+    return f;
+  };
+  Frame line = fn("grow at /srv/app/loop.py:20", "/srv/app/loop.py", 20, "python");
+  line.function = "grow";
+  Frame eval = fn("_PyEval_EvalFrameDefault", "", 0, "/usr/bin/python3.11");
+  std::string one = memtrail::site_key({fn("malloc"), internal(0x10), eval, line, internal(0x20)});
+  std::string two = memtrail::site_key(
+      {fn("malloc"), internal(0x30), internal(0x40), eval, line, internal(0x50), internal(0x60)});
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(
+      one,
+      "malloc <- python3.11+? <- _PyEval_EvalFrameDefault <- grow at loop.py:20 <- python3.11+?");
+  // Without Python frames the interpreter's offsets stay: a C program that
+  // embeds python has no Python line to stand for them.
+  EXPECT_NE(memtrail::site_key({fn("malloc"), internal(0x10)}),
+            memtrail::site_key({fn("malloc"), internal(0x20)}));
+}
+
 TEST(Policy, UnknownKeysAndTypesAreNamed) {
   auto path = std::filesystem::temp_directory_path() /
               ("memtrail-policy-unit-" + std::to_string(getpid()) + ".json");

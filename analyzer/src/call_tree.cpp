@@ -8,6 +8,7 @@
 
 #include "flat_map.hpp"
 #include "memtrail/export.hpp"
+#include "tree_path.hpp"
 
 namespace memtrail {
 
@@ -61,15 +62,7 @@ TreeCosts CallTree::self(std::uint32_t node) const {
 }
 
 std::string CallTree::path(std::uint32_t node) const {
-  std::vector<std::uint32_t> up;
-  for (std::uint32_t n = node; n != kRoot && n != TreeNode::kNone; n = nodes[n].parent)
-    up.push_back(n);
-  std::string out;
-  for (auto it = up.rbegin(); it != up.rend(); ++it) {
-    if (!out.empty()) out += ';';
-    out += name(*it);
-  }
-  return out;
+  return detail::folded_path(*this, node);
 }
 
 std::size_t CallTree::memory_bytes() const {

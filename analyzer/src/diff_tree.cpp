@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "tree_path.hpp"
+
 namespace memtrail {
 
 namespace {
@@ -91,15 +93,7 @@ std::vector<std::uint32_t> DiffTree::children(std::uint32_t node) const {
 }
 
 std::string DiffTree::path(std::uint32_t node) const {
-  std::vector<std::uint32_t> up;
-  for (std::uint32_t n = node; n != kRoot && n != TreeNode::kNone; n = nodes[n].parent)
-    up.push_back(n);
-  std::string out;
-  for (auto it = up.rbegin(); it != up.rend(); ++it) {
-    if (!out.empty()) out += ';';
-    out += name(*it);
-  }
-  return out;
+  return detail::folded_path(*this, node);
 }
 
 DiffTree diff_call_trees(const CallTree& a, const CallTree& b, TreeCost cost) {

@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "compare_model.hpp"
+#include "flame_graph.hpp"
 #include "format.hpp"
 
 namespace memtrail::gui {
@@ -181,10 +182,7 @@ DiffFlameView::DiffFlameView(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(0, 4, 0, 0);
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Cost"), this));
-  cost_box_ = new QComboBox(this);
-  for (const char* name : {"peak (bytes live at the peak)", "allocations", "temporary allocations",
-                           "leaked bytes", "bytes allocated"})
-    cost_box_->addItem(tr(name));
+  cost_box_ = newFlameCostBox(this);
   controls->addWidget(cost_box_);
   search_ = new QLineEdit(this);
   search_->setPlaceholderText(tr("Highlight function"));

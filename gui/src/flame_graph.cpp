@@ -1,5 +1,6 @@
 #include "flame_graph.hpp"
 
+#include <QComboBox>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -25,6 +26,14 @@ QColor warmColour(const std::string& name) {
 }
 
 }  // namespace
+
+QComboBox* newFlameCostBox(QWidget* parent) {
+  auto* box = new QComboBox(parent);
+  for (const char* name : {"peak (bytes live at the peak)", "allocations", "temporary allocations",
+                           "leaked bytes", "bytes allocated"})
+    box->addItem(QWidget::tr(name));
+  return box;
+}
 
 std::vector<FlameBox> flameLayout(const CallTree& tree, TreeCost cost, std::uint32_t zoom,
                                   double width, double min_width) {

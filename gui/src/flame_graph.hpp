@@ -13,7 +13,13 @@
 
 #include "memtrail/call_tree.hpp"
 
+class QComboBox;
+
 namespace memtrail::gui {
+
+// The cost selector of a flame graph (the flame and the compare tabs), its
+// entries in TreeCost order: the index is the TreeCost.
+QComboBox* newFlameCostBox(QWidget* parent);
 
 struct FlameBox {
   std::uint32_t node = 0;

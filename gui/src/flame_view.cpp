@@ -17,10 +17,7 @@ FlameView::FlameView(QWidget* parent) : SessionView(parent) {
   auto* layout = new QVBoxLayout(this);
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Cost"), this));
-  cost_box_ = new QComboBox(this);
-  for (const char* name : {"peak (bytes live at the peak)", "allocations", "temporary allocations",
-                           "leaked bytes", "bytes allocated"})
-    cost_box_->addItem(tr(name));
+  cost_box_ = newFlameCostBox(this);
   controls->addWidget(cost_box_);
   direction_box_ = new QComboBox(this);
   direction_box_->addItem(tr("Top-down: main at the bottom"));

@@ -192,9 +192,15 @@ class LeaksModelTest : public QObject {
     QVERIFY2(opened.session, opened.message.c_str());
     LeaksModel m;
     m.setAnalysis(std::shared_ptr<const Analysis>(opened.session, &opened.session->whole()));
+    // Direct, or possibly lost when a word of python3.11's .data happens to
+    // hold a value inside the block (non-PIE: the brk heap lies at low
+    // addresses; seen in ~6 of 90 runs under load, MEMTRAIL_SCAN_DEBUG):
+    // this test is about the row's Python frames, not its class.
     int row = -1;
     for (int r = 0; r < m.rowCount() && row < 0; ++r)
-      if (cell(m, r, LeaksModel::direct_bytes) == 123457) row = r;
+      if (cell(m, r, LeaksModel::direct_bytes) == 123457 ||
+          cell(m, r, LeaksModel::possible_bytes) == 123457)
+        row = r;
     QVERIFY2(row >= 0, "no row leaks the script's 123,457 bytes");
     QVERIFY2(label(m, row).endsWith("keep_native (native_leak.py:14)"), qPrintable(label(m, row)));
     const QModelIndex parent = m.index(row, 0);

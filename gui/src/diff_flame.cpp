@@ -27,31 +27,10 @@ bool isBytesCost(TreeCost c) {
 
 }  // namespace
 
-std::vector<DiffFlameBox> diffFlameLayout(const DiffTree& tree, std::uint32_t zoom, double width,
-                                          double min_width) {
-  std::vector<DiffFlameBox> out;
-  if (zoom >= tree.nodes.size() || width <= 0 || tree.nodes[zoom].width == 0) return out;
-  const double scale = width / static_cast<double>(tree.nodes[zoom].width);
-  std::vector<DiffFlameBox> todo{{zoom, 0, 0.0, 0.0}};
-  while (!todo.empty()) {
-    DiffFlameBox t = todo.back();
-    todo.pop_back();
-    t.width = static_cast<double>(tree.nodes[t.node].width) * scale;
-    if (t.width < min_width) continue;
-    out.push_back(t);
-    std::vector<std::uint32_t> kids = tree.children(t.node);
-    std::stable_sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return tree.nodes[a].width > tree.nodes[b].width;
-    });
-    double x = t.x;
-    std::vector<DiffFlameBox> next;
-    for (std::uint32_t k : kids) {
-      next.push_back({k, t.depth + 1, x, 0.0});
-      x += static_cast<double>(tree.nodes[k].width) * scale;
-    }
-    todo.insert(todo.end(), next.rbegin(), next.rend());  // the leftmost is taken first
-  }
-  return out;
+std::vector<FlameBox> diffFlameLayout(const DiffTree& tree, std::uint32_t zoom, double width,
+                                      double min_width) {
+  return layoutFlame(tree, zoom, width, min_width,
+                     [&](std::uint32_t n) { return tree.nodes[n].width; });
 }
 
 QColor diffColour(std::uint64_t a, std::uint64_t b) {
@@ -86,9 +65,9 @@ void DiffFlameGraph::setSearch(const QString& text) {
 }
 
 void DiffFlameGraph::relayout() {
-  boxes_ = tree_ ? diffFlameLayout(*tree_, zoom_, width()) : std::vector<DiffFlameBox>{};
+  boxes_ = tree_ ? diffFlameLayout(*tree_, zoom_, width()) : std::vector<FlameBox>{};
   int depth = 0;
-  for (const DiffFlameBox& b : boxes_) depth = std::max(depth, b.depth);
+  for (const FlameBox& b : boxes_) depth = std::max(depth, b.depth);
   setMinimumHeight((depth + 1) * kRowHeight + 1);
   update();
 }
@@ -97,7 +76,7 @@ void DiffFlameGraph::resizeEvent(QResizeEvent*) {
   relayout();
 }
 
-QRectF DiffFlameGraph::boxRect(const DiffFlameBox& b) const {
+QRectF DiffFlameGraph::boxRect(const FlameBox& b) const {
   return QRectF(b.x, height() - (b.depth + 1) * kRowHeight, b.width, kRowHeight - 1);
 }
 
@@ -121,7 +100,7 @@ void DiffFlameGraph::paintEvent(QPaintEvent*) {
     return;
   }
   const QFontMetrics fm(font());
-  for (const DiffFlameBox& b : boxes_) {
+  for (const FlameBox& b : boxes_) {
     const QRectF r = boxRect(b);
     const DiffTreeNode& n = tree_->nodes[b.node];
     const bool root = b.node == DiffTree::kRoot;
@@ -141,7 +120,7 @@ void DiffFlameGraph::paintEvent(QPaintEvent*) {
 }
 
 std::uint32_t DiffFlameGraph::nodeAt(const QPoint& pt) const {
-  for (const DiffFlameBox& b : boxes_)
+  for (const FlameBox& b : boxes_)
     if (boxRect(b).contains(pt)) return b.node;
   return TreeNode::kNone;
 }

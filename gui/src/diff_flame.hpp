@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "flame_graph.hpp"
 #include "memtrail/diff_tree.hpp"
 
 class QComboBox;
@@ -22,16 +23,10 @@ class QScrollArea;
 
 namespace memtrail::gui {
 
-struct DiffFlameBox {
-  std::uint32_t node = 0;
-  int depth = 0;  // 0: the zoom root's row
-  double x = 0, width = 0;
-};
-
 // Boxes of the tree under `zoom` over `width` pixels, depth first, children
 // left to right by width; boxes under `min_width` pixels are left out.
-std::vector<DiffFlameBox> diffFlameLayout(const DiffTree& tree, std::uint32_t zoom, double width,
-                                          double min_width = 0.5);
+std::vector<FlameBox> diffFlameLayout(const DiffTree& tree, std::uint32_t zoom, double width,
+                                      double min_width = 0.5);
 // Red for growth, blue for shrinking, white for no change.
 QColor diffColour(std::uint64_t a, std::uint64_t b);
 
@@ -45,7 +40,7 @@ class DiffFlameGraph : public QWidget {
   void zoomTo(std::uint32_t node);
   std::uint32_t zoom() const { return zoom_; }
   void setSearch(const QString& text);
-  const std::vector<DiffFlameBox>& boxes() const { return boxes_; }
+  const std::vector<FlameBox>& boxes() const { return boxes_; }
   std::uint32_t nodeAt(const QPoint& p) const;  // TreeNode::kNone where there is no box
   QString describe(std::uint32_t node) const;
 
@@ -62,12 +57,12 @@ class DiffFlameGraph : public QWidget {
 
  private:
   void relayout();
-  QRectF boxRect(const DiffFlameBox& b) const;
+  QRectF boxRect(const FlameBox& b) const;
 
   std::shared_ptr<const DiffTree> tree_;
   std::uint32_t zoom_ = DiffTree::kRoot;
   QString search_;
-  std::vector<DiffFlameBox> boxes_;
+  std::vector<FlameBox> boxes_;
   static constexpr int kRowHeight = 18;
 };
 

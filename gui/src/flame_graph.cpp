@@ -37,37 +37,8 @@ QComboBox* newFlameCostBox(QWidget* parent) {
 
 std::vector<FlameBox> flameLayout(const CallTree& tree, TreeCost cost, std::uint32_t zoom,
                                   double width, double min_width) {
-  std::vector<FlameBox> out;
-  if (zoom >= tree.nodes.size()) return out;
-  const std::uint64_t total = tree.nodes[zoom].inclusive[cost];
-  if (total == 0 || width <= 0) return out;
-  const double scale = width / static_cast<double>(total);
-  struct Todo {
-    std::uint32_t node;
-    int depth;
-    double x;
-  };
-  std::vector<Todo> todo{{zoom, 0, 0.0}};
-  while (!todo.empty()) {
-    const Todo t = todo.back();
-    todo.pop_back();
-    const double w = static_cast<double>(tree.nodes[t.node].inclusive[cost]) * scale;
-    if (w < min_width) continue;
-    out.push_back({t.node, t.depth, t.x, w});
-    // Children left to right, largest first.
-    std::vector<std::uint32_t> kids = tree.children(t.node);
-    std::stable_sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return tree.nodes[a].inclusive[cost] > tree.nodes[b].inclusive[cost];
-    });
-    double x = t.x;
-    std::vector<Todo> next;
-    for (std::uint32_t k : kids) {
-      next.push_back({k, t.depth + 1, x});
-      x += static_cast<double>(tree.nodes[k].inclusive[cost]) * scale;
-    }
-    todo.insert(todo.end(), next.rbegin(), next.rend());  // the leftmost is taken first
-  }
-  return out;
+  return layoutFlame(tree, zoom, width, min_width,
+                     [&](std::uint32_t n) { return tree.nodes[n].inclusive[cost]; });
 }
 
 FlameGraph::FlameGraph(QWidget* parent) : QWidget(parent) {

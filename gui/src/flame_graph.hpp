@@ -7,6 +7,7 @@
 
 #include <QString>
 #include <QWidget>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -27,6 +28,38 @@ struct FlameBox {
   double x = 0;      // left edge, in pixels
   double width = 0;  // inclusive cost / the zoom root's inclusive cost * the width
 };
+
+// The layout both flame graphs share (the call tree's and the diff tree's):
+// the boxes of `tree` under `zoom` over `width` pixels, depth first,
+// children left to right, largest first; `weight(node)` is a node's width in
+// cost units (never less than its children's sum). Boxes under `min_width`
+// pixels (and their children) are left out.
+template <class Tree, class Weight>
+std::vector<FlameBox> layoutFlame(const Tree& tree, std::uint32_t zoom, double width,
+                                  double min_width, Weight weight) {
+  std::vector<FlameBox> out;
+  if (zoom >= tree.nodes.size() || width <= 0 || weight(zoom) == 0) return out;
+  const double scale = width / static_cast<double>(weight(zoom));
+  std::vector<FlameBox> todo{{zoom, 0, 0.0, 0.0}};
+  while (!todo.empty()) {
+    FlameBox t = todo.back();
+    todo.pop_back();
+    t.width = static_cast<double>(weight(t.node)) * scale;
+    if (t.width < min_width) continue;
+    out.push_back(t);
+    std::vector<std::uint32_t> kids = tree.children(t.node);
+    std::stable_sort(kids.begin(), kids.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return weight(a) > weight(b); });
+    double x = t.x;
+    std::vector<FlameBox> next;
+    for (std::uint32_t k : kids) {
+      next.push_back({k, t.depth + 1, x, 0.0});
+      x += static_cast<double>(weight(k)) * scale;
+    }
+    todo.insert(todo.end(), next.rbegin(), next.rend());  // the leftmost is taken first
+  }
+  return out;
+}
 
 // The boxes of the tree under `zoom` (kRoot: the whole tree) for `cost` over
 // `width` pixels, depth first; boxes under `min_width` pixels (and their

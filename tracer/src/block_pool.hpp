@@ -7,6 +7,11 @@
 // (after its final `used` store), so a reader that sees `next` knows `used`
 // is final. Blocks go back to a free list that program threads pop from under
 // a spin lock: the only synchronisation a program thread ever does.
+//
+// Blocks given back beyond the first kWarmBlocks free ones are released
+// (MADV_DONTNEED, all but their first page) and kept mapped in a cold list
+// for reuse: a burst (eight threads writing faster than the drain: up to
+// ~40 blocks, 5 MiB) no longer stays in the program's RSS once drained.
 #pragma once
 
 #include <sched.h>
@@ -66,6 +71,12 @@ struct Block {
 
 class BlockPool {
  public:
+  // Free blocks kept resident for reuse; 1 MiB. A single-threaded program
+  // cycles through fewer: its blocks are never released (no page faults on
+  // its hot path); past them a block given back costs one madvise (the
+  // drain's thread) and its reuse ~31 page faults, once per 128 KiB.
+  static constexpr std::uint64_t kWarmBlocks = 8;
+
   // Never returns nullptr unless the system is out of address space.
   Block* get() noexcept {
     lock_.lock();
@@ -98,9 +109,16 @@ class BlockPool {
     return b;
   }
   void put(Block* b) noexcept {
+    // Decided before the lock (the system call must not run under it): a
+    // race only moves the count of warm blocks by one or two.
+    bool release = warm_count_.load(std::memory_order_relaxed) >= kWarmBlocks;
+    if (release) release_body(b);
     lock_.lock();
-    b->free_next = free_;
-    free_ = b;
+    Block*& list = release ? cold_ : free_;
+    b->free_next = list;
+    list = b;
+    if (!release)
+      warm_count_.store(warm_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     free_count_.store(free_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     lock_.unlock();
   }
@@ -117,17 +135,33 @@ class BlockPool {
   void unlock() noexcept { lock_.unlock(); }
 
  private:
+  // Warm blocks first: a cold one faults its pages in again as it fills.
   Block* pop_locked() noexcept {
     Block* b = free_;
     if (b) {
       free_ = b->free_next;
-      free_count_.store(free_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      warm_count_.store(warm_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    } else if ((b = cold_)) {
+      cold_ = b->free_next;
     }
+    if (b)
+      free_count_.store(free_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return b;
   }
 
+  // The block's pages past the first (which holds its header) go back to
+  // the system; they read as zeros when touched again. By system call, as
+  // the mapping was made: not the preload's interposer.
+  static void release_body(Block* b) noexcept {
+    constexpr std::size_t kPage = 4096;
+    ::syscall(SYS_madvise, reinterpret_cast<unsigned char*>(b) + kPage, Block::kBytes - kPage,
+              MADV_DONTNEED);
+  }
+
   SpinLock lock_;
-  Block* free_ = nullptr;
+  Block* free_ = nullptr;                     // warm: resident
+  Block* cold_ = nullptr;                     // released: mapped, not resident
+  std::atomic<std::uint64_t> warm_count_{0};  // changed under lock_, read anywhere
   std::atomic<std::uint64_t> free_count_{0};  // changed under lock_, read anywhere
   std::atomic<std::uint64_t> mapped_{0};
 };

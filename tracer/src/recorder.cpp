@@ -196,8 +196,8 @@ std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
   return h | 1;
 }
 
-// Backpressure: when the drain is this far behind (24 blocks of 128 KiB
-// = 3 MiB of unconsumed events, besides the block each live thread is
+// Backpressure: when the drain is this far behind (24 blocks of 32 KiB
+// = 768 KiB of unconsumed events, besides the block each live thread is
 // writing), a program thread drains a pass itself, or, while someone else
 // drains, takes a few blocks more, and past those waits rather than mapping
 // more memory, which bounds the tracer's footprint (heaptrack gets the same

@@ -36,7 +36,7 @@ constexpr int kDrainPeriodMs = 10;
 // While program threads drain, the writer looks this often whether they
 // still fill the cores (and samples and flushes as usual).
 constexpr int kAsideCheckMs = 2;
-// Blocks (128 KiB each) one drain pass takes from a thread; see drain().
+// Blocks (32 KiB each) one drain pass takes from a thread; see drain().
 constexpr int kDrainBlocksPerThread = 2;
 
 std::uint64_t monotonic_ns() {

@@ -58,7 +58,7 @@ class SpinLock {
 
 struct Block {
   // Mapping size, header included. The backlog bound and a drain pass are
-  // counted in blocks (recorder.cpp, writer_thread.cpp), so this sets the
+  // counted in blocks (recorder.cpp, drain_pass.cpp), so this sets the
   // memory a thread's events hold: with 128 KiB blocks eight threads doing
   // moving reallocs held ~5 MiB (GuestParity.Shape12), 64 threads ~12 MiB.
   // A block change (~1 per 1000 events of 32 bytes) costs no measurable

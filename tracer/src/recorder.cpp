@@ -42,6 +42,7 @@
 #include "python_frames.hpp"
 #include "runtime.hpp"
 #include "signal_stack.hpp"
+#include "stack_capture.hpp"
 
 namespace memtrail {
 
@@ -75,14 +76,6 @@ namespace {
 struct InternalGuard {
   InternalGuard() { ++t_internal; }
   ~InternalGuard() { --t_internal; }
-};
-
-// The recorder's slow paths make system calls that may fail harmlessly (a
-// futex wait times out) and set errno; the program's malloc and free must
-// not show it (free keeps errno: POSIX 2024, glibc 2.33).
-struct KeepErrno {
-  int saved = errno;
-  ~KeepErrno() { errno = saved; }
 };
 
 // Constant-initialised and never destroyed (std::mutex's destructor is
@@ -137,63 +130,6 @@ ThreadBuffer* register_thread(Session* s) {
   watch_thread_exit(tb);
   t_buffer = tb;
   return tb;
-}
-
-// Executable ranges of the recorder's own modules (libmemtrail.so, the
-// preload library): frames there are machinery, never the program's call
-// site, whatever the compiler inlined. Written before tracing starts (or
-// under the lifecycle lock), read lock-free.
-struct CodeRange {
-  std::uintptr_t low, high;
-};
-constexpr int kMaxInternalRanges = 8;
-CodeRange g_internal[kMaxInternalRanges];
-std::atomic<int> g_internal_count{0};
-
-// Function starts of out-of-line copies of inline forwarders to allocator
-// entry points (std::pmr::memory_resource::allocate in a program built at
-// -O0; see detail::add_forwarder): a pool event's stack starts at their
-// caller. Appended under the lifecycle lock, read lock-free.
-constexpr int kMaxForwarders = 8;
-std::uintptr_t g_forwarder[kMaxForwarders];
-std::atomic<int> g_forwarder_count{0};
-
-// libmemtrail.so's own executable range (set by start() before tracing):
-// the recorder frames at the top of every captured stack, however many the
-// build type leaves out of line; `skip_frames` counts from below them.
-CodeRange g_recorder_code{0, 0};
-
-bool in_range(const CodeRange& r, std::uint64_t ip) {
-  return ip - 1 - r.low < r.high - r.low;
-}
-
-bool is_internal_code(std::uint64_t ip) {
-  int n = g_internal_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i)
-    if (in_range(g_internal[i], ip)) return true;
-  return false;
-}
-
-// 64-bit hash of an ip array, never 0. Repeats are recognised by hash alone
-// (no verifying walk on the program thread): a false match needs two of the
-// thread's stacks to collide in all 64 bits.
-std::uint64_t hash_stack(const std::uint64_t* ips, int n) {
-  // Two independent multiply chains (even and odd frames) halve the latency;
-  // murmur3's finaliser then spreads every bit over the whole word.
-  std::uint64_t a = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(n + 1), b = ~a;
-  int i = 0;
-  for (; i + 1 < n; i += 2) {
-    a = (a ^ ips[i]) * 0xff51afd7ed558ccdull;
-    b = (b ^ ips[i + 1]) * 0xc4ceb9fe1a85ec53ull;
-  }
-  if (i < n) a = (a ^ ips[i]) * 0xff51afd7ed558ccdull;
-  std::uint64_t h = a ^ (b >> 31 | b << 33);
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h | 1;
 }
 
 // Backpressure: when the drain is this far behind (24 blocks of 32 KiB
@@ -307,105 +243,6 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   b->used.store(pos, std::memory_order_release);
 }
 
-// True when return address `ip` lies in a registered forwarder. The exact
-// test (the unwind tables' function start) runs only near a forwarder's
-// start: an out-of-line forwarder is a few instructions long.
-bool in_forwarder(std::uint64_t ip) {
-  constexpr std::uint64_t kReach = 1024;
-  int n = g_forwarder_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) {
-    if (ip - 1 - g_forwarder[i] >= kReach) continue;
-    KeepErrno keep_errno;
-    unw_proc_info_t pi;
-    if (unw_get_proc_info_by_ip(unw_local_addr_space, ip - 1, &pi, nullptr) == 0 &&
-        pi.start_ip == g_forwarder[i])
-      return true;
-  }
-  return false;
-}
-
-// The first frame of ips[0..n) (unw_backtrace's numbering) that an event
-// records: past the recorder's leading frames (by address, so an -O0 build's
-// extra out-of-line helpers count too) and `skip` more, at the allocator
-// entry's caller when `entry` is one of the frames (`found`), then past the
-// recorder's own modules.
-int select_first(const std::uint64_t* ips, int n, int skip, const void* entry, bool& found) {
-  int first = 0;
-  while (first < n && in_range(g_recorder_code, ips[first])) ++first;
-  first = std::min(first + skip, n);
-  if (entry) {  // inside an allocator: start at its entry point's caller
-    for (int i = skip; i < n; ++i)
-      if (ips[i] == reinterpret_cast<std::uintptr_t>(entry)) {
-        first = i;
-        found = true;
-        break;
-      }
-    if (found)  // called through an out-of-line forwarder: start at its caller
-      while (first + 1 < n && in_forwarder(ips[first])) ++first;
-  }
-  while (first < n && is_internal_code(ips[first])) ++first;
-  return first;
-}
-
-// Stores a walked chain whose frames 1..checks decided the event's stack.
-void remember(StackCacheEntry& e, std::uintptr_t key, const void* entry, int skip, int ranges,
-              const std::uint64_t* ips, const StackWalk& walk, int checks, int first, int count,
-              std::uint64_t hash) {
-  e.key_frame = key;
-  e.entry = entry;
-  e.skip = static_cast<std::uint8_t>(skip);
-  e.internal_ranges = ranges;
-  e.hash = hash;
-  e.checks = static_cast<std::uint16_t>(checks);
-  e.first = static_cast<std::uint16_t>(first);
-  e.count = static_cast<std::uint16_t>(count);
-  for (int i = 0; i < checks; ++i) {
-    e.slot[i] = walk.slot[i];
-    e.ip[i] = ips[i + 1];
-  }
-  int fp = 0;
-  for (int i = 0; i < walk.fp_count; ++i)
-    if (walk.fp_frame[i] < checks) {
-      e.fp_slot[fp] = walk.fp_slot[i];
-      e.fp_value[fp] = walk.fp_value[i];
-      ++fp;
-    }
-  e.fp_checks = static_cast<std::uint8_t>(fp);
-}
-
-// libunwind may probe memory with system calls that fail (and set errno).
-// Always inlined, in every build type: unw_backtrace's frame 0 must be
-// record_impl, where the stack cache's walk (walk_stack) starts too.
-[[gnu::always_inline]] inline int backtrace_keeping_errno(std::uint64_t* ips, int limit) {
-  KeepErrno keep_errno;
-  return unw_backtrace(reinterpret_cast<void**>(ips), limit);
-}
-
-// Walks the stack of record_impl (key frame `key`, one frame up: this
-// function is not inlined) and caches the chain if the walk vouches for
-// the frames unw_backtrace gave (ips[0..n)). Out of line so that
-// record_impl's frame keeps its size: the leak scan reads the live part of
-// the stack conservatively, and a bigger recorder frame moves where stale
-// block addresses lie.
-__attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, std::uintptr_t key,
-                                           const void* entry, int skip, int ranges, int limit,
-                                           const std::uint64_t* ips, int n, int checks, int first,
-                                           int count, std::uint64_t hash) {
-  ++tb->stack_cache_walks;
-  KeepErrno keep_errno;
-  StackWalk walk;
-  std::uint64_t walked[kMaxStackDepth + 32];
-  int w = walk_stack(key, tb->stack_high, 1, limit, walked, walk);
-  bool same = w == n && std::equal(walked + 1, walked + n, ips + 1);
-  if (!same) ++tb->stack_cache_unwalkable;
-  if (same && walk.cacheable && walk.fp_bad_from >= checks)
-    remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
-             count, hash);
-  else if (hash != 0)  // 0: no frames selected, and the table's empty mark
-    tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
-  asm volatile("" ::: "memory");  // not a tail call
-}
-
 // The calling thread's buffer in session `s`, registered on first use;
 // null when it cannot be.
 [[gnu::always_inline]] inline ThreadBuffer* buffer_of_this_thread(Session* s) {
@@ -470,6 +307,63 @@ struct Appending {
   }
 };
 
+// The head of event `e` stamped `time`, without a stack yet; `tail` holds
+// what an event that does not fit the head alone carries (then the head's
+// kRawHasTail flag is set). Heap events fit the head alone.
+[[gnu::always_inline]] inline RawHead raw_head_of(const Event& e, std::uint64_t time,
+                                                  RawTail& tail) {
+  RawHead raw;
+  raw.time = time;
+  raw.address = e.address;
+  raw.size = e.size;
+  raw.kind = static_cast<std::uint8_t>(e.kind);
+  raw.detail = e.detail;
+  raw.frames = 0;
+  raw.stack_slot = 0;
+  tail = RawTail{e.requested, e.aux, e.pool, e.stack};
+  bool compact =
+      e.aux == 0 && e.stack == 0 && e.pool < 256 && (e.requested == e.size || e.requested == 0);
+  raw.pool = compact ? static_cast<std::uint8_t>(e.pool) : 0;
+  raw.flags = !compact ? kRawHasTail : e.requested == e.size ? kRawRequestedIsSize : 0;
+  return raw;
+}
+
+// Names the event's stack by the thread's sent-stack slot of its hash; the
+// first event with that stack in the slot sends its `count` frames.
+[[gnu::always_inline]] inline void name_stack(RawHead& raw, ThreadBuffer* tb, std::uint64_t hash,
+                                              int count) {
+  std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
+  raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
+  if (tb->sent_stack_hash[slot] != hash) {  // new here: send the frames
+    tb->sent_stack_hash[slot] = hash;
+    raw.frames = static_cast<std::uint16_t>(count);
+  }
+}
+
+// Appends `raw` (with `tail` when flagged, and the frames it sends), then
+// whatever signal handlers queued meanwhile.
+[[gnu::always_inline]] inline void append_event(Session* s, ThreadBuffer* tb, const RawHead& raw,
+                                                const RawTail& tail, const std::uint64_t* frames) {
+  append(s, tb, raw, (raw.flags & kRawHasTail) ? &tail : nullptr, frames);
+  if (__builtin_expect(!t_handler_queue.empty(), 0)) append_queued(s, tb);
+}
+
+// CPython 3.11: Python frames join the native ones. Not for a munmap: the
+// interpreter unmaps a frame-stack chunk while its current frame still
+// points into it (python_frames.hpp). The cache holds the native chain only
+// (validated as any other); the Python frames are read anew for every
+// event, as they differ where the native chain does not.
+[[gnu::always_inline]] inline void join_python_frames(ThreadBuffer* tb, const Event& e,
+                                                      CapturedStack& stack, std::uint64_t* ips) {
+  if (!python::g_enabled || !stack.count || e.kind == EventKind::segment_release) return;
+  if (stack.frames != ips) std::memmove(ips, stack.frames, stack.count * sizeof *ips);
+  stack.frames = ips;
+  if (int spliced = python::splice(ips, stack.count, kMaxStackDepth); spliced != stack.count) {
+    tb->spliced_native_hash[stack.hash % ThreadBuffer::kSplicedSlots] = stack.hash;
+    stack.hash = hash_stack(ips, stack.count = spliced);
+  }
+}
+
 // Not inlined, and its callers are kept out of tail position (the empty asm
 // after each call), so its frame address keys the stack cache and its
 // caller's frame is on the stack (skipped with the library's other frames).
@@ -485,108 +379,17 @@ __attribute__((noinline)) void record_impl(const Event& e, int skip_frames, bool
   InternalGuard guard;
   ThreadBuffer* tb = buffer_of_this_thread(s);
   if (!tb) return;
-  RawHead raw;
-  raw.time = s->clock.raw_now();
-  raw.address = e.address;
-  raw.size = e.size;
-  raw.kind = static_cast<std::uint8_t>(e.kind);
-  raw.detail = e.detail;
-  raw.frames = 0;
-  raw.stack_slot = 0;
-  // Heap events fit the head alone; anything else carries a tail.
-  RawTail tail{e.requested, e.aux, e.pool, e.stack};
-  bool compact =
-      e.aux == 0 && e.stack == 0 && e.pool < 256 && (e.requested == e.size || e.requested == 0);
-  raw.pool = compact ? static_cast<std::uint8_t>(e.pool) : 0;
-  raw.flags = !compact ? kRawHasTail : e.requested == e.size ? kRawRequestedIsSize : 0;
-  constexpr int kSlack = 32;  // room for skipped frames
-  std::uint64_t ips[kMaxStackDepth + kSlack];
-  const std::uint64_t* frames = ips;
+  RawTail tail;
+  RawHead raw = raw_head_of(e, s->clock.raw_now(), tail);
+  std::uint64_t ips[kMaxStackDepth + kCaptureSlack];
+  CapturedStack stack{ips};
   if (capture && s->stack_frames > 0) {
-    // Frames past the recorder's own (record_impl, record_slow) that the
-    // caller asked to leave out; select_first finds the recorder's by range.
-    int skip = skip_frames > 0 ? std::min(skip_frames, 16) : 0;
-    const void* entry = detail::t_allocator_entry;
-    int limit = std::min(s->stack_frames + skip + 2 + (entry ? 16 : 0), kMaxStackDepth + kSlack);
-    int count = 0;
-    std::uint64_t hash = 0;
     auto key = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-    StackCache* cache = tb->stack_cache;
-    // Only on the thread's own stack (not a sigaltstack or a coroutine's),
-    // whose memory above the key frame stays mapped: the slot reads of a
-    // hit may then never fault.
-    if (key - tb->stack_low >= tb->stack_high - tb->stack_low) cache = nullptr;
-    if (cache) {
-      int ranges = g_internal_count.load(std::memory_order_acquire);
-      if (const StackCacheEntry* hit = cache->find(key, entry, skip, ranges)) {
-        ++tb->stack_cache_hits;
-        if (tb->walk_credit < kMaxWalkCredit) ++tb->walk_credit;
-        frames = hit->frames();
-        count = hit->count;
-        hash = hit->hash;
-      } else {
-        // Misses earn too, slowly: a thread whose walks were all spent on
-        // chains that never hit (a Python program's imports) would
-        // otherwise never learn the loop that follows them.
-        if ((++tb->stack_cache_misses % kMissesPerCredit) == 0 && tb->walk_credit < kMaxWalkCredit)
-          ++tb->walk_credit;
-        int n = backtrace_keeping_errno(ips, limit);
-        bool found = false;
-        int first = select_first(ips, n, skip, entry, found);
-        count = n > first ? std::min(n - first, s->stack_frames) : 0;
-        frames = ips + first;
-        if (count) hash = hash_stack(frames, count);
-        // Frames 1..checks decided the result: all of them when an allocator
-        // entry was looked for and not found (or nothing was selected).
-        int checks = (entry && !found) || count == 0 ? n - 1 : first + count - 1;
-        // Learning a chain means an unw_step walk, ~60 times an
-        // unw_backtrace (libunwind takes a signal-masking lock per step):
-        // only for a chain seen before (its hash is in the sent-stack
-        // table), and only while hits have paid for the walks.
-        std::uint32_t sent =
-            static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
-        bool seen = count == 0 || tb->sent_stack_hash[sent] == hash ||
-                    tb->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] == hash;
-        if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames &&
-            seen &&
-            (hash == 0 || tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
-          tb->walk_credit -= kWalkCost;
-          learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, count,
-                      hash);
-        }
-      }
-    } else {
-      int n = backtrace_keeping_errno(ips, limit);
-      bool found = false;
-      int first = select_first(ips, n, skip, entry, found);
-      count = n > first ? std::min(n - first, s->stack_frames) : 0;
-      frames = ips + first;
-      if (count) hash = hash_stack(frames, count);
-    }
-    // CPython 3.11: Python frames join the native ones. Not for a munmap:
-    // the interpreter unmaps a frame-stack chunk while its current frame
-    // still points into it (python_frames.hpp). The cache holds the native
-    // chain only (validated as any other); the Python frames are read anew
-    // for every event, as they differ where the native chain does not.
-    if (python::g_enabled && count && e.kind != EventKind::segment_release) {
-      if (frames != ips) std::memmove(ips, frames, count * sizeof *ips);
-      frames = ips;
-      if (int spliced = python::splice(ips, count, kMaxStackDepth); spliced != count) {
-        tb->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] = hash;
-        hash = hash_stack(ips, count = spliced);
-      }
-    }
-    if (count) {
-      std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
-      raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
-      if (tb->sent_stack_hash[slot] != hash) {  // new here: send the frames
-        tb->sent_stack_hash[slot] = hash;
-        raw.frames = static_cast<std::uint16_t>(count);
-      }
-    }
+    stack = capture_stack(s, tb, skip_frames, key, ips);
+    join_python_frames(tb, e, stack, ips);
+    if (stack.count) name_stack(raw, tb, stack.hash, stack.count);
   }
-  append(s, tb, raw, compact ? nullptr : &tail, frames);
-  if (__builtin_expect(!t_handler_queue.empty(), 0)) append_queued(s, tb);
+  append_event(s, tb, raw, tail, stack.frames);
 }
 
 // An event whose stack was taken before the session existed (the preload's
@@ -603,31 +406,13 @@ void record_frames_impl(const Event& e, const std::uint64_t* ips, int n) {
   InternalGuard guard;
   ThreadBuffer* tb = buffer_of_this_thread(s);
   if (!tb) return;
-  RawHead raw{};
-  raw.time = s->clock.raw_now();
-  raw.address = e.address;
-  raw.size = e.size;
-  raw.kind = static_cast<std::uint8_t>(e.kind);
-  raw.detail = e.detail;
-  RawTail tail{e.requested, e.aux, e.pool, e.stack};
-  bool compact =
-      e.aux == 0 && e.stack == 0 && e.pool < 256 && (e.requested == e.size || e.requested == 0);
-  raw.pool = compact ? static_cast<std::uint8_t>(e.pool) : 0;
-  raw.flags = !compact ? kRawHasTail : e.requested == e.size ? kRawRequestedIsSize : 0;
+  RawTail tail;
+  RawHead raw = raw_head_of(e, s->clock.raw_now(), tail);
   bool found = false;
   int first = select_first(ips, n, 0, nullptr, found);
   int count = s->stack_frames > 0 && n > first ? std::min(n - first, s->stack_frames) : 0;
-  if (count) {
-    std::uint64_t hash = hash_stack(ips + first, count);
-    std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
-    raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
-    if (tb->sent_stack_hash[slot] != hash) {
-      tb->sent_stack_hash[slot] = hash;
-      raw.frames = static_cast<std::uint16_t>(count);
-    }
-  }
-  append(s, tb, raw, compact ? nullptr : &tail, ips + first);
-  if (__builtin_expect(!t_handler_queue.empty(), 0)) append_queued(s, tb);
+  if (count) name_stack(raw, tb, hash_stack(ips + first, count), count);
+  append_event(s, tb, raw, tail, ips + first);
 }
 
 }  // namespace

@@ -367,8 +367,16 @@ struct Session {
   // Asks the writer to drain and flush; waits up to `timeout_ms` for it.
   void request_flush(int timeout_ms);
   void writer_main();
+  void wait_for_work(bool more, bool stood_aside);  // writer_main's stages
+  bool writer_round(bool stood_aside, bool exiting, std::uint64_t ticket, std::uint64_t asked_at,
+                    const std::optional<HeapProbe::Figures>& heap);
   // One pass; true when a thread had more than one pass takes (drain again).
+  // Its stages (drain_pass.cpp):
   bool drain();
+  std::uint64_t pass_cut(ThreadBuffer* threads, bool exiting, bool& more);
+  void open_cursors(ThreadBuffer* threads, bool exiting, std::uint64_t cut);
+  void merge_events(std::uint64_t cut);
+  void give_back_blocks();
   // From a fatal-signal handler: stops recording, lets the writer drain
   // everything, record `sig` and finish the file; waits up to `timeout_ms`.
   // Async-signal-safe on the calling thread (atomics, write, nanosleep).

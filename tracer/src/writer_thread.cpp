@@ -36,8 +36,6 @@ constexpr int kDrainPeriodMs = 10;
 // While program threads drain, the writer looks this often whether they
 // still fill the cores (and samples and flushes as usual).
 constexpr int kAsideCheckMs = 2;
-// Blocks (32 KiB each) one drain pass takes from a thread; see drain().
-constexpr int kDrainBlocksPerThread = 2;
 
 std::uint64_t monotonic_ns() {
   timespec ts;
@@ -316,257 +314,66 @@ void Session::stop_tracing(const std::exception& e) {
   detail::g_tracing.store(false, std::memory_order_release);
 }
 
-bool Session::cursor_next_block(DrainCursor& c) {
-  for (;;) {
-    // A block before `last` was final (it had a successor) at the snapshot.
-    c.limit = c.block == c.last ? c.last_used : c.block->used.load(std::memory_order_acquire);
-    if (c.pos < c.limit) return true;
-    if (c.block == c.last) return false;
-    consumed.push_back(c.block);
-    c.block = c.block->next.load(std::memory_order_acquire);
-    c.pos = 0;
+// Sleeps until the next drain period, flush or sample is due, or until
+// woken (a flush request, the exit, a thread short of blocks). No wait when
+// the last pass left events behind (`more`).
+void Session::wait_for_work(bool more, bool stood_aside) {
+  std::uint64_t now = now_ns();
+  std::uint64_t wait_ns = more ? 0 : (stood_aside ? kAsideCheckMs : kDrainPeriodMs) * kMs;
+  for (std::uint64_t deadline : {next_flush_ns, next_sample_ns})
+    if (deadline > now)
+      wait_ns = std::min(wait_ns, deadline - now);
+    else
+      wait_ns = 0;
+  // Read before the checks: a wake() after this read changes the word,
+  // and the wait then returns at once.
+  std::uint32_t seen = wake_word.load(std::memory_order_acquire);
+  if (wait_ns > 0 &&
+      flush_requested.load(std::memory_order_acquire) ==
+          flush_done.load(std::memory_order_acquire) &&
+      !exit_requested.load(std::memory_order_acquire)) {
+    timespec most{static_cast<time_t>(wait_ns / 1'000'000'000),
+                  static_cast<long>(wait_ns % 1'000'000'000)};
+    ::syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &most, nullptr, 0);
   }
 }
 
-bool Session::drain() {
-  // Threads are read one after another, so without a cut a free read from
-  // thread B could reach the file before the alloc of the same block by
-  // thread A (published before the free, but after A's buffer was read, or
-  // by a thread registered after the registry was read). The cut fixes that:
-  // only events stamped before `cut` are written now. A free stamped before
-  // the cut happened after its alloc was published, so before this drain
-  // started reading, so the alloc is in this drain too. Later events stay
-  // where they are, unread, for the next drain; the exit drain takes
-  // everything.
-  take_inherited_blocks();  // before any event of this trace
-  const bool exiting = exit_requested.load(std::memory_order_acquire);
-  std::uint64_t cut = exiting ? UINT64_MAX : clock.raw_now();
-  bool more = false;  // a thread's intake was capped: drain again at once
-  clock.calibrate();
-  std::unordered_map<std::uint32_t, std::uint64_t>& tids = thread_tids;
-  // The same threads in both steps below (the list only grows at its head;
-  // a thread registered later stamps all its events after `cut`).
-  ThreadBuffer* const threads = registry.load(std::memory_order_acquire);
-  // 1. A pass takes a few blocks per thread, so blocks go back to waiting
-  // program threads while the writer works on the next pass, instead of
-  // program threads and writer taking turns on the whole backlog: the cut
-  // stops before the first event of a thread's block past its share.
-  // Events of other threads past that cut are left unread in their blocks.
-  if (!exiting) {
-    for (auto* tb = threads; tb; tb = tb->next) {
-      if (tb->retired) continue;
-      Block* b = tb->read_block;
-      for (int k = 0; k < kDrainBlocksPerThread && b; ++k)
-        b = b->next.load(std::memory_order_acquire);
-      if (b && b->used.load(std::memory_order_acquire) > 0) {
-        std::uint64_t first;
-        std::memcpy(&first, b->data(), sizeof first);
-        cut = std::min(cut, first);
-        more = true;
-      }
+// One round of the writer under work_mutex: a drain pass (unless program
+// threads drain: `stood_aside`), a due sample, a due or requested flush,
+// and at the exit the end of the file. True when the pass left events
+// behind. An encoder failure stops tracing.
+bool Session::writer_round(bool stood_aside, bool exiting, std::uint64_t ticket,
+                           std::uint64_t asked_at, const std::optional<HeapProbe::Figures>& heap) {
+  bool more = false;
+  try {
+    if (!stood_aside) {
+      more = drain();
+      if (address_model == detail::AddressModel::automatic) writer->set_address_model(!more);
     }
+    std::uint64_t now = now_ns();
+    // Not after a fatal signal: mallinfo2() takes every malloc arena's
+    // lock, and the thread the signal stopped may hold one.
+    if (heap && ended_by_signal.load(std::memory_order_relaxed) == 0) {
+      emit_sample(*heap);
+      next_sample_ns = now + options.sample_interval_ms * kMs;
+    }
+    if (now >= next_flush_ns ||
+        (ticket != flush_done.load(std::memory_order_relaxed) && (!more || last_cut > asked_at)) ||
+        exiting) {
+      writer->flush();
+      next_flush_ns = now + options.flush_interval_ms * kMs;
+    }
+    if (exiting) {
+      if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
+      writer->finish();
+      tally.remove();  // whole: nothing for memtrail run to count
+      say_space_loss();
+      trace_finished.store(true, std::memory_order_release);
+    }
+  } catch (const std::exception& e) {
+    stop_tracing(e);
+    more = false;
   }
-  last_cut = exiting ? clock.raw_now() : cut;
-  // 2. What each thread has published, fixed now: the last block this pass
-  // may read and its `used`. Everything read below was published before
-  // the tables are emitted (3.), so every pool, scope and string an event
-  // names is in the file before it.
-  cursors.clear();
-  heap.clear();
-  for (auto* tb = threads; tb; tb = tb->next) {
-    tids[tb->id] = tb->tid;
-    if (tb->id >= threads_by_id.size()) threads_by_id.resize(tb->id + 1, nullptr);
-    threads_by_id[tb->id] = tb;
-    if (tb->retired) continue;
-    DrainCursor c;
-    c.tb = tb;
-    c.thread = tb->id;
-    c.exited = tb->exited.load(std::memory_order_acquire);  // before its events
-    c.block = tb->read_block;
-    c.pos = tb->read_pos;
-    Block* b = tb->read_block;
-    // Blocks past the share hold only events at or after the cut.
-    for (int hops = 0;; ++hops) {
-      Block* next = b->next.load(std::memory_order_acquire);  // before `used`: then it is final
-      std::uint32_t used = b->used.load(std::memory_order_acquire);
-      if (!next || (!exiting && hops == kDrainBlocksPerThread)) {
-        c.last = b;
-        c.last_used = used;
-        c.chain_end = !next;
-        break;
-      }
-      b = next;
-    }
-    c.order = static_cast<std::uint32_t>(cursors.size());
-    cursors.push_back(c);
-  }
-  for (std::uint32_t i = 0; i < cursors.size(); ++i)
-    if (cursor_next(cursors[i], cut)) heap.push_back(i);
-  // 3. Tables first: everything registered before these events were published.
-  emit_tables();
-  if (modules_dirty.exchange(false, std::memory_order_acq_rel))
-    modules.rescan([&](const ModuleInfo& m) { writer->add_module(m); });
-
-  // 4. Merge threads by time as the events are encoded: each thread's
-  // events are in time order, and a small heap of the threads' next events
-  // (ties: the thread read first, as a stable merge of the runs) picks the
-  // next one. Each event is read once, where it lies, right before it is
-  // encoded: an index of all the pass's events, merged and then read again,
-  // pulled every event into the cache twice (the pass's blocks and index
-  // outgrew L2).
-  // The loop's state lives in locals: the encoder calls in it are opaque,
-  // so members would be loaded again after every event. The clock's and the
-  // heap window's few changing fields are stored back after the loop (an
-  // encoder exception stops tracing, and then they no longer matter).
-  DrainCursor* const cur = cursors.data();
-  std::uint32_t* const order = heap.data();
-  std::size_t pending = heap.size();  // cursors with an event left: order[0, pending)
-  ThreadBuffer* const* const by_id = threads_by_id.data();
-  TraceWriter* const w = writer.get();
-  SessionClock clk = clock;
-  detail::HeapWindow win{};  // the window's copy, taken under live_mutex
-  auto before = [cur](std::uint32_t a, std::uint32_t b) -> bool {
-    const DrainCursor &x = cur[a], &y = cur[b];
-    return (x.time < y.time) | ((x.time == y.time) & (x.order < y.order));
-  };
-  auto sift_down = [&](std::size_t i) {
-    for (;;) {
-      std::size_t l = 2 * i + 1, best = i;
-      if (l < pending && before(order[l], order[best])) best = l;
-      if (l + 1 < pending && before(order[l + 1], order[best])) best = l + 1;
-      if (best == i) return;
-      std::swap(order[i], order[best]);
-      i = best;
-    }
-  };
-  // Two threads (the common case) take turns at random: the pick between
-  // them is branch-free (a mispredicted branch per event cost more than the
-  // heap); more threads keep a heap.
-  if (pending > 2)
-    for (std::size_t i = pending / 2; i-- > 0;) sift_down(i);
-
-  bool rescanned = false;
-  auto on_node = [&](const StackNode& n) {
-    if (!rescanned && !modules.contains(n.ip)) {
-      rescanned = true;
-      modules.rescan([&](const ModuleInfo& m) { w->add_module(m); });
-    }
-    w->add_stack_node(n);
-  };
-  bool live_on = track_live.load(std::memory_order_acquire);
-  // The heap window (reset_heap_window) counts blocks allocated since a moment.
-  auto window_add = [&win](const LiveEntry& b) {
-    if (b.time_ns < win.since_ns) return;
-    win.live_bytes += b.size;
-    win.live_blocks += 1;
-    if (win.live_bytes > win.peak_bytes) win.peak_bytes = win.live_bytes;
-  };
-  auto window_remove = [&win](const LiveEntry& b) {
-    if (b.time_ns < win.since_ns) return;
-    win.live_bytes -= b.size;
-    win.live_blocks -= 1;
-  };
-  std::uint32_t heap_pool_id = live_on ? memtrail::heap_pool() : 0;
-  std::unique_lock live_lock(live_mutex, std::defer_lock);
-  if (live_on) {
-    live_lock.lock();
-    win = window;
-  }
-  while (pending != 0) {
-    // With two cursors `order` is unordered (it never grows back to three).
-    std::size_t top = pending == 2 ? std::size_t{before(order[1], order[0])} : 0;
-    DrainCursor& c = cur[order[top]];
-    const std::uint32_t thread = c.thread;
-    const std::uint64_t* event = c.event;
-    const RawHead raw = read_raw_head(event);
-    const std::size_t fixed_words = raw_fixed_words(raw);
-    // The cursor moves on first: its next event's time decides the order,
-    // and the lines after it are on their way while this one is encoded.
-    c.pos += static_cast<std::uint32_t>((fixed_words + raw.frames) * 8);
-    __builtin_prefetch(reinterpret_cast<const char*>(event) + 256);
-    if (!cursor_next(c, cut)) order[top] = order[--pending];
-    if (pending > 2) sift_down(0);
-    const std::uint64_t* frames = event + fixed_words;
-    if (raw.kind == kRawRename) {
-      char name[kMaxNameBytes];
-      std::memcpy(name, frames, sizeof name);
-      name[kMaxNameBytes - 1] = '\0';
-      w->add_thread(ThreadInfo{thread, tids[thread], name});
-      continue;
-    }
-    ++events_drained;  // before it is added: the chunk it closes counts it
-    Event e;
-    e.time_ns = clk.to_ns(raw.time);
-    e.thread = thread;
-    e.kind = static_cast<EventKind>(raw.kind);
-    e.detail = raw.detail;
-    e.address = raw.address;
-    e.size = raw.size;
-    std::uint32_t explicit_stack = 0;
-    if (raw.flags & kRawHasTail) {
-      RawTail tail;
-      std::memcpy(&tail, event + kHeadWords, sizeof tail);
-      e.pool = tail.pool;
-      e.requested = tail.requested;
-      e.aux = tail.aux;
-      explicit_stack = tail.stack;
-    } else {
-      e.pool = raw.pool;
-      e.requested = (raw.flags & kRawRequestedIsSize) ? raw.size : 0;
-      e.aux = 0;
-    }
-    if (raw.frames) {
-      e.stack = trie.intern(frames, raw.frames, on_node);
-      if (raw.stack_slot) by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
-    } else if (raw.stack_slot) {
-      e.stack = by_id[thread]->slot_stack[raw.stack_slot - 1];
-    } else {
-      e.stack = explicit_stack;
-    }
-    // A heap block's live-map entry also holds its place in the writer's
-    // chunks: one probe serves the map and the encoder.
-    if (live_on && e.pool == heap_pool_id) {
-      if (e.kind == EventKind::alloc || e.kind == EventKind::reuse) {
-        LiveEntry entry{e.size, e.time_ns, e.stack, e.thread, {}}, lost;
-        bool had;
-        LiveEntry* stored = live.put(e.address, entry, had, lost);
-        if (had) window_remove(lost);  // its free was lost
-        window_add(entry);
-        w->add_tracked_event(e, stored->chunk_ref, 0);
-        continue;
-      }
-      if (e.kind == EventKind::free) {
-        LiveEntry freed{};
-        if (live.take(e.address, freed)) window_remove(freed);
-        w->add_tracked_event(e, freed.chunk_ref, freed.size);
-        continue;
-      }
-    }
-    w->add_event(e);
-  }
-  heap.resize(pending);
-  clock.last_ns = clk.last_ns;
-  if (live_on) window = win;
-  for (DrainCursor& c : cursors) {
-    ThreadBuffer* tb = c.tb;
-    tb->read_block = c.block;
-    tb->read_pos = c.pos;
-    if (c.exited && !c.stopped && c.chain_end && c.block == c.last) {
-      // The thread can no longer write: give its last block back.
-      consumed.push_back(c.block);
-      tb->retired = true;
-    }
-  }
-  // Blocks go back only now, after their events were encoded: while the
-  // drain is behind, program threads then hit the backlog bound in
-  // next_block() and drain or wait, instead of the backlog growing.
-  for (Block* b : consumed) blocks.put(b);
-  if (!consumed.empty()) {
-    blocks_given_back.fetch_add(1);
-    if (block_waiters.load() != 0)
-      ::syscall(SYS_futex, &blocks_given_back, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-  }
-  consumed.clear();
   return more;
 }
 
@@ -595,24 +402,7 @@ void Session::writer_main() {
   std::uint64_t serving = 0, asked_at = 0;
   bool stood_aside = false;  // program threads drain: look again soon
   for (;;) {
-    now = now_ns();
-    std::uint64_t wait_ns = more ? 0 : (stood_aside ? kAsideCheckMs : kDrainPeriodMs) * kMs;
-    for (std::uint64_t deadline : {next_flush_ns, next_sample_ns})
-      if (deadline > now)
-        wait_ns = std::min(wait_ns, deadline - now);
-      else
-        wait_ns = 0;
-    // Read before the checks: a wake() after this read changes the word,
-    // and the wait then returns at once.
-    std::uint32_t seen = wake_word.load(std::memory_order_acquire);
-    if (wait_ns > 0 &&
-        flush_requested.load(std::memory_order_acquire) ==
-            flush_done.load(std::memory_order_acquire) &&
-        !exit_requested.load(std::memory_order_acquire)) {
-      timespec most{static_cast<time_t>(wait_ns / 1'000'000'000),
-                    static_cast<long>(wait_ns % 1'000'000'000)};
-      ::syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &most, nullptr, 0);
-    }
+    wait_for_work(more, stood_aside);
     // A due sample's glibc figures are read before the lock: the probe
     // thread may wait for a core (one CPU, busy program threads), and the
     // program threads that drain need the lock meanwhile.
@@ -630,39 +420,8 @@ void Session::writer_main() {
     stood_aside = !exiting && ticket == flush_done.load(std::memory_order_relaxed) &&
                   now < next_flush_ns && block_waiters.load() == 0 &&
                   count_busy_producers() >= cores;
-    more = false;
-    if (!failed.load(std::memory_order_relaxed)) {
-      try {
-        if (!stood_aside) {
-          more = drain();
-          if (address_model == detail::AddressModel::automatic) writer->set_address_model(!more);
-        }
-        now = now_ns();
-        // Not after a fatal signal: mallinfo2() takes every malloc arena's
-        // lock, and the thread the signal stopped may hold one.
-        if (heap && ended_by_signal.load(std::memory_order_relaxed) == 0) {
-          emit_sample(*heap);
-          next_sample_ns = now + options.sample_interval_ms * kMs;
-        }
-        if (now >= next_flush_ns ||
-            (ticket != flush_done.load(std::memory_order_relaxed) &&
-             (!more || last_cut > asked_at)) ||
-            exiting) {
-          writer->flush();
-          next_flush_ns = now + options.flush_interval_ms * kMs;
-        }
-        if (exiting) {
-          if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
-          writer->finish();
-          tally.remove();  // whole: nothing for memtrail run to count
-          say_space_loss();
-          trace_finished.store(true, std::memory_order_release);
-        }
-      } catch (const std::exception& e) {
-        stop_tracing(e);
-        more = false;
-      }
-    }
+    more = !failed.load(std::memory_order_relaxed) &&
+           writer_round(stood_aside, exiting, ticket, asked_at, heap);
     // A flush is served once every event stamped before it was asked for is
     // in the file: a thread that keeps allocating (one still running at
     // exit) must not hold it until the drain takes everything, which it

@@ -36,6 +36,18 @@ class IdIndex {
     }
   }
 
+  // The first id stored with `hash`'s tag in its probe run, 0 if none: a
+  // candidate read without touching the caller's keys, so that many lookups
+  // can be in flight at once (the stack trie's batched walk); the caller
+  // checks it and falls back to find() when it is a foreign id.
+  std::uint32_t first_candidate(std::uint64_t hash) const {
+    return find(hash, [](std::uint32_t) { return true; });
+  }
+  // Starts loading the cache line `hash`'s probe run begins in.
+  void prefetch(std::uint64_t hash) const {
+    if (cap_ != 0) __builtin_prefetch(&slots_[home(hash)]);
+  }
+
   // Adds `id` (1..kMaxId, not present) under `hash`. hash_of(k) gives the
   // hash of id k, for every id stored so far (growth re-places them all);
   // ids must be dense: 1..size().

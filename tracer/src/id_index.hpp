@@ -48,12 +48,15 @@ class IdIndex {
     if (cap_ != 0) __builtin_prefetch(&slots_[home(hash)]);
   }
 
+  // Whether the next insert re-places every id (calls its hash_of).
+  bool full() const { return (size_ + 1) * 5 > cap_ * 4; }
+
   // Adds `id` (1..kMaxId, not present) under `hash`. hash_of(k) gives the
-  // hash of id k, for every id stored so far (growth re-places them all);
-  // ids must be dense: 1..size().
+  // hash of id k, for every id stored so far (growth re-places them all,
+  // asking for ids 1..size() in that order); ids must be dense: 1..size().
   template <class HashOf>
   void insert(std::uint64_t hash, std::uint32_t id, HashOf&& hash_of) {
-    if ((size_ + 1) * 5 > cap_ * 4) grow(hash_of);
+    if (full()) grow(hash_of);
     place(hash, id);
     ++size_;
   }

@@ -15,21 +15,34 @@ std::uint64_t mix(std::uint64_t h) {
   h ^= h >> 33;
   return h;
 }
-constexpr std::uint64_t kChainSeed = 0x6d656d747261696cull;  // the root's prefix hash
+constexpr std::uint32_t kChainSeed = 0x6d656d74u;  // the root's prefix hash
+
+// murmur3's 32-bit finaliser.
+std::uint32_t mix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
 
 // One multiply and a rotate a level: the chain of a stack's levels is a
 // dependent sequence, so it stays short; prefix_key mixes each link fully,
-// off the chain. Collisions are harmless (intern checks every candidate).
-std::uint64_t chain_step(std::uint64_t chain, std::uint64_t ip) {
-  return std::rotl((chain ^ ip) * 0x9e3779b97f4a7c15ull, 27);
+// off the chain. 32 bits, so that growth's scratch copy is 4 bytes a node:
+// collisions (and prefixes that extend colliding ones alike) cost a probe,
+// never a wrong answer (intern checks every candidate).
+std::uint32_t chain_step(std::uint32_t chain, std::uint64_t ip) {
+  const auto folded = static_cast<std::uint32_t>(ip ^ ip >> 32);
+  return std::rotl((chain ^ folded) * 0x9e3779b1u, 15);
 }
 
-std::uint32_t prefix_key(std::uint64_t chain) {
-  return static_cast<std::uint32_t>(mix(chain) >> 32);
+std::uint32_t prefix_key(std::uint32_t chain) {
+  return mix32(chain);
 }
 
-// The node keeps 32 bits; the index wants its slot from the high bits and a
-// tag from bits 27..31 of the low word that does not repeat the slot's bits.
+// The index wants its slot from the high bits and a tag from bits 27..31
+// of the low word that does not repeat the slot's bits.
 std::uint64_t index_hash(std::uint32_t key) {
   return std::uint64_t{key} << 32 | static_cast<std::uint32_t>(key * 0x9e3779b1u);
 }
@@ -40,7 +53,7 @@ std::uint64_t ip_hash(std::uint64_t ip) {
 }  // namespace
 
 StackTrie::StackTrie() {
-  nodes_.push_back(Node{0, 0, 0});
+  nodes_.push_back(Node{0, 0});
   ip_values_.push_back(0);
 }
 
@@ -56,10 +69,24 @@ std::uint32_t StackTrie::ip_index(std::uint64_t ip) {
 
 std::uint32_t StackTrie::add_node(std::uint32_t parent, std::uint32_t ip, std::uint32_t key) {
   std::uint32_t id = nodes_.size();
-  nodes_.push_back(Node{parent, ip, key});
-  edges_.insert(index_hash(key), id,
-                [this](std::uint32_t k) { return index_hash(nodes_[k].hash); });
+  nodes_.push_back(Node{parent, ip});
+  if (edges_.full())
+    add_growing(id, key);
+  else
+    edges_.insert(index_hash(key), id, [](std::uint32_t) -> std::uint64_t { __builtin_trap(); });
   return id;
+}
+
+// The index grows on this insert and asks for every node's hash in id
+// order: each is its parent's chain one step on, kept in a scratch array.
+void StackTrie::add_growing(std::uint32_t id, std::uint32_t key) {
+  TableMemory<std::uint32_t> chains(nodes_.size());
+  chains[0] = kChainSeed;
+  edges_.insert(index_hash(key), id, [&](std::uint32_t k) {
+    const Node& node = nodes_[k];
+    chains[k] = chain_step(chains[node.parent], ip_values_[node.ip]);
+    return index_hash(prefix_key(chains[k]));
+  });
 }
 
 inline bool StackTrie::is_child(std::uint32_t id, std::uint32_t parent, std::uint64_t ip) const {
@@ -74,7 +101,7 @@ inline bool StackTrie::is_child(std::uint32_t id, std::uint32_t parent, std::uin
 // absent, and so is every deeper one). Two passes so that no load waits
 // for another: all slots are requested, then all candidate nodes.
 std::size_t StackTrie::look_up_levels(const std::uint64_t* ips, std::size_t count,
-                                      std::uint64_t chain) {
+                                      std::uint32_t chain) {
   if (levels_.size() < count) levels_.resize(count);
   for (std::size_t j = 0; j < count; ++j) {
     chain = chain_step(chain, ips[count - 1 - j]);
@@ -95,12 +122,12 @@ std::size_t StackTrie::look_up_levels(const std::uint64_t* ips, std::size_t coun
 // The node for `level` below `parent`, when the first candidate was not it
 // (another prefix with the same tag in the probe run): the whole run.
 inline std::uint32_t StackTrie::exact_child(const Level& level, std::uint32_t parent,
-                                     std::uint64_t ip) const {
+                                            std::uint64_t ip) const {
   return edges_.find(index_hash(level.key),
                      [&](std::uint32_t k) { return is_child(k, parent, ip); });
 }
 
-inline void StackTrie::remember(std::uint64_t ip, std::uint32_t id, std::uint64_t chain) {
+inline void StackTrie::remember(std::uint64_t ip, std::uint32_t id, std::uint32_t chain) {
   last_ips_.push_back(ip);
   last_ids_.push_back(id);
   last_chain_.push_back(chain);

@@ -16,13 +16,15 @@
 // too (prefixes of a stored stack are stored): those nodes are added
 // without probing.
 //
-// Memory: a node is 12 bytes (parent id, index of its ip in a dictionary of
-// distinct ips, its prefix hash, which the index's growth re-places it
-// by), the index 4-byte slots at 53-80 % load: ~18-20 bytes a node (a
-// std::unordered_map took ~120). A stack shares its outer frames with the
-// one interned before it more often than not (the same loop, the same
-// caller): that common part is found by comparing ips with the last
-// stack's, with no lookup.
+// Memory: a node is 8 bytes (parent id, index of its ip in a dictionary of
+// distinct ips), the index 4-byte slots at 53-80 % load: ~14-18 bytes a
+// node (a std::unordered_map took ~120). The prefix hash is not kept: when
+// the index grows, the nodes' hashes are recomputed in id order (a parent
+// comes before its children) in a scratch array of 4 bytes a node, freed
+// right after. A stack shares its outer frames with the one interned
+// before it more often than not (the same loop, the same caller): that
+// common part is found by comparing ips with the last stack's, with no
+// lookup.
 #pragma once
 
 #include <algorithm>
@@ -86,31 +88,31 @@ class StackTrie {
  private:
   struct Node {
     std::uint32_t parent;
-    std::uint32_t ip;    // index into ip_values_
-    std::uint32_t hash;  // its path's key (Level::key): the index re-places it by this
+    std::uint32_t ip;  // index into ip_values_
   };
   // One level of the stack being interned (outermost first), past the part
   // shared with the last stack.
   struct Level {
-    std::uint64_t chain;  // prefix hash of frames 0..d
-    std::uint32_t key;    // its 32-bit digest, what the index is keyed by
+    std::uint32_t chain;  // prefix hash of frames 0..d
+    std::uint32_t key;    // its digest, what the index is keyed by
     std::uint32_t found;  // candidate node from the index; 0 = absent
   };
   std::uint32_t ip_index(std::uint64_t ip);
   std::uint32_t add_node(std::uint32_t parent, std::uint32_t ip, std::uint32_t key);
+  void add_growing(std::uint32_t id, std::uint32_t key);
   bool is_child(std::uint32_t id, std::uint32_t parent, std::uint64_t ip) const;
-  std::size_t look_up_levels(const std::uint64_t* ips, std::size_t count, std::uint64_t chain);
+  std::size_t look_up_levels(const std::uint64_t* ips, std::size_t count, std::uint32_t chain);
   std::uint32_t exact_child(const Level& level, std::uint32_t parent, std::uint64_t ip) const;
-  void remember(std::uint64_t ip, std::uint32_t id, std::uint64_t chain);
+  void remember(std::uint64_t ip, std::uint32_t id, std::uint32_t chain);
 
-  ChunkedArray<Node, 19> nodes_;           // index = id; 0 = root sentinel; 6 MiB chunks
+  ChunkedArray<Node> nodes_;               // index = id; 0 = root sentinel
   IdIndex edges_;                          // node ids by prefix hash
   ChunkedArray<std::uint64_t> ip_values_;  // index = ip index; 0 unused
   IdIndex ip_ids_;                         // ip indices by ip
   // The last stack walked, outermost first: its ips, node ids, prefix hashes.
   std::vector<std::uint64_t> last_ips_;
   std::vector<std::uint32_t> last_ids_;
-  std::vector<std::uint64_t> last_chain_;
+  std::vector<std::uint32_t> last_chain_;
   std::vector<Level> levels_;  // scratch of intern()
 };
 

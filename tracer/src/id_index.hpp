@@ -7,7 +7,8 @@
 // only for 1 in 32 foreign ids. Linear probing from fastrange(hash) (any
 // capacity, not only powers of two); at 4/5 full the table grows by half
 // and re-places every id with the caller's hash_of(id), walking ids in
-// order so the keys are read sequentially. No deletion: the trie only grows.
+// order so the keys are read sequentially (the stack trie computes each
+// hash from its parent's, an earlier id). No deletion: the trie only grows.
 #pragma once
 
 #include <algorithm>
@@ -85,9 +86,21 @@ class IdIndex {
     cap_ = 0;          // (empty, should the allocation throw)
     slots_ = TableMemory<std::uint32_t>(cap);
     cap_ = cap;
-    for (std::size_t k = 1; k <= size_; ++k)
-      place(hash_of(static_cast<std::uint32_t>(k)), static_cast<std::uint32_t>(k));
+    // Each placement reads a random slot, a cache miss in a big table: the
+    // home of the id kAhead places on is requested first, so they overlap.
+    std::uint64_t pending[kAhead];
+    for (std::size_t k = 1; k <= size_; ++k) {
+      const std::uint64_t h = hash_of(static_cast<std::uint32_t>(k));
+      __builtin_prefetch(&slots_[home(h)], 1);
+      std::uint64_t& ring = pending[k % kAhead];
+      if (k > kAhead) place(ring, static_cast<std::uint32_t>(k - kAhead));
+      ring = h;
+    }
+    for (std::size_t k = size_ > kAhead ? size_ - kAhead + 1 : 1; k <= size_; ++k)
+      place(pending[k % kAhead], static_cast<std::uint32_t>(k));
   }
+
+  static constexpr std::size_t kAhead = 16;
 
   static constexpr std::size_t kMinCapacity = 1024;
   TableMemory<std::uint32_t> slots_;  // huge pages past 2 MiB

@@ -39,12 +39,11 @@
 
 namespace memtrail::runtime {
 
-// Append-only array in chunks of 2^Shift elements (Shift = 18: 2 MiB of
-// 8-byte ones; chunks should be whole huge pages): growing never copies,
-// never holds twice the memory. Chunks are fresh
+// Append-only array in chunks of 2^18 elements (2 MiB of 8-byte ones):
+// growing never copies, never holds twice the memory. Chunks are fresh
 // mappings, resident only where written; every chunk but the first is
 // offered huge pages (table_memory.hpp).
-template <class T, int Shift = 18>
+template <class T>
 class ChunkedArray {
  public:
   T& operator[](std::uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
@@ -63,7 +62,7 @@ class ChunkedArray {
   }
 
  private:
-  static constexpr int kShift = Shift;
+  static constexpr int kShift = 18;
   static constexpr std::uint32_t kMask = (1u << kShift) - 1;
   std::vector<TableMemory<T>> chunks_;
   std::uint32_t size_ = 0;

@@ -3,6 +3,10 @@
 // here as the reference), on the distinct_stacks workload's shape: binary
 // call-site choices below a fixed outer chain, random paths, most of them
 // new. Reports ns per stack and the tables' bytes per node.
+// BM_StackTrieWorkload is distinct_stacks' own mix (bench/workloads/): 2^L
+// paths, 2 * 2^L stacks interned in random order, so ~43 % of them are new
+// and the rest repeat a stack seen long before (no shortcut through the
+// last one); L = 17 and 20 are the suite's distinct-stacks-1e5 and -1e6.
 //
 //   build/bin/bench_stack_trie [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
@@ -67,6 +71,26 @@ void BM_StackTrie(benchmark::State& state) {
   state.counters["bytes_per_node"] = static_cast<double>(bytes) / static_cast<double>(nodes);
 }
 BENCHMARK(BM_StackTrie)->Arg(14)->Arg(18)->Unit(benchmark::kMillisecond);
+
+void BM_StackTrieWorkload(benchmark::State& state) {
+  const int levels = static_cast<int>(state.range(0));
+  auto stacks = binary_stacks(levels, std::size_t{2} << levels);
+  StackTrie::NewNode ignore = [](const StackNode&) {};
+  std::size_t nodes = 0, bytes = 0;
+  for (auto _ : state) {
+    StackTrie trie;
+    for (const auto& s : stacks) benchmark::DoNotOptimize(trie.intern(s.data(), s.size(), ignore));
+    nodes = trie.size();
+    bytes = trie.memory_bytes();
+  }
+  state.SetItemsProcessed(state.iterations() * stacks.size());
+  state.counters["ns_per_stack"] = benchmark::Counter(
+      static_cast<double>(stacks.size()) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["bytes_per_node"] = static_cast<double>(bytes) / static_cast<double>(nodes);
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_StackTrieWorkload)->Arg(17)->Arg(20)->Unit(benchmark::kMillisecond);
 
 void BM_UnorderedMapTrie(benchmark::State& state) {
   auto stacks = binary_stacks(static_cast<int>(state.range(0)), 1u << state.range(0));

@@ -79,6 +79,35 @@ TEST(StackTrie, EveryStackReadsBackAndEqualStacksShareAnId) {
   EXPECT_EQ(trie.size(), rec.nodes.size());
 }
 
+// The index is keyed by a 32-bit hash of the whole prefix, which folds an
+// ip's halves together: ips k << 32 | k all fold to 0, so every stack of a
+// given depth over them has the same key at every level. Equal keys must
+// cost probes, never merge two stacks: each candidate's parent and ip are
+// checked.
+TEST(StackTrie, StacksWhosePrefixHashesCollideStayApart) {
+  StackTrie trie;
+  Recorded rec;
+  auto sink = rec.sink();
+  auto colliding_ip = [](std::uint64_t k) { return k << 32 | k; };
+  std::mt19937_64 rng(5);
+  std::map<std::vector<std::uint64_t>, std::uint32_t> ids;
+  for (int i = 0; i < 4000; ++i) {
+    std::vector<std::uint64_t> s(1 + rng() % 12);
+    for (auto& ip : s) ip = colliding_ip(1 + rng() % 5);
+    std::uint32_t id = trie.intern(s.data(), s.size(), sink);
+    ASSERT_EQ(rec.stack_of(id), s);
+    auto [it, added] = ids.emplace(s, id);
+    ASSERT_EQ(it->second, id) << "an equal stack got another id";
+  }
+  std::map<std::uint32_t, int> uses;
+  for (const auto& [stack, id] : ids) ASSERT_EQ(++uses[id], 1) << "two stacks merged into " << id;
+  std::vector<std::uint64_t> frames;
+  for (const auto& [stack, id] : ids) {
+    trie.frames(id, frames);
+    ASSERT_EQ(frames, stack);
+  }
+}
+
 // The distinct_stacks workload's shape: a fixed outer chain, then one bit of
 // the path number per level picks one of two call sites.
 std::vector<std::uint64_t> binary_path_stack(std::uint32_t path, int levels, int plain) {

@@ -7,7 +7,8 @@
 // only for 1 in 32 foreign ids. Linear probing from fastrange(hash) (any
 // capacity, not only powers of two); at 4/5 full the table grows by half
 // and re-places every id with the caller's hash_of(id), walking ids in
-// order so the keys are read sequentially. No deletion: the trie only grows.
+// order so the keys are read sequentially (the stack trie computes each
+// hash from its parent's, an earlier id). No deletion: the trie only grows.
 #pragma once
 
 #include <algorithm>
@@ -36,12 +37,27 @@ class IdIndex {
     }
   }
 
+  // The first id stored with `hash`'s tag in its probe run, 0 if none: a
+  // candidate read without touching the caller's keys, so that many lookups
+  // can be in flight at once (the stack trie's batched walk); the caller
+  // checks it and falls back to find() when it is a foreign id.
+  std::uint32_t first_candidate(std::uint64_t hash) const {
+    return find(hash, [](std::uint32_t) { return true; });
+  }
+  // Starts loading the cache line `hash`'s probe run begins in.
+  void prefetch(std::uint64_t hash) const {
+    if (cap_ != 0) __builtin_prefetch(&slots_[home(hash)]);
+  }
+
+  // Whether the next insert re-places every id (calls its hash_of).
+  bool full() const { return (size_ + 1) * 5 > cap_ * 4; }
+
   // Adds `id` (1..kMaxId, not present) under `hash`. hash_of(k) gives the
-  // hash of id k, for every id stored so far (growth re-places them all);
-  // ids must be dense: 1..size().
+  // hash of id k, for every id stored so far (growth re-places them all,
+  // asking for ids 1..size() in that order); ids must be dense: 1..size().
   template <class HashOf>
   void insert(std::uint64_t hash, std::uint32_t id, HashOf&& hash_of) {
-    if ((size_ + 1) * 5 > cap_ * 4) grow(hash_of);
+    if (full()) grow(hash_of);
     place(hash, id);
     ++size_;
   }
@@ -70,9 +86,21 @@ class IdIndex {
     cap_ = 0;          // (empty, should the allocation throw)
     slots_ = TableMemory<std::uint32_t>(cap);
     cap_ = cap;
-    for (std::size_t k = 1; k <= size_; ++k)
-      place(hash_of(static_cast<std::uint32_t>(k)), static_cast<std::uint32_t>(k));
+    // Each placement reads a random slot, a cache miss in a big table: the
+    // home of the id kAhead places on is requested first, so they overlap.
+    std::uint64_t pending[kAhead];
+    for (std::size_t k = 1; k <= size_; ++k) {
+      const std::uint64_t h = hash_of(static_cast<std::uint32_t>(k));
+      __builtin_prefetch(&slots_[home(h)], 1);
+      std::uint64_t& ring = pending[k % kAhead];
+      if (k > kAhead) place(ring, static_cast<std::uint32_t>(k - kAhead));
+      ring = h;
+    }
+    for (std::size_t k = size_ > kAhead ? size_ - kAhead + 1 : 1; k <= size_; ++k)
+      place(pending[k % kAhead], static_cast<std::uint32_t>(k));
   }
+
+  static constexpr std::size_t kAhead = 16;
 
   static constexpr std::size_t kMinCapacity = 1024;
   TableMemory<std::uint32_t> slots_;  // huge pages past 2 MiB

@@ -1,5 +1,7 @@
 #include "stack_trie.hpp"
 
+#include <bit>
+
 namespace memtrail::runtime {
 
 namespace {
@@ -13,19 +15,46 @@ std::uint64_t mix(std::uint64_t h) {
   h ^= h >> 33;
   return h;
 }
+constexpr std::uint32_t kChainSeed = 0x6d656d74u;  // the root's prefix hash
+
+// murmur3's 32-bit finaliser.
+std::uint32_t mix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+// One multiply and a rotate a level: the chain of a stack's levels is a
+// dependent sequence, so it stays short; prefix_key mixes each link fully,
+// off the chain. 32 bits, so that growth's scratch copy is 4 bytes a node:
+// collisions (and prefixes that extend colliding ones alike) cost a probe,
+// never a wrong answer (intern checks every candidate).
+std::uint32_t chain_step(std::uint32_t chain, std::uint64_t ip) {
+  const auto folded = static_cast<std::uint32_t>(ip ^ ip >> 32);
+  return std::rotl((chain ^ folded) * 0x9e3779b1u, 15);
+}
+
+std::uint32_t prefix_key(std::uint32_t chain) {
+  return mix32(chain);
+}
+
+// The index wants its slot from the high bits and a tag from bits 27..31
+// of the low word that does not repeat the slot's bits.
+std::uint64_t index_hash(std::uint32_t key) {
+  return std::uint64_t{key} << 32 | static_cast<std::uint32_t>(key * 0x9e3779b1u);
+}
+
+std::uint64_t ip_hash(std::uint64_t ip) {
+  return mix(ip);
+}
 }  // namespace
 
 StackTrie::StackTrie() {
   nodes_.push_back(Node{0, 0});
   ip_values_.push_back(0);
-}
-
-std::uint64_t StackTrie::edge_hash(std::uint32_t parent, std::uint32_t ip) {
-  return mix(std::uint64_t{parent} << 32 | ip);
-}
-
-std::uint64_t StackTrie::ip_hash(std::uint64_t ip) {
-  return mix(ip);
 }
 
 std::uint32_t StackTrie::ip_index(std::uint64_t ip) {
@@ -38,14 +67,70 @@ std::uint32_t StackTrie::ip_index(std::uint64_t ip) {
   return k;
 }
 
-std::uint32_t StackTrie::add_node(std::uint32_t parent, std::uint32_t ip, std::uint64_t hash) {
+std::uint32_t StackTrie::add_node(std::uint32_t parent, std::uint32_t ip, std::uint32_t key) {
   std::uint32_t id = nodes_.size();
   nodes_.push_back(Node{parent, ip});
-  edges_.insert(hash, id, [this](std::uint32_t k) {
-    const Node& n = nodes_[k];
-    return edge_hash(n.parent, n.ip);
-  });
+  if (edges_.full())
+    add_growing(id, key);
+  else
+    edges_.insert(index_hash(key), id, [](std::uint32_t) -> std::uint64_t { __builtin_trap(); });
   return id;
+}
+
+// The index grows on this insert and asks for every node's hash in id
+// order: each is its parent's chain one step on, kept in a scratch array.
+void StackTrie::add_growing(std::uint32_t id, std::uint32_t key) {
+  TableMemory<std::uint32_t> chains(nodes_.size());
+  chains[0] = kChainSeed;
+  edges_.insert(index_hash(key), id, [&](std::uint32_t k) {
+    const Node& node = nodes_[k];
+    chains[k] = chain_step(chains[node.parent], ip_values_[node.ip]);
+    return index_hash(prefix_key(chains[k]));
+  });
+}
+
+inline bool StackTrie::is_child(std::uint32_t id, std::uint32_t parent, std::uint64_t ip) const {
+  if (id == 0) return false;
+  const Node& node = nodes_[id];
+  return node.parent == parent && ip_values_[node.ip] == ip;
+}
+
+// Fills levels_[0..count) for the frames ips[count-1] (outermost) down to
+// ips[0], each level's prefix hash continuing `chain`, and returns how many
+// outer levels have a candidate node (the first level without one is
+// absent, and so is every deeper one). Two passes so that no load waits
+// for another: all slots are requested, then all candidate nodes.
+std::size_t StackTrie::look_up_levels(const std::uint64_t* ips, std::size_t count,
+                                      std::uint32_t chain) {
+  if (levels_.size() < count) levels_.resize(count);
+  for (std::size_t j = 0; j < count; ++j) {
+    chain = chain_step(chain, ips[count - 1 - j]);
+    Level& level = levels_[j];
+    level.chain = chain;
+    level.key = prefix_key(chain);
+    edges_.prefetch(index_hash(level.key));
+  }
+  for (std::size_t j = 0; j < count; ++j) {
+    Level& level = levels_[j];
+    level.found = edges_.first_candidate(index_hash(level.key));
+    if (level.found == 0) return j;
+    __builtin_prefetch(&nodes_[level.found]);
+  }
+  return count;
+}
+
+// The node for `level` below `parent`, when the first candidate was not it
+// (another prefix with the same tag in the probe run): the whole run.
+inline std::uint32_t StackTrie::exact_child(const Level& level, std::uint32_t parent,
+                                            std::uint64_t ip) const {
+  return edges_.find(index_hash(level.key),
+                     [&](std::uint32_t k) { return is_child(k, parent, ip); });
+}
+
+inline void StackTrie::remember(std::uint64_t ip, std::uint32_t id, std::uint32_t chain) {
+  last_ips_.push_back(ip);
+  last_ids_.push_back(id);
+  last_chain_.push_back(chain);
 }
 
 std::uint32_t StackTrie::intern(const std::uint64_t* ips, std::size_t n, const NewNode& on_new) {
@@ -57,26 +142,28 @@ std::uint32_t StackTrie::intern(const std::uint64_t* ips, std::size_t n, const N
   if (depth == n) return last_ids_[n - 1];
   last_ips_.resize(depth);
   last_ids_.resize(depth);
+  last_chain_.resize(depth);
   std::uint32_t parent = depth ? last_ids_[depth - 1] : 0;
-  bool fresh = false;  // a node was added: every deeper one is new too
-  for (; depth < n; ++depth) {
-    const std::uint64_t ip = ips[n - 1 - depth];
-    const std::uint32_t ipx = ip_index(ip);
-    if (ipx == 0) break;  // the dictionary is full (kMaxId distinct ips)
-    const std::uint64_t h = edge_hash(parent, ipx);
-    std::uint32_t id = fresh ? 0 : edges_.find(h, [&](std::uint32_t k) {
-      const Node& node = nodes_[k];
-      return node.parent == parent && node.ip == ipx;
-    });
-    if (id == 0) {
-      if (nodes_.size() > IdIndex::kMaxId) break;
-      fresh = true;
-      id = add_node(parent, ipx, h);
-      on_new(StackNode{id, parent, ip});
-    }
+  // The rest, ips[rest-1] (outermost) down to ips[0], is level j = 0..rest.
+  const std::size_t rest = n - depth;
+  const std::size_t known = look_up_levels(ips, rest, depth ? last_chain_[depth - 1] : kChainSeed);
+  std::size_t j = 0;
+  for (; j < known; ++j) {  // exact, from the shared part down
+    const std::uint64_t ip = ips[rest - 1 - j];
+    std::uint32_t id = levels_[j].found;
+    if (!is_child(id, parent, ip)) id = exact_child(levels_[j], parent, ip);
+    if (id == 0) break;
     parent = id;
-    last_ips_.push_back(ip);
-    last_ids_.push_back(id);
+    remember(ip, id, levels_[j].chain);
+  }
+  for (; j < rest; ++j) {  // absent: so is every deeper level
+    const std::uint64_t ip = ips[rest - 1 - j];
+    const std::uint32_t ipx = ip_index(ip);
+    if (ipx == 0 || nodes_.size() > IdIndex::kMaxId) break;  // full (kMaxId)
+    const std::uint32_t id = add_node(parent, ipx, levels_[j].key);
+    on_new(StackNode{id, parent, ip});
+    parent = id;
+    remember(ip, id, levels_[j].chain);
   }
   return parent;
 }

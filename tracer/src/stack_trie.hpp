@@ -3,16 +3,28 @@
 // handed to a callback so they reach the trace before the first event that
 // uses them.
 //
-// Built for programs with millions of distinct stacks (issue 28): a node is
-// 8 bytes (parent id, index of its ip in a dictionary of distinct ips), the
-// (parent, ip) -> node lookup is an IdIndex of 4-byte slots, and nothing
-// else is kept per stack: ~14-18 bytes a node in all, grown by half without
-// a rehash storm (std::unordered_map's nodes, buckets and a leaf cache took
-// ~120). A stack shares its outer frames with the one interned before it
-// more often than not (the same loop, the same caller): that common part is
-// found by comparing ips with the last stack's, with no lookup, and the walk
-// starts below it. Once a frame is new, every frame below it is new: those
-// are added without probing.
+// Built for programs with millions of distinct stacks (issue 28). A walk
+// that looks up (parent, ip) level by level waits on two cache misses per
+// level (an index slot, then the node it names) once the trie outgrows the
+// cache: ~10 levels, ~1.8 us a stack. So the index is keyed instead by a
+// hash of the whole prefix, outermost frame down to this one, which the
+// frames alone give: every level's slot and candidate node are fetched
+// before any is checked, and the misses of one stack overlap. The check is
+// still exact: level d's candidate must name level d-1's node as its parent
+// and hold frame d's ip, from the root down, so a hash collision costs a
+// probe, never a merged stack. Once a level is absent every deeper one is
+// too (prefixes of a stored stack are stored): those nodes are added
+// without probing.
+//
+// Memory: a node is 8 bytes (parent id, index of its ip in a dictionary of
+// distinct ips), the index 4-byte slots at 53-80 % load: ~14-18 bytes a
+// node (a std::unordered_map took ~120). The prefix hash is not kept: when
+// the index grows, the nodes' hashes are recomputed in id order (a parent
+// comes before its children) in a scratch array of 4 bytes a node, freed
+// right after. A stack shares its outer frames with the one interned
+// before it more often than not (the same loop, the same caller): that
+// common part is found by comparing ips with the last stack's, with no
+// lookup.
 #pragma once
 
 #include <algorithm>
@@ -77,18 +89,30 @@ class StackTrie {
     std::uint32_t parent;
     std::uint32_t ip;  // index into ip_values_
   };
-  static std::uint64_t edge_hash(std::uint32_t parent, std::uint32_t ip);
-  static std::uint64_t ip_hash(std::uint64_t ip);
+  // One level of the stack being interned (outermost first), past the part
+  // shared with the last stack.
+  struct Level {
+    std::uint32_t chain;  // prefix hash of frames 0..d
+    std::uint32_t key;    // its digest, what the index is keyed by
+    std::uint32_t found;  // candidate node from the index; 0 = absent
+  };
   std::uint32_t ip_index(std::uint64_t ip);
-  std::uint32_t add_node(std::uint32_t parent, std::uint32_t ip, std::uint64_t hash);
+  std::uint32_t add_node(std::uint32_t parent, std::uint32_t ip, std::uint32_t key);
+  void add_growing(std::uint32_t id, std::uint32_t key);
+  bool is_child(std::uint32_t id, std::uint32_t parent, std::uint64_t ip) const;
+  std::size_t look_up_levels(const std::uint64_t* ips, std::size_t count, std::uint32_t chain);
+  std::uint32_t exact_child(const Level& level, std::uint32_t parent, std::uint64_t ip) const;
+  void remember(std::uint64_t ip, std::uint32_t id, std::uint32_t chain);
 
   ChunkedArray<Node> nodes_;               // index = id; 0 = root sentinel
-  IdIndex edges_;                          // node ids by (parent, ip)
+  IdIndex edges_;                          // node ids by prefix hash
   ChunkedArray<std::uint64_t> ip_values_;  // index = ip index; 0 unused
   IdIndex ip_ids_;                         // ip indices by ip
-  // The last stack walked, outermost first, and its node ids.
+  // The last stack walked, outermost first: its ips, node ids, prefix hashes.
   std::vector<std::uint64_t> last_ips_;
   std::vector<std::uint32_t> last_ids_;
+  std::vector<std::uint32_t> last_chain_;
+  std::vector<Level> levels_;  // scratch of intern()
 };
 
 }  // namespace memtrail::runtime

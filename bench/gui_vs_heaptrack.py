@@ -17,7 +17,7 @@ launch until the screen has not changed for QUIET s; then
   all tabs loaded = first shot equal to the final one (chart tabs enabled,
                     the status-bar progress gone).
 memtrail-gui reports its own events with MEMTRAIL_GUI_TIMING=exit
-(`memtrail-gui: timing EVENT MS` on stderr) and exits once every view is
+(`memtrail-gui: timing EVENT MS cpu CPU_MS` on stderr) and exits once every view is
 ready and the visible one has painted; the launch-to-exit wall time is
 measured here too. Only the visible view paints, so each run launches it
 twice: --view summary (the table's row) and --view timeline (its
@@ -90,7 +90,7 @@ def time_heaptrack_gui(fbfile, zst, log):
     return {"summary": summary, "all tabs": loaded, "peak MiB": peak, "cpu s": cpu}
 
 
-TIMING = re.compile(r"^memtrail-gui: timing (\S+) (\d+(?:\.\d+)?)\s*$")
+TIMING = re.compile(r"^memtrail-gui: timing (\S+) (\d+(?:\.\d+)?)(?: cpu (\d+(?:\.\d+)?))?\s*$")
 
 
 def time_memtrail_gui(gui, mtr, view, errfile, log):
@@ -110,7 +110,11 @@ def time_memtrail_gui(gui, mtr, view, errfile, log):
     log.write(text)
     if status != 0:
         raise RuntimeError(f"memtrail-gui exited {status} on {mtr}: {text.strip()[-200:]}")
-    row = {m.group(1): float(m.group(2)) / 1000 for m in map(TIMING.match, text.splitlines()) if m}
+    marks = [m for m in map(TIMING.match, text.splitlines()) if m]
+    row = {m.group(1): float(m.group(2)) / 1000 for m in marks}
+    # EVENT cpu: the process's CPU seconds at the mark (the wall clock is
+    # the load's on a shared machine).
+    row.update({m.group(1) + " cpu": float(m.group(3)) / 1000 for m in marks if m.group(3)})
     if "all-ready" not in row:
         raise RuntimeError(f"memtrail-gui printed no 'timing all-ready' line for {mtr}")
     row.update({"exit": wall, "peak MiB": peak, "cpu s": cpu})
@@ -184,7 +188,7 @@ def main():
                   f" | {cell(m, 'peak MiB', fmt='{:.0f}')} | {cell(m, 'cpu s')} |")
     for name, *_ in cases:
         m = results[(name, "m")]
-        own = {k for row in m for k in row} - {"exit", "peak MiB", "cpu s"}
+        own = {k for row in m for k in row if not k.endswith(" cpu")} - {"exit", "peak MiB", "cpu s"}
         keys = sorted(own, key=lambda k: statistics.median(
             row[k] for row in m if k in row))
         if keys:

@@ -59,7 +59,25 @@ namespace {
 // spill, taken from its upstream) holds that block's bytes too: they count
 // as reserved, so that reserved = used + free in every view of the moment
 // (the Fragmentation header, the Summary pie, `report --at`).
+// The tracer's mmap pool (PoolKind::mmap) records each mapping as a segment
+// with no block in it. Nothing there is cached for reuse (munmap gives it
+// back at once), so a mapping is memory the program holds: one live block
+// as large as the segment, used and never "cached free" (a 1 GiB mapping
+// under a BFC arena read "cached free 1 GiB", issue 30).
+SegmentMap mappings_are_used(SegmentMap m) {
+  if (m.pool_state.info.kind != PoolKind::mmap) return m;
+  for (SegmentInfo& seg : m.segments)
+    if (seg.blocks.empty()) seg.blocks.push_back(BlockInfo{seg.address, seg.size});
+  Fragmentation& f = m.fragmentation;
+  m.pool_state.final_used_bytes = m.pool_state.final_reserved_bytes;
+  f.used_bytes = f.reserved_bytes;
+  f.free_bytes = f.free_in_partial_segments = f.largest_free_block = 0;
+  f.external = 0;
+  return m;
+}
+
 SegmentMap held_by_pool(SegmentMap m) {
+  m = mappings_are_used(std::move(m));
   if (!m.pool_state.has_segments) return m;
   std::uint64_t outside = 0;
   for (const BlockInfo& b : m.outside_segments) outside += b.size;

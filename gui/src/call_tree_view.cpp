@@ -9,6 +9,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "call_tree_cache.hpp"
 #include "call_tree_model.hpp"
 #include "cost_bar_delegate.hpp"
 #include "format.hpp"
@@ -17,10 +18,6 @@
 namespace memtrail::gui {
 
 namespace {
-
-constexpr std::size_t index(TreeDirection d) {
-  return static_cast<std::size_t>(d);
-}
 
 QTreeView* newTreeView(QWidget* parent) {
   auto* view = new QTreeView(parent);
@@ -32,7 +29,8 @@ QTreeView* newTreeView(QWidget* parent) {
 
 }  // namespace
 
-CallTreeView::CallTreeView(QWidget* parent) : SessionView(parent) {
+CallTreeView::CallTreeView(CallTreeCache* trees, QWidget* parent)
+    : SessionView(parent), trees_(trees ? trees : new CallTreeCache(this)) {
   auto* layout = new QVBoxLayout(this);
   heading_ = new QLabel(tr("No trace loaded"), this);
   heading_->setWordWrap(true);
@@ -94,10 +92,9 @@ CallTreeView::CallTreeView(QWidget* parent) : SessionView(parent) {
 }
 
 void CallTreeView::setSession(std::shared_ptr<const Session> session) {
-  tasks_.cancel();
+  trees_->clear();
   session_ = std::move(session);
   range_.reset();
-  trees_ = {};
   ready_ = false;
   model_->setTree(nullptr);
   top_model_->setAnalysis(nullptr, top_model_->order());
@@ -106,11 +103,9 @@ void CallTreeView::setSession(std::shared_ptr<const Session> session) {
 
 void CallTreeView::setRange(std::uint64_t t0, std::uint64_t t1,
                             std::shared_ptr<const Analysis> range) {
-  tasks_.cancel();
   range_ = std::move(range);
   t0_ = t0;
   t1_ = t1;
-  trees_ = {};
   ready_ = false;
   top_model_->setAnalysis(range_, top_model_->order());
   top_view_->resizeColumnToContents(TopSitesModel::calls);
@@ -122,22 +117,16 @@ void CallTreeView::setRange(std::uint64_t t0, std::uint64_t t1,
 }
 
 void CallTreeView::buildTree() {
-  const TreeDirection d = direction_;
-  if (trees_[index(d)]) return showTree();
   ready_ = false;
-  auto analysis = range_;
-  tasks_.run<std::shared_ptr<const CallTree>>(
-      [analysis, d](const BackgroundTasks::Wanted& wanted) {
-        return std::make_shared<const CallTree>(build_call_tree(*analysis, d, wanted));
-      },
-      [this, d](std::shared_ptr<const CallTree> tree) {
-        trees_[index(d)] = std::move(tree);
-        if (d == direction_) showTree();
-      });
+  const TreeDirection d = direction_;
+  trees_->request(range_, d, this,
+                  [this, d, a = std::weak_ptr(range_)](std::shared_ptr<const CallTree> t) {
+                    if (a.lock() == range_ && d == direction_) showTree(std::move(t));
+                  });
 }
 
-void CallTreeView::showTree() {
-  model_->setTree(trees_[index(direction_)]);
+void CallTreeView::showTree(std::shared_ptr<const CallTree> tree) {
+  model_->setTree(std::move(tree));
   // Self columns say "allocated by this function itself": bottom-up that is
   // the first level's inclusive cost, so only top-down shows them.
   for (int c = CallTreeModel::peak; c < CallTreeModel::location; ++c)

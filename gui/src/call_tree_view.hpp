@@ -5,14 +5,13 @@
 // drawn with bars, a filter box by function, file or module, and under it
 // the report's top-site lists (peak, allocations, temporary, bytes).
 //
-// The tree is built off the GUI thread when a range arrives (one per
-// direction, the other one when first asked for); ready() follows.
+// The tree comes from the window's CallTreeCache, shared with the Flame
+// graph tab: built off the GUI thread once per range and direction (the
+// other direction when first asked for); ready() follows.
 #pragma once
 
-#include <array>
 #include <memory>
 
-#include "background.hpp"
 #include "memtrail/call_tree.hpp"
 #include "memtrail/gui/session_view.hpp"
 
@@ -23,6 +22,7 @@ class QTreeView;
 
 namespace memtrail::gui {
 
+class CallTreeCache;
 class CallTreeModel;
 class TopSitesModel;
 
@@ -30,7 +30,9 @@ class CallTreeView : public SessionView {
   Q_OBJECT
 
  public:
-  explicit CallTreeView(QWidget* parent = nullptr);
+  // `trees` is shared with the other tabs that draw the range's call tree;
+  // null: the view keeps its own.
+  explicit CallTreeView(CallTreeCache* trees = nullptr, QWidget* parent = nullptr);
 
   void setSession(std::shared_ptr<const Session> session) override;
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
@@ -53,14 +55,13 @@ class CallTreeView : public SessionView {
 
  private:
   void buildTree();
-  void showTree();
+  void showTree(std::shared_ptr<const CallTree> tree);
   void expandHeaviest();
 
-  BackgroundTasks tasks_;
+  CallTreeCache* trees_ = nullptr;
   std::shared_ptr<const Session> session_;
   std::shared_ptr<const Analysis> range_;
   std::uint64_t t0_ = 0, t1_ = 0;
-  std::array<std::shared_ptr<const CallTree>, 2> trees_;  // by TreeDirection
   TreeDirection direction_ = TreeDirection::bottom_up;
   bool ready_ = false;
   QLabel* heading_ = nullptr;

@@ -268,6 +268,15 @@ void CompareView::setFilter(const QString& text) {
   sites_model_->setFilter(text);
 }
 
+QStringList CompareView::parts() const {
+  return {"sites", "flame"};
+}
+
+void CompareView::showPart(const QString& part) {
+  if (part == "sites") tabs_->setCurrentWidget(sites_view_);
+  if (part == "flame") tabs_->setCurrentWidget(flame_);
+}
+
 QString CompareView::headingText() const {
   if (!diff_ || !session_ || !b_session_) return heading_->text();
   const Summary& a = diff_->summary[0];

@@ -40,6 +40,9 @@ class CompareView : public SessionView {
   void setSession(std::shared_ptr<const Session> session) override;
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
   bool isReady() const override { return ready_; }
+  // "sites" and "flame" (--view compare-flame): the sub-tabs.
+  QStringList parts() const override;
+  void showPart(const QString& part) override;
 
   // Loads B (a .mtr file or the first process of a run directory); the
   // diff follows once A is in place too. An empty path forgets B.

@@ -9,11 +9,13 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "call_tree_cache.hpp"
 #include "flame_graph.hpp"
 
 namespace memtrail::gui {
 
-FlameView::FlameView(QWidget* parent) : SessionView(parent) {
+FlameView::FlameView(CallTreeCache* trees, QWidget* parent)
+    : SessionView(parent), trees_(trees ? trees : new CallTreeCache(this)) {
   auto* layout = new QVBoxLayout(this);
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Cost"), this));
@@ -54,40 +56,31 @@ FlameView::FlameView(QWidget* parent) : SessionView(parent) {
 }
 
 void FlameView::setSession(std::shared_ptr<const Session> session) {
-  tasks_.cancel();
+  trees_->clear();
   range_.reset();
-  trees_ = {};
   ready_ = false;
   graph_->setTree(nullptr);
   heading_->setText(session ? tr("Loading...") : tr("No trace loaded"));
 }
 
 void FlameView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Analysis> range) {
-  tasks_.cancel();
   range_ = std::move(range);
-  trees_ = {};
   ready_ = false;
   if (range_) buildTree();
 }
 
 void FlameView::buildTree() {
-  const TreeDirection d = direction_;
-  if (trees_[static_cast<std::size_t>(d)]) return showTree();
   ready_ = false;
   heading_->setText(tr("Building the call tree..."));
-  auto analysis = range_;
-  tasks_.run<std::shared_ptr<const CallTree>>(
-      [analysis, d](const BackgroundTasks::Wanted& wanted) {
-        return std::make_shared<const CallTree>(build_call_tree(*analysis, d, wanted));
-      },
-      [this, d](std::shared_ptr<const CallTree> tree) {
-        trees_[static_cast<std::size_t>(d)] = std::move(tree);
-        if (d == direction_) showTree();
-      });
+  const TreeDirection d = direction_;
+  trees_->request(range_, d, this,
+                  [this, d, a = std::weak_ptr(range_)](std::shared_ptr<const CallTree> t) {
+                    if (a.lock() == range_ && d == direction_) showTree(std::move(t));
+                  });
 }
 
-void FlameView::showTree() {
-  graph_->setTree(trees_[static_cast<std::size_t>(direction_)]);
+void FlameView::showTree(std::shared_ptr<const CallTree> tree) {
+  graph_->setTree(std::move(tree));
   heading_->setText(tr("Whole tree. Click a frame to zoom into it."));
   // The root sits at the bottom: show it first.
   QTimer::singleShot(0, this, [this] {

@@ -1,14 +1,13 @@
 // Flame graph tab: the range's call tree (memtrail/call_tree.hpp) as a flame
 // graph (FlameGraph) with a cost selector (peak, allocations, temporary,
 // leaked, bytes), a top-down / bottom-up toggle and a search box; click a
-// frame to zoom into it. The tree is built off the GUI thread when a range
-// arrives; ready() follows.
+// frame to zoom into it. The tree comes from the window's CallTreeCache,
+// shared with the Call tree tab (built once per range and direction, off the
+// GUI thread); ready() follows.
 #pragma once
 
-#include <array>
 #include <memory>
 
-#include "background.hpp"
 #include "memtrail/call_tree.hpp"
 #include "memtrail/gui/session_view.hpp"
 
@@ -19,13 +18,15 @@ class QScrollArea;
 
 namespace memtrail::gui {
 
+class CallTreeCache;
 class FlameGraph;
 
 class FlameView : public SessionView {
   Q_OBJECT
 
  public:
-  explicit FlameView(QWidget* parent = nullptr);
+  // `trees` is shared with the Call tree tab; null: the view keeps its own.
+  explicit FlameView(CallTreeCache* trees = nullptr, QWidget* parent = nullptr);
 
   void setSession(std::shared_ptr<const Session> session) override;
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
@@ -37,11 +38,10 @@ class FlameView : public SessionView {
 
  private:
   void buildTree();
-  void showTree();
+  void showTree(std::shared_ptr<const CallTree> tree);
 
-  BackgroundTasks tasks_;
+  CallTreeCache* trees_ = nullptr;
   std::shared_ptr<const Analysis> range_;
-  std::array<std::shared_ptr<const CallTree>, 2> trees_;  // by TreeDirection
   TreeDirection direction_ = TreeDirection::top_down;
   bool ready_ = false;
   QLabel* heading_ = nullptr;

@@ -100,19 +100,28 @@ void MainWindow::addView(const QString& id, const QString& title, SessionView* v
 SessionView* MainWindow::view(const QString& id) const {
   for (const auto& v : views_)
     if (v.id == id) return v.view;
-  return nullptr;
+  // "ID-PART": the tab ID, which shows PART (compare-flame).
+  const auto dash = id.indexOf('-');
+  SessionView* whole = dash > 0 ? view(id.left(dash)) : nullptr;
+  return whole && whole->parts().contains(id.mid(dash + 1)) ? whole : nullptr;
 }
 
 QStringList MainWindow::viewIds() const {
   QStringList ids;
-  for (const auto& v : views_) ids << v.id;
+  for (const auto& v : views_) {
+    ids << v.id;
+    for (const QString& part : v.view->parts()) ids << v.id + "-" + part;
+  }
   return ids;
 }
 
 bool MainWindow::showView(const QString& id) {
   SessionView* v = view(id);
-  if (v) tabs_->setCurrentWidget(v);
-  return v != nullptr;
+  if (!v) return false;
+  tabs_->setCurrentWidget(v);
+  const bool part = std::none_of(views_.begin(), views_.end(), [&](auto& e) { return e.id == id; });
+  if (part) v->showPart(id.mid(id.indexOf('-') + 1));
+  return true;
 }
 
 QString MainWindow::currentViewId() const {

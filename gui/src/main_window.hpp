@@ -47,8 +47,10 @@ class MainWindow : public QMainWindow {
 
   // Views, in tab order. The window owns them.
   void addView(const QString& id, const QString& title, SessionView* view);
+  // An ID is a tab's, or "ID-PART" for a part of one (compare-flame):
+  // view() is then the tab, and showView() shows the part in it.
   SessionView* view(const QString& id) const;
-  QStringList viewIds() const;
+  QStringList viewIds() const;       // the tabs', each followed by its parts'
   bool showView(const QString& id);  // false: no such view
   QString currentViewId() const;
 

@@ -1,7 +1,8 @@
 // MEMTRAIL_GUI_TIMING: launch-to-paint figures for the benchmarks. With the
 // variable set, timing_mark("EVENT") prints
-//   memtrail-gui: timing EVENT MS
-// to stderr (ms since timing_start(), one decimal), once per event name.
+//   memtrail-gui: timing EVENT MS cpu CPU_MS
+// to stderr (ms since timing_start(), and the process's CPU time, all
+// threads, since it started; one decimal), once per event name.
 // MEMTRAIL_GUI_TIMING=exit also makes the application quit after all-ready.
 #pragma once
 

@@ -1,5 +1,6 @@
 #include "views.hpp"
 
+#include "call_tree_cache.hpp"
 #include "call_tree_view.hpp"
 #include "compare_view.hpp"
 #include "flame_view.hpp"
@@ -22,8 +23,10 @@ void addAllViews(MainWindow& window) {
                    [summary, &window] { summary->setRun(window.run()); });
   window.addView("timeline", QObject::tr("Timeline"), new TimelineView);
   window.addView("leaks", QObject::tr("Leaks"), new LeaksView);
-  window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
-  window.addView("flame", QObject::tr("Flame graph"), new FlameView);
+  // One call tree per range and direction for both tabs that draw it.
+  auto* trees = new CallTreeCache(&window);
+  window.addView("tree", QObject::tr("Call tree"), new CallTreeView(trees));
+  window.addView("flame", QObject::tr("Flame graph"), new FlameView(trees));
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
   window.addView("scopes", QObject::tr("Scopes"), new ScopesView);
   window.addView("whatif", QObject::tr("What-if"), new WhatIfView);

@@ -13,6 +13,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTreeView>
 #include <QtTest>
 
@@ -338,6 +339,34 @@ class CompareViewTest : public QObject {
     QVERIFY2(args, error.c_str());
     QCOMPARE(args->compare, std::string("b.mtr"));
     QVERIFY(!gui::parse_gui_args({"a.mtr", "--compare"}, &error));
+  }
+
+  // A part of a tab is a view id "ID-PART": compare-flame shows the Compare
+  // tab with the differential flame graph in front (--view compare-flame).
+  void compareFlameIsAViewOfItsOwn() {
+    gui::MainWindow window;
+    gui::addAllViews(window);
+    QVERIFY(window.viewIds().contains("compare-flame"));
+    auto* view = static_cast<gui::CompareView*>(window.view("compare"));
+    QCOMPARE(window.view("compare-flame"), view);
+    QVERIFY(!window.view("compare-nothing"));
+    QVERIFY(!window.showView("summary-flame"));
+    auto* tabs = qobject_cast<QTabWidget*>(view->flame()->parentWidget()->parentWidget());
+    QVERIFY(tabs);
+    QCOMPARE(tabs->currentWidget(), view->sitesView());
+    QVERIFY(window.showView("compare-flame"));
+    QCOMPARE(window.currentViewId(), QString("compare"));
+    QCOMPARE(tabs->currentWidget(), view->flame());
+    QVERIFY(window.showView("compare-sites"));
+    QCOMPARE(tabs->currentWidget(), view->sitesView());
+
+    const std::string png = test::guiTempDir() / "compare-flame.png";
+    auto r = run_command(std::string(MEMTRAIL_GUI_BIN) + " " + shell_quote(a_) + " --compare " +
+                         shell_quote(b_) + " --view compare-flame --size 1200x800 --screenshot " +
+                         shell_quote(png));
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    QCOMPARE(QImage(QString::fromStdString(png)).size(), QSize(1200, 800));
+    std::remove(png.c_str());
   }
 
   // --view compare waits for the diff; without --compare it shows the empty

@@ -1,18 +1,24 @@
 // The flame graph on samples/leaks traced at test time: every frame's width
 // is its share of `memtrail export --format folded`'s sum for the cost (the
 // lines under its path), in both directions and when zoomed; the view builds,
-// zooms on a click and shoots.
+// zooms on a click and shoots; in the window, the Call tree and Flame graph
+// tabs share one tree per range and direction (CallTreeCache).
 #include <QAction>
 #include <QApplication>
 #include <QImage>
 #include <QtTest>
 #include <cmath>
 
+#include "call_tree_cache.hpp"
+#include "call_tree_model.hpp"
+#include "call_tree_view.hpp"
 #include "flame_graph.hpp"
 #include "flame_view.hpp"
 #include "folded_lines.hpp"
 #include "gui_traces.hpp"
+#include "main_window.hpp"
 #include "memtrail/call_tree.hpp"
+#include "views.hpp"
 
 using namespace memtrail;
 using test::run_command;
@@ -151,6 +157,43 @@ class FlameGraphTest : public QObject {
     QVERIFY2(r.exit_code == 0, r.err.c_str());
     QCOMPARE(QImage(QString::fromStdString(png)).size(), QSize(900, 700));
     std::remove(png.c_str());
+  }
+
+  // The two tabs that draw the range's call tree draw the same object, built
+  // once per range and direction: at load one build per tab (bottom-up for
+  // the tree, top-down for the flame graph), none for tab switches or for a
+  // tab turning to the direction the other one built.
+  void treeAndFlameTabsShareOneBuild() {
+    gui::MainWindow w;
+    w.setRememberRecent(false);
+    gui::addAllViews(w);
+    QSignalSpy all(&w, &gui::MainWindow::allReady);
+    w.openPath(QString::fromStdString(test::leaksTrace()));
+    QVERIFY(all.wait(30000));
+    auto* tree = static_cast<gui::CallTreeView*>(w.view("tree"));
+    auto* flame = static_cast<gui::FlameView*>(w.view("flame"));
+    auto* cache = w.findChild<gui::CallTreeCache*>();
+    QVERIFY(cache);
+    QCOMPARE(cache->builds(), 2u);
+    for (const char* id : {"tree", "flame", "summary", "tree", "flame"}) {
+      QVERIFY(w.showView(id));
+      QTest::qWait(20);
+    }
+    QCOMPARE(cache->builds(), 2u);
+    tree->setDirection(TreeDirection::top_down);
+    QVERIFY(tree->isReady());  // at once: the flame tab's tree
+    QCOMPARE(tree->model()->tree(), flame->graph()->tree());
+    flame->setDirection(TreeDirection::bottom_up);
+    tree->setDirection(TreeDirection::bottom_up);
+    QVERIFY(flame->isReady() && tree->isReady());
+    QCOMPARE(tree->model()->tree(), flame->graph()->tree());
+    QCOMPARE(cache->builds(), 2u);
+    // A range: both tabs now bottom-up, so one build for the two.
+    const Summary& s = session_->whole().summary;
+    w.applyRange(s.first_event_ns + (s.last_event_ns - s.first_event_ns) / 2, s.last_event_ns);
+    QTRY_VERIFY_WITH_TIMEOUT(w.allViewsReady() && tree->isReady() && flame->isReady(), 30000);
+    QCOMPARE(tree->model()->tree(), flame->graph()->tree());
+    QCOMPARE(cache->builds(), 3u);
   }
 };
 

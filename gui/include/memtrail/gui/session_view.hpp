@@ -3,6 +3,7 @@
 // and moment the user picked in any view.
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,10 @@ class SessionView : public QWidget {
   // Whether the view holds everything it needs to paint the current
   // session and range (emits ready() when that becomes true).
   virtual bool isReady() const = 0;
+  // A view with sub-tabs names them ("flame" of the Compare tab): the
+  // window's view "ID-PART" (--view compare-flame) shows one.
+  virtual QStringList parts() const { return {}; }
+  virtual void showPart(const QString& /*part*/) {}
 
  signals:
   // The user selected a range (rubber band, a row's lifetime) or a moment.

@@ -91,7 +91,7 @@ std::size_t expect_same_scopes(const std::string& path, std::size_t every, std::
 }
 
 TEST(DwarfScopes, SameAsDwarfGetscopesInThisProgram) {
-  EXPECT_GT(expect_same_scopes("/proc/self/exe", 401, 300), 100u);
+  EXPECT_GT(expect_same_scopes("/proc/self/exe", 101, 300), 100u);
 }
 
 TEST(DwarfScopes, SameAsDwarfGetscopesInLibcDebugInfo) {

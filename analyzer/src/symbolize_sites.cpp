@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "stack_chains.hpp"
 #include "symbol_cache.hpp"
 
 namespace memtrail::detail {
@@ -78,6 +79,8 @@ bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
   // Pass 1 resolves every ip and counts the frames; pass 2 lays the sites'
   // index runs into an array of exactly that size (grown by doubling, its
   // copy was the load's peak at 10^5 stacks).
+  // Sites share stack prefixes: each node's chain is walked once per pass.
+  StackChains chains(a);
   bool stopped = false;
   std::size_t total = 0;
   for (std::size_t i = 0; i < a.sites.size(); ++i) {
@@ -86,19 +89,16 @@ bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
       stopped = true;
       break;
     }
-    a.for_each_stack_ip(a.sites[i].stack, [&](std::uint64_t ip) {
+    total += chains.count(a.sites[i].stack, [&](std::uint64_t ip) {
       const FrameTable::Run* found = table->find(ip);
-      total += found ? found->count : table->intern(ip, resolve_ip(a, sym, cache.get(), ip)).count;
+      return found ? *found : table->intern(ip, resolve_ip(a, sym, cache.get(), ip));
     });
   }
   if (!stopped) {
     table->lists.reserve(total);
     for (Site& site : a.sites) {
       const auto first = static_cast<std::uint32_t>(table->lists.size());
-      a.for_each_stack_ip(site.stack, [&](std::uint64_t ip) {
-        const FrameTable::Run* run = table->find(ip);
-        for (std::uint32_t k = 0; k < run->count; ++k) table->lists.push_back(run->first + k);
-      });
+      chains.lay(site.stack, *table);
       const auto count = static_cast<std::uint32_t>(table->lists.size()) - first;
       site.frames = FrameList(table, first, count);
     }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "dwarf_scopes.hpp"
 #include "memtrail/analysis.hpp"
 #include "symbol_table.hpp"
 
@@ -95,11 +96,13 @@ struct Symbolizer::Impl {
     std::unique_ptr<Dwfl, DwflDeleter> dwfl;  // null: unusable, module+offset only
     Dwfl_Module* mod = nullptr;
     std::unique_ptr<SymbolTable> symbols;  // built on the module's first lookup
+    ScopeIndex scopes;                     // each unit indexed on its first lookup
   };
   std::vector<Module> modules;
   bool enabled = true;
   std::unordered_map<std::uint64_t, std::vector<Frame>> cache;  // key: ip, low bit = return address
   std::vector<std::string> warnings;
+  std::vector<Dwarf_Die> scope_buffer;  // lookup's, kept to reuse its memory
 
   Module* module_for(std::uint64_t ip) {
     return const_cast<Module*>(std::as_const(*this).module_for(ip));
@@ -164,8 +167,8 @@ struct Symbolizer::Impl {
     std::vector<Frame> frames;
     Dwarf_Addr bias = 0;
     Dwarf_Die* cudie = dwfl_module_addrdie(m->mod, pc, &bias);
-    Dwarf_Die* scopes = nullptr;
-    int n = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
+    std::vector<Dwarf_Die>& scopes = scope_buffer;
+    int n = cudie ? m->scopes.scopes(cudie, pc - bias, scopes) : 0;
     Dwarf_Files* files = nullptr;
     size_t nfiles = 0;
     bool have_files = cudie && dwarf_getsrcfiles(cudie, &files, &nfiles) == 0;
@@ -198,7 +201,6 @@ struct Symbolizer::Impl {
       for (int i = 0; i < n && outer.function.empty(); ++i)
         if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
           outer.function = die_function_name(&scopes[i]);
-    std::free(scopes);
     outer.file = file;
     outer.line = static_cast<std::uint32_t>(line);
     frames.push_back(outer);
@@ -212,11 +214,11 @@ Symbolizer::~Symbolizer() = default;
 void Symbolizer::add_module(const ModuleInfo& module) {
   for (auto& m : impl_->modules)
     if (m.info.id == module.id) {
-      m = Impl::Module{module, false, nullptr, nullptr, nullptr};
+      m = Impl::Module{module, false, nullptr, nullptr, nullptr, {}};
       impl_->cache.clear();
       return;
     }
-  impl_->modules.push_back(Impl::Module{module, false, nullptr, nullptr, nullptr});
+  impl_->modules.push_back(Impl::Module{module, false, nullptr, nullptr, nullptr, {}});
 }
 
 void Symbolizer::set_enabled(bool enabled) {

@@ -4,10 +4,12 @@
 #include "compare_view.hpp"
 #include "flame_view.hpp"
 #include "fragmentation_view.hpp"
+#include "histogram_view.hpp"
 #include "leaks_view.hpp"
 #include "main_window.hpp"
 #include "processes_view.hpp"
 #include "scopes_view.hpp"
+#include "site_charts_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
 #include "whatif_view.hpp"
@@ -24,6 +26,8 @@ void addAllViews(MainWindow& window) {
   window.addView("leaks", QObject::tr("Leaks"), new LeaksView);
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView);
   window.addView("flame", QObject::tr("Flame graph"), new FlameView);
+  window.addView("sites", QObject::tr("Sites over time"), new SiteChartsView);
+  window.addView("histogram", QObject::tr("Histograms"), new HistogramView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
   window.addView("scopes", QObject::tr("Scopes"), new ScopesView);
   window.addView("whatif", QObject::tr("What-if"), new WhatIfView);

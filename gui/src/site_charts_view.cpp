@@ -77,6 +77,9 @@ SiteChartsView::SiteChartsView(QWidget* parent) : SessionView(parent) {
   for (ChartCost c : {ChartCost::consumed, ChartCost::allocations, ChartCost::temporary})
     cost_box_->addItem(costTitle(c), static_cast<int>(c));
   cost_box_->setToolTip(tr("What each site's series shows over time"));
+  // Not a Tab stop: a focused combo box takes Ctrl+Tab as text to search,
+  // and the tab switch lands focus on the first Tab stop.
+  cost_box_->setFocusPolicy(Qt::ClickFocus);
   top->addWidget(cost_box_);
   layout->addLayout(top);
   auto* split = new QSplitter(Qt::Vertical, this);

@@ -5,8 +5,10 @@
 // lands in exactly one series.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli_runner.hpp"
 #include "session_test_util.hpp"
 
 namespace memtrail {
@@ -134,6 +136,32 @@ TEST(SiteCharts, EveryAllocationOfManyDistinctStacksIsInOneSeries) {
     const std::uint64_t end = c.time_ns[i] + c.step_ns;
     EXPECT_EQ(sum, std::min<std::uint64_t>((end - 1) / 10, a.summary.allocations)) << i;
   }
+}
+
+// The CLI face: `export --format charts` prints what Session::site_charts
+// computes, takes the range options, and says what is wrong with its own.
+TEST(SiteCharts, ExportFormatChartsPrintsTheSeries) {
+  TraceBuilder b(test::temp_trace("site-charts-cli.mtr"));
+  const std::string& path = heap_trace(b);
+  auto r =
+      test::memtrail("export " + path + " --format charts --cost allocations --top 2 --points 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cost"], "allocations");
+  EXPECT_EQ(j["time_ns"], (Values{10, 31, 52}));
+  ASSERT_EQ(j["series"].size(), 3u);
+  EXPECT_EQ(j["series"][0]["value"], (Values{1, 2, 2}));
+  EXPECT_EQ(j["series"][1]["value"], (Values{1, 1, 1}));
+  EXPECT_TRUE(j["series"][2]["site"].is_null());
+  EXPECT_EQ(j["series"][2]["value"], (Values{0, 0, 1}));
+  auto ranged = test::memtrail("export " + path + " --format charts --from 35 --to 70 --points 3");
+  ASSERT_EQ(ranged.exit_code, 0) << ranged.err;
+  EXPECT_EQ(nlohmann::json::parse(ranged.out)["time_ns"], (Values{35, 47, 59}));
+  auto bad = test::memtrail("export " + path + " --format charts --cost bytes");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("consumed, allocations or temporary"), std::string::npos) << bad.err;
+  bad = test::memtrail("export " + path + " --format charts --points 0");
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace

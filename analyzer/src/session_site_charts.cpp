@@ -74,17 +74,22 @@ SiteCharts Session::site_charts(const SiteChartRequest& request, const Analysis&
     auto it = std::find(keys.begin(), keys.end(), key);
     return it == keys.end() ? other : static_cast<std::uint8_t>(it - keys.begin());
   };
-  detail::SiteChartTap tap(request.cost, c.series.size(), c.t0, c.t1, request.buckets, resolve);
+  // The whole file: read it all as report does (range 0..kTimeMax), since
+  // a few events lie outside [first_ns, last_ns] (threads' buffers interleave).
+  const bool whole = request.t0 <= s.first_ns && request.t1 >= s.last_ns;
+  detail::SiteChartTap tap(request.cost, c.series.size(), c.t0, c.t1, request.buckets, whole,
+                           resolve);
 
   if (file_changed(s)) {
     c.error = s.path + ": the file changed since it was opened";
     return c;
   }
   const std::uint64_t total = s.whole.read.events;
-  detail::Engine engine(chart_pass_options(s, c.t0, c.t1), [&](std::uint64_t events) {
-    return !progress || progress(LoadProgress{LoadStage::reading, events, total});
-  });
-  engine.stop_after(c.t1);
+  detail::Engine engine(
+      chart_pass_options(s, whole ? 0 : c.t0, whole ? kTimeMax : c.t1), [&](std::uint64_t events) {
+        return !progress || progress(LoadProgress{LoadStage::reading, events, total});
+      });
+  if (!whole) engine.stop_after(c.t1);
   engine.set_sample_fragmentation(false);
   engine.skip_stack_nodes();
   engine.set_site_tap(&tap);

@@ -6,8 +6,9 @@
 namespace memtrail::detail {
 
 SiteChartTap::SiteChartTap(ChartCost cost, std::size_t series, std::uint64_t t0, std::uint64_t t1,
-                           std::size_t buckets, Resolver resolver)
+                           std::size_t buckets, bool whole_trace, Resolver resolver)
     : cost_(cost),
+      whole_trace_(whole_trace),
       series_(series),
       buckets_(std::max<std::size_t>(buckets, 1)),
       t0_(t0),
@@ -21,10 +22,22 @@ SiteChartTap::SiteChartTap(ChartCost cost, std::size_t series, std::uint64_t t0,
 }
 
 void SiteChartTap::add(std::uint8_t series, std::uint64_t t, std::int64_t delta) {
-  if (series >= series_ || t > t1_) return;
+  if (series >= series_) return;
+  // Counts come only for what the Engine took as the range's, whatever the
+  // event's time: into the nearest bucket. Live bytes change at their
+  // event's time: none after t1, and before t0 they are what the range
+  // starts from (of the whole trace: in its first and last buckets).
+  const bool counts = cost_ != ChartCost::consumed;
+  if (t > t1_) {
+    if (!counts && !whole_trace_) return;
+    t = t1_;
+  }
   if (t < t0_) {
-    before_[series] += delta;
-    return;
+    if (!counts && !whole_trace_) {
+      before_[series] += delta;
+      return;
+    }
+    t = t0_;
   }
   std::size_t bucket = std::min<std::uint64_t>((t - t0_) / step_, buckets_ - 1);
   delta_[series * buckets_ + bucket] += delta;

@@ -22,8 +22,12 @@ class SiteChartTap {
   using Resolver = std::function<std::uint8_t(std::uint32_t pool, std::uint32_t stack)>;
   static constexpr std::uint8_t kNoSeries = 0xff;
 
+  // `whole_trace`: [t0, t1] is the whole file, so a block's change at a time
+  // outside it (events are in file order, threads' buffers interleave: a few
+  // lie before the first chunk's first time or after the last's last)
+  // lands in the nearest bucket instead of being left out.
   SiteChartTap(ChartCost cost, std::size_t series, std::uint64_t t0, std::uint64_t t1,
-               std::size_t buckets, Resolver resolver);
+               std::size_t buckets, bool whole_trace, Resolver resolver);
 
   // An allocation counted in the range (Site::calls).
   void counted(std::uint32_t site, std::uint32_t pool, std::uint32_t stack, std::uint64_t t) {
@@ -62,6 +66,7 @@ class SiteChartTap {
   void add(std::uint8_t series, std::uint64_t t, std::int64_t delta);
 
   ChartCost cost_;
+  bool whole_trace_;
   std::size_t series_, buckets_;
   std::uint64_t t0_, t1_, step_;
   Resolver resolver_;

@@ -98,6 +98,39 @@ TEST(SiteCharts, ARangeRanksItsOwnSitesAndCountsOnlyInside) {
   EXPECT_EQ(c.series[1].value, (Values{250, 200, 0}));  // B and C (40-50), then B
 }
 
+// Events are in file order: a thread's buffer may land after a later time.
+// An allocation at t5 recorded after t30 (before the file's first time, as
+// the session sees it) counts as report counts it, in the first bucket, and
+// is live at the end.
+TEST(SiteCharts, AnEventOutsideTheFilesFirstAndLastTimesIsCharted) {
+  TraceBuilder b(test::temp_trace("site-charts-order.mtr"));
+  b.pool(1, "heap", PoolKind::heap);
+  b.stack(1, 0, 0x1000);
+  b.stack(2, 0, 0x2000);
+  b.stack(3, 0, 0x3000);
+  b.alloc(10, 1, 0xA0, 100, 1);
+  b.alloc(20, 1, 0xB0, 200, 2);
+  b.free(30, 1, 0xA0);
+  b.alloc(5, 1, 0xE0, 10, 1, 2);  // thread 2's buffer, written late
+  b.alloc(40, 1, 0xC0, 50, 1);
+  b.free(50, 1, 0xC0);
+  b.free(60, 1, 0xB0);
+  b.alloc(70, 1, 0xD0, 300, 3);
+  auto s = open_session(b.finish());
+  ASSERT_TRUE(s);
+  const Site& a_site = s->whole().sites[0];
+  ASSERT_EQ(a_site.stack.value, 1u);
+  ASSERT_EQ(a_site.calls, 3u);
+  SiteCharts c = chart(*s, s->whole(), ChartCost::allocations, 1);
+  ASSERT_EQ(stacks_of(c, s->whole()), (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_EQ(c.series[0].value.back(), 3u);
+  EXPECT_EQ(c.series[1].value.back(), 2u);
+  c = chart(*s, s->whole(), ChartCost::consumed, 10);
+  std::uint64_t live = 0;
+  for (const SiteSeries& series : c.series) live += series.value.back();
+  EXPECT_EQ(live, 310u);  // D and the late block
+}
+
 // 10^5 stacks of one allocation each: the top 10 and "other" together hold
 // every allocation, in every bucket, and the last bucket equals the sites'.
 TEST(SiteCharts, EveryAllocationOfManyDistinctStacksIsInOneSeries) {

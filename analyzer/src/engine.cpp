@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "leak_sites.hpp"
+#include "site_chart_tap.hpp"
 
 namespace memtrail::detail {
 
@@ -475,6 +476,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
       ++p.out.reuses;
     }
     add_to(p.sizes, e.size);
+    if (site_tap_) site_tap_->counted(site, e.pool, e.stack, e.time_ns);
   }
   if (!orphans_.empty()) {
     auto it = orphans_.find(orphan_key(e.pool, e.address));
@@ -518,6 +520,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   settle_peak(s);
   s.live += e.size;
   add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns, in_range);
+  if (site_tap_) site_tap_->added(site, e.pool, e.stack, e.time_ns, e.size);
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::on_free(const Event& e, bool in_range) {
@@ -543,14 +546,17 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   if (b.scope_inst != 0)
     scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size), b.site);
   ThreadState& t = thread_state(e.thread);
+  bool temporary = false;
   if (t.has_last_alloc && t.last_pool == pool_id && t.last_address == address &&
       b.thread == e.thread) {
     t.has_last_alloc = false;
     if (in_range && b.in_range) {
       ++p.temporaries;
       ++s.out.temporaries;
+      temporary = true;
     }
   }
+  if (site_tap_) site_tap_->released(b.site, e.time_ns, b.size, temporary);
   if (in_range) {
     ++p.out.frees;
     add_to(p.lifetimes, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);

@@ -22,6 +22,7 @@
 namespace memtrail::detail {
 
 struct PoolCheckpoint;  // checkpoints.hpp
+class SiteChartTap;     // site_chart_tap.hpp
 
 struct LiveBlock {
   std::uint64_t size = 0;
@@ -114,6 +115,8 @@ class Engine : public TraceVisitor {
   void skip_stack_nodes() { skip_stack_nodes_ = true; }
   // A session's recorder of series, scopes and ooms (null: none).
   void set_taps(SessionTaps* taps) { taps_ = taps; }
+  // The site charts' recorder (site_chart_tap.hpp; null: none).
+  void set_site_tap(SiteChartTap* tap) { site_tap_ = tap; }
   // The live state of every analyzed pool (engine_checkpoint.cpp); false,
   // with `out` cleared, once it passes max_bytes.
   bool checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes);
@@ -276,6 +279,7 @@ class Engine : public TraceVisitor {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> fragmentation_scratch_;
   bool skip_stack_nodes_ = false;
   SessionTaps* taps_ = nullptr;
+  SiteChartTap* site_tap_ = nullptr;
   WorkspaceTracker workspaces_;  // the workspaces section (workspaces.cpp)
   bool stopped_ = false;
   bool cancelled_ = false;

@@ -4,7 +4,7 @@
 #include <QPainterPath>
 #include <algorithm>
 
-#include "timeline_axis.hpp"
+#include "chart_axes.hpp"
 
 namespace memtrail::gui {
 
@@ -49,52 +49,27 @@ void CompareTimeline::paintEvent(QPaintEvent*) {
     return;
   }
   const QRect plot = plotRect();
-  paintAxes(p, plot);
+  const ChartAxes scale = axes(plot);
+  scale.paint(p, QFontMetrics(font()));
   p.setRenderHint(QPainter::Antialiasing);
-  for (const CompareCurve& c : curves_) paintCurve(p, plot, c);
+  for (const CompareCurve& c : curves_) paintCurve(p, scale, c);
   p.setRenderHint(QPainter::Antialiasing, false);
   paintLegend(p, plot);
 }
 
-void CompareTimeline::paintAxes(QPainter& p, const QRect& plot) const {
-  const QFontMetrics fm(font());
-  const std::uint64_t top = std::max<std::uint64_t>(axis_max_, 1);
-  for (const Tick& t : byte_ticks(top, std::max(2, plot.height() / 40))) {
-    const int y = plot.bottom() - static_cast<int>(static_cast<double>(t.value) /
-                                                   static_cast<double>(top) * plot.height());
-    p.setPen(QColor(0xe6, 0xe6, 0xe6));
-    p.drawLine(plot.left(), y, plot.right(), y);
-    p.setPen(palette().text().color());
-    p.drawText(QRect(0, y - fm.height() / 2, kLeft - 6, fm.height()),
-               Qt::AlignRight | Qt::AlignVCenter, t.label);
-  }
-  for (const Tick& t : time_ticks(t0_, t1_, std::max(2, plot.width() / 110))) {
-    const int x = plot.left() + static_cast<int>(static_cast<double>(t.value - t0_) /
-                                                 static_cast<double>(t1_ - t0_) * plot.width());
-    p.setPen(QColor(0xee, 0xee, 0xee));
-    p.drawLine(x, plot.top(), x, plot.bottom());
-    p.setPen(palette().text().color());
-    const int w = fm.horizontalAdvance(t.label);
-    // The first label starts at the axis instead of hanging left of it.
-    const int left = std::clamp(x - w / 2, plot.left(), plot.right() - w);
-    p.drawText(left, plot.bottom() + fm.ascent() + 4, t.label);
-  }
-  p.setPen(QColor(0x88, 0x88, 0x88));
-  p.drawRect(plot);
+ChartAxes CompareTimeline::axes(const QRect& plot) const {
+  ChartAxesStyle style;
+  style.headroom = false;
+  style.time_grid = true;
+  style.text = palette().text().color();
+  return ChartAxes(plot, t0_, t1_, axis_max_, style);
 }
 
-void CompareTimeline::paintCurve(QPainter& p, const QRect& plot, const CompareCurve& c) const {
+void CompareTimeline::paintCurve(QPainter& p, const ChartAxes& axes, const CompareCurve& c) const {
   const Envelope& e = c.envelope;
   if (e.time_ns.empty() || axis_max_ == 0) return;
-  const double top = static_cast<double>(axis_max_);
-  auto xOf = [&](std::uint64_t t) {
-    const double f =
-        static_cast<double>(std::clamp(t, t0_, t1_) - t0_) / static_cast<double>(t1_ - t0_);
-    return plot.left() + f * plot.width();
-  };
-  auto yOf = [&](std::uint64_t v) {
-    return plot.bottom() - static_cast<double>(v) / top * plot.height();
-  };
+  auto xOf = [&](std::uint64_t t) { return axes.x(static_cast<double>(std::clamp(t, t0_, t1_))); };
+  auto yOf = [&](std::uint64_t v) { return axes.y(v); };
   QPainterPath line;
   QColor band = c.colour;
   band.setAlpha(50);

@@ -15,6 +15,8 @@
 
 namespace memtrail::gui {
 
+class ChartAxes;  // chart_axes.hpp
+
 struct CompareCurve {
   QString label;  // "A: run-1.mtr (peak 4.00 MiB)"
   QColor colour;
@@ -43,8 +45,9 @@ class CompareTimeline : public QWidget {
 
  private:
   QRect plotRect() const;
-  void paintAxes(class QPainter& p, const QRect& plot) const;
-  void paintCurve(QPainter& p, const QRect& plot, const CompareCurve& c) const;
+  // The axes over both curves (ChartAxes): no headroom, time grid lines.
+  ChartAxes axes(const QRect& plot) const;
+  void paintCurve(QPainter& p, const ChartAxes& axes, const CompareCurve& c) const;
   void paintLegend(QPainter& p, const QRect& plot) const;
 
   std::uint64_t t0_ = 0, t1_ = 0, axis_max_ = 0;

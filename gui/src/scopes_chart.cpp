@@ -4,7 +4,7 @@
 #include <QPainterPath>
 #include <algorithm>
 
-#include "timeline_axis.hpp"
+#include "chart_axes.hpp"
 
 namespace memtrail::gui {
 
@@ -39,10 +39,7 @@ void ScopesChart::setScope(const ScopeStats* scope, std::uint64_t t0, std::uint6
 }
 
 QRect ScopesChart::plotRect() const {
-  const int left = fontMetrics().horizontalAdvance(QStringLiteral("1000 KiB")) + 12;
-  const int top = 2 * fontMetrics().height() + 8;
-  const int bottom = height() - fontMetrics().height() - 8;
-  return QRect(left, top, std::max(1, width() - left - 12), std::max(1, bottom - top));
+  return ChartAxes::plotRect(rect(), fontMetrics(), QStringLiteral("1000 KiB"));
 }
 
 void ScopesChart::paintEvent(QPaintEvent*) {
@@ -61,29 +58,12 @@ void ScopesChart::paintEvent(QPaintEvent*) {
   std::uint64_t top = 1;
   for (const Series* s : {&escaped_, &live_})
     for (std::uint64_t v : s->value) top = std::max(top, v);
-  top += top / 20;
-  const auto ticks = byte_ticks(top, std::max(2, plot.height() / 36));
-  if (!ticks.empty()) top = std::max(top, ticks.back().value);
-  const double span = static_cast<double>(t1_ - t0_);
-  auto x_of = [&](std::uint64_t t) {
-    return plot.left() + (static_cast<double>(t) - static_cast<double>(t0_)) / span * plot.width();
-  };
-  auto y_of = [&](std::uint64_t v) {
-    return plot.bottom() + 1 - static_cast<double>(v) / static_cast<double>(top) * plot.height();
-  };
-  for (const Tick& t : ticks) {
-    p.setPen(QColor(0xe6, 0xe6, 0xe6));
-    p.drawLine(QPointF(plot.left(), y_of(t.value)), QPointF(plot.right(), y_of(t.value)));
-    p.setPen(Qt::black);
-    p.drawText(QRectF(0, y_of(t.value) - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
-               t.label);
-  }
-  for (const Tick& t : time_ticks(t0_, t1_, std::max(2, plot.width() / 110))) {
-    const double x = x_of(t.value), w = fontMetrics().horizontalAdvance(t.label) + 4;
-    if (x - w / 2 < plot.left() || x + w / 2 > width()) continue;
-    p.drawText(QRectF(x - w / 2, plot.bottom() + 3, w, fontMetrics().height()), Qt::AlignHCenter,
-               t.label);
-  }
+  ChartAxesStyle style;
+  style.byte_tick_spacing = 36;
+  const ChartAxes axes(plot, t0_, t1_, top, style);
+  axes.paint(p, fontMetrics());
+  auto x_of = [&](std::uint64_t t) { return axes.x(static_cast<double>(t)); };
+  auto y_of = [&](std::uint64_t v) { return axes.y(v); };
   // Legend.
   const int ly = fontMetrics().height() / 2 + 4;
   const QString live = tr("'%1' live bytes (allocated inside, still live)").arg(name_);

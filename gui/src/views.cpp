@@ -5,10 +5,12 @@
 #include "compare_view.hpp"
 #include "flame_view.hpp"
 #include "fragmentation_view.hpp"
+#include "histogram_view.hpp"
 #include "leaks_view.hpp"
 #include "main_window.hpp"
 #include "processes_view.hpp"
 #include "scopes_view.hpp"
+#include "site_charts_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
 #include "whatif_view.hpp"
@@ -27,6 +29,8 @@ void addAllViews(MainWindow& window) {
   auto* trees = new CallTreeCache(&window);
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView(trees));
   window.addView("flame", QObject::tr("Flame graph"), new FlameView(trees));
+  window.addView("sites", QObject::tr("Sites over time"), new SiteChartsView);
+  window.addView("histogram", QObject::tr("Histograms"), new HistogramView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
   window.addView("scopes", QObject::tr("Scopes"), new ScopesView);
   window.addView("whatif", QObject::tr("What-if"), new WhatIfView);

@@ -4,7 +4,7 @@
 #include <QPainterPath>
 #include <algorithm>
 
-#include "timeline_axis.hpp"
+#include "chart_axes.hpp"
 
 namespace memtrail::gui {
 
@@ -34,10 +34,8 @@ int WhatIfChart::plotWidth() const {
 }
 
 QRect WhatIfChart::plotRect() const {
-  const int left = fontMetrics().horizontalAdvance(QStringLiteral("1000 MiB")) + 12;
-  const int top = 2 * fontMetrics().height() + 8;  // the legend above
-  const int bottom = height() - fontMetrics().height() - 8;
-  return QRect(left, top, std::max(1, width() - left - 12), std::max(1, bottom - top));
+  return ChartAxes::plotRect(rect(), fontMetrics(),
+                             QStringLiteral("1000 MiB"));  // legend above
 }
 
 void WhatIfChart::paintEvent(QPaintEvent*) {
@@ -48,32 +46,10 @@ void WhatIfChart::paintEvent(QPaintEvent*) {
   for (const Line& l : lines_)
     for (std::size_t i = 0; i < l.max.size(); ++i)
       if (l.has_data[i]) top = std::max(top, l.max[i]);
-  top += top / 20;  // headroom: the highest line is not drawn on the frame
-  const std::vector<Tick> ticks = byte_ticks(top, std::max(2, plot.height() / 40));
-  if (!ticks.empty()) top = std::max(top, ticks.back().value);
-  const double span = static_cast<double>(t1_ - t0_);
-  auto x_of = [&](double t) {
-    return plot.left() + (t - static_cast<double>(t0_)) / span * plot.width();
-  };
-  auto y_of = [&](std::uint64_t v) {
-    return plot.bottom() + 1 - static_cast<double>(v) / static_cast<double>(top) * plot.height();
-  };
-  for (const Tick& t : ticks) {
-    const double y = y_of(t.value);
-    p.setPen(QColor(0xe6, 0xe6, 0xe6));
-    p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-    p.setPen(Qt::black);
-    p.drawText(QRectF(0, y - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter, t.label);
-  }
-  for (const Tick& t : time_ticks(t0_, t1_, std::max(2, plot.width() / 110))) {
-    const double x = x_of(static_cast<double>(t.value));
-    const double w = fontMetrics().horizontalAdvance(t.label) + 4;
-    if (x - w / 2 < plot.left() || x + w / 2 > width()) continue;
-    p.drawText(QRectF(x - w / 2, plot.bottom() + 3, w, fontMetrics().height()), Qt::AlignHCenter,
-               t.label);
-  }
-  p.setPen(QColor(0xaa, 0xaa, 0xaa));
-  p.drawRect(plot.adjusted(0, 0, -1, -1));
+  const ChartAxes axes(plot, t0_, t1_, top);  // with headroom
+  axes.paint(p, fontMetrics());
+  auto x_of = [&](double t) { return axes.x(t); };
+  auto y_of = [&](std::uint64_t v) { return axes.y(v); };
   if (lines_.empty()) {
     p.setPen(QColor(0x66, 0x66, 0x66));
     p.drawText(plot, Qt::AlignCenter | Qt::TextWordWrap, empty_text_);

@@ -101,10 +101,17 @@ xdotool mousemove --sync $((W - 150)) 64 click 1
 xdotool type --delay 40 "${SEARCH_TEXT:-main}"
 shot search
 
+# On to the site charts (their pass runs once shown) and the histograms.
+for view in sites histogram; do
+  xdotool key --clearmodifiers ctrl+Tab
+  wait_log "timing $view-painted" 20 || fail "Ctrl+Tab did not show $view"
+  shot "$view" 1.5
+done
+
 # Backwards (Ctrl+Shift+Tab, wrapping past Summary) to What-if, whose replay
 # runs in the background once shown, and Scopes. (Forwards, Ctrl+Tab did
 # not leave the Fragmentation tab in a trial run: a widget there takes it.)
-for view in tree leaks timeline summary processes compare whatif scopes; do
+for view in sites flame tree leaks timeline summary processes compare whatif scopes; do
   xdotool key --clearmodifiers ctrl+shift+Tab
   case $view in whatif | scopes) ;; *) continue ;; esac
   wait_log "timing $view-painted" 10 || fail "Ctrl+Shift+Tab did not show $view"

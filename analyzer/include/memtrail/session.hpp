@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/site_charts.hpp"
 
 namespace memtrail {
 
@@ -256,6 +257,12 @@ class Session {
   // nearest checkpoint when it can); cancellable through `progress`.
   std::shared_ptr<const Analysis> analyze_range(std::uint64_t t0, std::uint64_t t1,
                                                 const LoadProgressFn& progress = {}) const;
+
+  // Per-site charts over time for the top sites of `sites` (whole() or an
+  // analyze_range() of this session): a second pass over the file
+  // (memtrail/site_charts.hpp); cancellable through `progress`.
+  SiteCharts site_charts(const SiteChartRequest& request, const Analysis& sites,
+                         const LoadProgressFn& progress = {}) const;
 
   // Symbolized frames of a stack id, innermost first (cached).
   std::vector<Frame> frames(StackId stack) const;

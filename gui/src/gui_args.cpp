@@ -11,14 +11,10 @@ const char* const kGuiUsage =
     "usage: memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]\n"
     "                    [--moment T] [--compare B] [--policy SPEC]\n"
     "  TRACE              a .mtr trace or a `memtrail run` directory\n"
-    "  --view ID          the tab to show: summary, timeline, leaks, tree, flame, sites,
-"
-    "                     histogram, fragmentation, scopes, whatif, compare, processes;
-"
-    "                     a part of a tab: compare-sites, compare-flame (the differential
-"
-    "                     flame graph)
-"
+    "  --view ID          the tab to show: summary, timeline, leaks, tree, flame, sites,\n"
+    "                     histogram, fragmentation, scopes, whatif, compare, processes;\n"
+    "                     a part of a tab: compare-sites, compare-flame (the differential\n"
+    "                     flame graph)\n"
     "  --screenshot FILE  render the view offscreen into a PNG and exit (needs TRACE, --view)\n"
     "  --size WxH         window size (default 1400x900)\n"
     "  --range T0:T1      show only [T0, T1] (ns, or with ns/us/ms/s suffix; either may be "

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "byte_io.hpp"
-#include "decoder_state.hpp"
+#include "codec/thread_model.hpp"
 #include "format_layout.hpp"
 #include "memtrail/size.hpp"
 #include "memtrail/trace_file.hpp"
@@ -633,7 +633,7 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
     int bucket = 0;  // of cls: computed once for both questions below
     if (alloc && (has_ref || model)) {
       cls = chunk_class(e.size);
-      bucket = ClassFrees::bucket_of(cls);
+      bucket = codec::ClassFrees::bucket_of(cls);
     }
     if (has_ref && alloc) {
       std::uint64_t d;

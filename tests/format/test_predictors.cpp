@@ -14,16 +14,17 @@
 
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
+#include "reference_model.hpp"
 #include "trace_collector.hpp"
 
 namespace memtrail {
 namespace {
 
-using format::AllocCandidates;
 using format::chunk_class;
 using format::kClassDepth;
 using format::kFreshEnds;
-using format::ThreadCodecState;
+using format::reference::AllocCandidates;
+using format::reference::ThreadCodecState;
 using test::Collected;
 
 TEST(ChunkClass, MatchesGlibcChunkSizes) {

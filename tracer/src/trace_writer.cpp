@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "byte_io.hpp"
-#include "encoder_state.hpp"
+#include "codec/thread_model.hpp"
 #include "exact_divider.hpp"
 #include "format_layout.hpp"
 #include "memtrail/detail/address_table.hpp"

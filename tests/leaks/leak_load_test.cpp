@@ -74,7 +74,7 @@ TEST(LeakClassesUnderLoad, EveryRunGivesValgrindsClasses) {
       std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary);
       ASSERT_FALSE(where.empty()) << binary;
       for (const RunPlace& place : where)
-        jobs.push_back({binary, MemtrailCounts::from(program->expected), place});
+        jobs.push_back({binary, memtrail_expected(*program), place});
     }
   }
   std::vector<std::unique_ptr<TempDir>> traces;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -73,7 +74,9 @@ TEST(ImageConstants, AnotherFileOrNoFileAnswersNotAConstant) {
   Image image;
   SelfMemoryReader reader;
   FileImageConstants missing(image.segments(image.path + ".gone"), reader);
+  errno = EINTR;
   EXPECT_FALSE(missing.holds_file_value(image.at(5), image.memory[5]));
+  EXPECT_EQ(errno, EINTR);   // the failed open() is the tracer's, not the program's
   image.memory[1] = 0xdead;  // the identifying bytes differ: another build at that path
   FileImageConstants other(image.segments(image.path), reader);
   EXPECT_FALSE(other.holds_file_value(image.at(5), image.memory[5]));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace memtrail::preload {
@@ -23,9 +24,14 @@ bool FileImageConstants::holds_file_value(std::uintptr_t at, std::uint64_t value
   for (Open& o : segments_) {
     const ImageSegment& s = o.segment;
     if (at < s.begin || at + 8 > s.begin + s.file_bytes) continue;
+    // A module whose file is gone fails open(): the program's errno stays.
+    const int saved_errno = errno;
     int fd = file_of(o);
     std::uint64_t word = 0;
-    return fd >= 0 && read_file_word(fd, s.file_offset + (at - s.begin), &word) && word == value;
+    bool same =
+        fd >= 0 && read_file_word(fd, s.file_offset + (at - s.begin), &word) && word == value;
+    errno = saved_errno;
+    return same;
   }
   return false;
 }

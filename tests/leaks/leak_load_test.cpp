@@ -74,7 +74,7 @@ TEST(LeakClassesUnderLoad, EveryRunGivesValgrindsClasses) {
       std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary);
       ASSERT_FALSE(where.empty()) << binary;
       for (const RunPlace& place : where)
-        jobs.push_back({binary, MemtrailCounts::from(program->expected), place});
+        jobs.push_back({binary, memtrail_expected(*program), place});
     }
   }
   std::vector<std::unique_ptr<TempDir>> traces;
@@ -116,6 +116,109 @@ TEST(LeakClassesUnderLoad, EveryRunGivesValgrindsClasses) {
     summary << binary << ": " << wrong[binary] << " of " << n << " runs wrong; ";
   RecordProperty("runs", summary.str());
   std::cout << summary.str() << "\n";
+}
+
+// tests/python/native_leak.py leaks one 123,457-byte block (libc's malloc
+// through ctypes); Valgrind says definitely lost. /usr/bin/python3.11 is
+// not PIE: its brk heap lies on a random page up to 1 GiB above its .bss,
+// where its .data holds 666 distinct link-time integers (deep-frozen
+// bytecode, strings), and the leak covered one in about 3% of runs: it read
+// "possibly lost" (issue 27; docs/tracing.md, "A module's constants are no
+// pointers"). kPythonRuns runs, kAtOnce at a time beside kBusy spinning
+// threads, from two directories and two environment sizes: no run may find
+// the leak through a word of a module's data. The scan's report of where a
+// possibly-lost block's pointer lay (MEMTRAIL_SCAN_DEBUG) tells the causes
+// apart: an integer copied into the heap or pymalloc's arenas (bytecode
+// read from a .pyc) can still cover the leak, about 2% of runs, which the
+// test counts and bounds but does not fail on (docs/tracing.md).
+constexpr int kPythonRuns = 60;
+constexpr int kMostOtherPossible = kPythonRuns / 10;
+const std::string kNativeLeak = NATIVE_LEAK_PY;
+
+struct PythonRun {
+  MemtrailCounts counts;
+  std::string err;  // memtrail run's stderr: the scan's debug lines
+  bool ok = false;
+};
+
+PythonRun python_run(const std::string& dir, const std::string& env, const std::string& trace_dir) {
+  const std::string run_dir = trace_dir + "/run";
+  PythonRun r;
+  CommandResult run = run_command("cd " + shell_quote(dir) + " && env -u PYTHONMALLOC " + env +
+                                  "MEMTRAIL_SCAN_DEBUG=1 " + shell_quote(kMemtrail) + " run -o " +
+                                  shell_quote(run_dir) + " -- /usr/bin/python3 native_leak.py");
+  r.err = run.err;
+  CommandResult report = run_command(shell_quote(kMemtrail) +
+                                     " report --json --top 0 --no-symbols " + shell_quote(run_dir));
+  run_command("rm -rf " + shell_quote(run_dir));
+  auto json = nlohmann::json::parse(report.out, nullptr, false);
+  if (run.exit_code != 0 || json.is_discarded() || !json.contains("leaks")) return r;
+  const auto& leaks = json["leaks"];
+  r.counts = {amount_of(leaks, "direct"), amount_of(leaks, "indirect"),
+              amount_of(leaks, "possible"), amount_of(leaks, "reachable")};
+  r.ok = true;
+  return r;
+}
+
+// The scan's debug line for the leak says its pointer lay in a module's data.
+bool leak_reached_through_module(const std::string& err) {
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("(123457 B) possibly lost: pointer") != std::string::npos &&
+        line.find(" in module data [") != std::string::npos)
+      return true;
+  return false;
+}
+
+TEST(LeakClassesUnderLoad, NativeLeakIsNeverReachedThroughAModuleConstant) {
+  if (!installed("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  TempDir places("load-python");
+  ASSERT_FALSE(places.path().empty());
+  const std::string dirs[2] = {places.path() + "/s", places.path() + "/" + std::string(90, 'd')};
+  for (const std::string& dir : dirs)
+    ASSERT_EQ(run_command("mkdir -p " + shell_quote(dir) + " && cp " + shell_quote(kNativeLeak) +
+                          " " + shell_quote(dir))
+                  .exit_code,
+              0);
+  const std::string envs[2] = {"", "LEAK_SUITE_PAD=" + std::string(8192, 'e') + " "};
+  std::vector<std::unique_ptr<TempDir>> traces;
+  for (int i = 0; i < kAtOnce; ++i) traces.push_back(std::make_unique<TempDir>("load-trace"));
+
+  const Amount leak{1, 123457};
+  int definite = 0, through_module = 0, other_possible = 0;
+  {
+    Busy busy(kBusy);
+    for (int done = 0; done < kPythonRuns; done += kAtOnce) {
+      std::vector<PythonRun> results(kAtOnce);
+      std::vector<std::thread> threads;
+      for (int i = 0; i < kAtOnce; ++i)
+        threads.emplace_back([&, i] {
+          int n = done + i;
+          results[i] = python_run(dirs[n % 2], envs[(n / 2) % 2], traces[i]->path());
+        });
+      for (auto& t : threads) t.join();
+      for (const PythonRun& r : results) {
+        ASSERT_TRUE(r.ok) << r.err;
+        const bool module = leak_reached_through_module(r.err);
+        EXPECT_FALSE(module) << "the leak was reached through a module's constant:\n" << r.err;
+        EXPECT_EQ(r.counts.indirect, (Amount{0, 0}));
+        if (r.counts.direct == leak && r.counts.possible == Amount{0, 0}) {
+          ++definite;
+        } else {
+          EXPECT_EQ(r.counts.possible, leak) << "neither direct nor possibly lost: " << r.err;
+          module ? ++through_module : ++other_possible;
+          std::cout << r.err;
+        }
+      }
+    }
+  }
+  std::ostringstream summary;
+  summary << "native_leak.py: " << definite << " of " << kPythonRuns << " runs definitely lost, "
+          << through_module << " possibly lost through a module's constant, " << other_possible
+          << " through an integer elsewhere";
+  RecordProperty("runs", summary.str());
+  std::cout << summary.str() << "\n";
+  EXPECT_LE(other_possible, kMostOtherPossible) << summary.str();
 }
 
 }  // namespace

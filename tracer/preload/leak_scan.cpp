@@ -53,6 +53,7 @@
 
 #include "exit_frame.hpp"
 #include "glibc_main_arena.hpp"
+#include "image_constants.hpp"
 #include "interior_heuristics.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
@@ -341,11 +342,15 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   const FileMappingVtables vtables(maps);
+  // The modules' link-time constants that equal a block's address by chance
+  // (a non-PIE program's heap lies among its small integers) are no roots.
+  FileImageConstants image_constants(modules.images, reader);
   std::vector<PossibleCause> causes;
   std::vector<LeakClass> classes =
       classify_blocks(blocks, roots, reader,
                       ClassifyOptions{.glibc_chunks = heap_is_glibc(),
                                       .vtables = &vtables,
+                                      .image_constants = &image_constants,
                                       .possible_causes = debug.on() ? &causes : nullptr});
   debug.report(blocks, classes, causes, maps);
   // The runtime's own blocks (ld.so's, stdio's buffers) are roots'

@@ -5,8 +5,10 @@
 #include <link.h>
 #include <sys/auxv.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "leak_scan.hpp"
 #include "memtrail/recorder.hpp"
@@ -77,6 +79,35 @@ int read_headers(const link_map& module, bool is_program, MemoryReader& reader, 
   return reader.read(at, out, bytes) == bytes ? static_cast<int>(count) : 0;
 }
 
+// The module's file: its name in the linker's list, or /proc/self/exe for
+// the program (whose name there is empty). Empty when unreadable.
+std::string module_path(const link_map& module, bool is_program, MemoryReader& reader) {
+  if (is_program) return "/proc/self/exe";
+  if (module.l_name == nullptr) return {};
+  char name[4096];
+  std::size_t got = reader.read(reinterpret_cast<std::uintptr_t>(module.l_name), name, sizeof name);
+  const char* end = static_cast<const char*>(std::memchr(name, '\0', got));
+  return end != nullptr ? std::string(name, static_cast<std::size_t>(end - name)) : std::string();
+}
+
+// The bytes that identify the loaded file: the ELF header (in the segment
+// mapped from offset 0), the program headers and the notes (build ID).
+std::vector<ImageCheck> identity_checks(const link_map& module, const ElfW(Phdr) * headers,
+                                        int count) {
+  constexpr std::uint32_t kMaxCheck = 4096;
+  std::vector<ImageCheck> checks;
+  for (int i = 0; i < count; ++i) {
+    const auto& ph = headers[i];
+    const std::uintptr_t at = module.l_addr + ph.p_vaddr;
+    const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(ph.p_filesz, kMaxCheck));
+    if (ph.p_type == PT_LOAD && ph.p_offset == 0 && ph.p_filesz >= sizeof(ElfW(Ehdr)))
+      checks.push_back({at, 0, sizeof(ElfW(Ehdr))});
+    else if (ph.p_type == PT_PHDR || ph.p_type == PT_NOTE)
+      checks.push_back({at, ph.p_offset, length});
+  }
+  return checks;
+}
+
 }  // namespace
 
 void remember_own_modules() {
@@ -96,11 +127,16 @@ ModuleRoots module_roots(MemoryReader& reader) {
     if (reader.read(next, &module, sizeof module) != sizeof module) break;
     ElfW(Phdr) headers[kMaxHeaders];
     int count = read_headers(module, modules == 0, reader, headers);
+    std::string path;
     for (int i = 0; i < count; ++i) {
       const auto& ph = headers[i];
       if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) == 0) continue;
       std::uintptr_t begin = module.l_addr + ph.p_vaddr;
       roots.writable.push_back({begin, begin + ph.p_memsz});
+      if (path.empty()) path = module_path(module, modules == 0, reader);
+      if (!path.empty() && ph.p_filesz > 0)
+        roots.images.push_back(
+            {begin, ph.p_filesz, ph.p_offset, path, identity_checks(module, headers, count)});
     }
     next = reinterpret_cast<std::uintptr_t>(module.l_next);
   }

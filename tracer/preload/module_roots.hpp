@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "image_constants.hpp"
 #include "reachability.hpp"
 
 namespace memtrail::preload {
@@ -25,6 +26,9 @@ struct ModuleRoots {
   std::vector<MemoryRange> own;       // ours (their buffers hold copies of block addresses)
   // Our static TLS as offsets from any thread's pointer (the same in all).
   std::vector<MemoryRange> own_tls;
+  // What the writable segments' files initialise, and where those files are
+  // (their constants are no pointers: image_constants.hpp).
+  std::vector<ImageSegment> images;
 };
 
 // Takes no lock and allocates only from the caller's heap.

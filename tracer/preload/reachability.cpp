@@ -182,6 +182,9 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
                   [&](std::uintptr_t at, std::uint64_t w) {
                     long hit = index.find(w);
                     if (hit < 0) return;
+                    if (options.image_constants != nullptr &&
+                        options.image_constants->holds_file_value(at, w))
+                      return;
                     source.at = at;
                     source.value = w;
                     reach(w, static_cast<std::uint32_t>(hit), true);

@@ -84,6 +84,14 @@ class VtableOracle {
   virtual bool is_vtable(std::uint64_t address, MemoryReader& reader) const = 0;
 };
 
+// Says whether a root word still holds the value its module's file gave it:
+// a link-time constant, not a pointer (image_constants.hpp).
+class ImageConstants {
+ public:
+  virtual ~ImageConstants() = default;
+  virtual bool holds_file_value(std::uintptr_t at, std::uint64_t value) = 0;
+};
+
 // Why a block was classified possibly lost: the first pointer that reached
 // it, the root range (index into the roots) or the block (index into the
 // blocks) it was read from, the word's address and its value.
@@ -105,6 +113,10 @@ struct ClassifyOptions {
   bool glibc_chunks = false;
   // When set, memcheck's multipleinheritance heuristic is followed too.
   const VtableOracle* vtables = nullptr;
+  // When set, a root word that points into a block but still holds its
+  // module file's value is not followed (a constant equal to a heap address
+  // by chance: image_constants.hpp). Asked only for such words.
+  ImageConstants* image_constants = nullptr;
   // When set, filled with one entry per block (meaningful for the blocks
   // classified possible): MEMTRAIL_SCAN_DEBUG's report.
   std::vector<PossibleCause>* possible_causes = nullptr;

@@ -11,7 +11,7 @@
 // Blocks given back beyond the first kWarmBlocks free ones are released
 // (MADV_DONTNEED, all but their first page) and kept mapped in a cold list
 // for reuse: a burst (eight threads writing faster than the drain: up to
-// ~40 blocks) no longer stays in the program's RSS once drained.
+// ~40 blocks, 5 MiB) no longer stays in the program's RSS once drained.
 #pragma once
 
 #include <sched.h>
@@ -58,12 +58,12 @@ class SpinLock {
 
 struct Block {
   // Mapping size, header included. The backlog bound and a drain pass are
-  // counted in blocks (recorder.cpp, drain_pass.cpp), so this sets the
-  // memory a thread's events hold: with 128 KiB blocks eight threads doing
-  // moving reallocs held ~5 MiB (GuestParity.Shape12), 64 threads ~12 MiB.
-  // A block change (~1 per 1000 events of 32 bytes) costs no measurable
-  // time at this size (docs/BENCHMARKS.md).
-  static constexpr std::size_t kBytes = 32 * 1024;
+  // counted in blocks (recorder.cpp, drain_pass.cpp). 32 KiB blocks held
+  // less per thread (GuestParity.Shape12 ~4 MiB less) but made the 300
+  // threads of samples/threads wait on the backlog bound so often that more
+  // of them were allocating at once: the program's own peak rose from ~31 MB
+  // to ~110 MB (memtrail_check.threads). A tracer must not change that.
+  static constexpr std::size_t kBytes = 128 * 1024;
 
   std::atomic<Block*> next{nullptr};
   std::atomic<std::uint32_t> used{0};
@@ -77,13 +77,11 @@ struct Block {
 
 class BlockPool {
  public:
-  // Free blocks kept resident for reuse: 1 MiB, about what one thread
-  // cycles through at the backlog bound (25 blocks, 8 more while someone
-  // else drains: recorder.cpp), so a single-threaded program's blocks are
-  // rarely released (tight_pairs: no more page faults). Past them a block
-  // given back costs one madvise (on the drain's thread) and its reuse 7
-  // page faults.
-  static constexpr std::uint64_t kWarmBlocks = (1u << 20) / Block::kBytes;
+  // Free blocks kept resident for reuse; 1 MiB. A single-threaded program
+  // cycles through fewer: its blocks are never released (no page faults on
+  // its hot path); past them a block given back costs one madvise (the
+  // drain's thread) and its reuse ~31 page faults, once per 128 KiB.
+  static constexpr std::uint64_t kWarmBlocks = 8;
 
   // Never returns nullptr unless the system is out of address space.
   Block* get() noexcept {

@@ -357,8 +357,8 @@ void Engine::on_events(const Event* events, std::size_t n) {
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::prefetch(const Event& e) const {
-  bool block = e.kind == EventKind::alloc || e.kind == EventKind::reuse ||
-               e.kind == EventKind::free;
+  bool block =
+      e.kind == EventKind::alloc || e.kind == EventKind::reuse || e.kind == EventKind::free;
   if (!block || e.pool >= pool_count_) return;
   const PoolState& p = pools_[e.pool];
   p.live.prefetch(e.address);

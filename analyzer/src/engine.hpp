@@ -198,7 +198,7 @@ class Engine : public TraceVisitor {
       sample_fragmentation(p, t);
   }
   void sample_fragmentation(PoolState& p, std::uint64_t t);
-  void process(const Event& e);  // on_event's body, inline in on_events' loop
+  void process(const Event& e);         // on_event's body, inline in on_events' loop
   void prefetch(const Event& e) const;  // the state process(e) will touch
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
@@ -267,7 +267,7 @@ class Engine : public TraceVisitor {
   std::vector<Mark> marks_;
   int ended_by_signal_ = 0;
   std::vector<LostEvents> lost_events_;  // MarkDetail::lost marks, by reason
-  bool attached_ = false;  // a MarkDetail::attach mark: `memtrail attach`
+  bool attached_ = false;                // a MarkDetail::attach mark: `memtrail attach`
   std::string ended_by_signal_name_;
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;

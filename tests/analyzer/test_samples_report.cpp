@@ -313,7 +313,8 @@ TEST_F(SampleReports, JsonExportWritesSitesAndFramesOnce) {
   auto bad = memtrail("export --format folded --top 2 " + trace("leaks"));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
-  EXPECT_NE(bad.err.find("--top applies to --format json and charts only"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--top applies to --format json and charts only"), std::string::npos)
+      << bad.err;
 }
 
 }  // namespace

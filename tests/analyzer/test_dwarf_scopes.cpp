@@ -16,25 +16,13 @@
 
 #include "dwarf_scopes.hpp"
 #include "memtrail/analysis.hpp"
+#include "offline_module.hpp"
 
 namespace memtrail {
 namespace {
 
-const Dwfl_Callbacks kCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
-                                   dwfl_offline_section_address, nullptr};
-constexpr std::uint64_t kBase = 0x7f0000000000;
-
-struct OpenModule {
-  Dwfl* dwfl = nullptr;
-  Dwfl_Module* mod = nullptr;
-  explicit OpenModule(const std::string& path) {
-    dwfl = dwfl_begin(&kCallbacks);
-    dwfl_report_begin(dwfl);
-    mod = dwfl_report_elf(dwfl, path.c_str(), path.c_str(), -1, kBase, false);
-    dwfl_report_end(dwfl, nullptr, nullptr);
-  }
-  ~OpenModule() { dwfl_end(dwfl); }
-};
+using test::kBase;
+using test::OpenModule;
 
 struct Probe {
   Dwarf_Die cu;

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -160,13 +162,36 @@ PythonRun python_run(const std::string& dir, const std::string& env, const std::
   return r;
 }
 
-// The scan's debug line for the leak says its pointer lay in a module's data.
+// Whether `word` is what the module file holds for the mapped address
+// `at`, from the scan's debug text "at 0xA in module data [LO-HI perms
+// OFF dev inode PATH]": then the word is the link-time constant the scan
+// must not follow. A word the program wrote at run time (a static object's
+// field) is an integer elsewhere, like one in the heap.
+bool equals_module_file(std::uint64_t word, std::uint64_t at, const std::string& mapping) {
+  std::istringstream in(mapping);
+  std::string range, perms, dev, path;
+  std::uint64_t offset = 0, inode = 0;
+  in >> range >> perms >> std::hex >> offset >> dev >> std::dec >> inode >> path;
+  if (!path.empty() && path.back() == ']') path.pop_back();
+  std::uint64_t low = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+  std::ifstream file(path, std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(offset + (at - low)));
+  std::uint64_t in_file = 0;
+  return file.read(reinterpret_cast<char*>(&in_file), sizeof in_file) && in_file == word;
+}
+
+// The scan's debug line for the leak says its pointer was a word of a
+// module's data still holding its file's value.
 bool leak_reached_through_module(const std::string& err) {
   std::istringstream lines(err);
-  for (std::string line; std::getline(lines, line);)
-    if (line.find("(123457 B) possibly lost: pointer") != std::string::npos &&
-        line.find(" in module data [") != std::string::npos)
-      return true;
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t p = line.find("(123457 B) possibly lost: pointer 0x"),
+                m = line.find(" in module data [");
+    if (p == std::string::npos || m == std::string::npos) continue;
+    std::uint64_t word = std::stoull(line.substr(line.find("0x", p)), nullptr, 16);
+    std::uint64_t at = std::stoull(line.substr(line.find(" at 0x", p) + 4), nullptr, 16);
+    if (equals_module_file(word, at, line.substr(m + 17))) return true;
+  }
   return false;
 }
 

@@ -18,20 +18,13 @@
 
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
+#include "workloads/workload.hpp"
 
 namespace {
 
 constexpr int kRingSlots = 256;
 
-struct Rng {  // splitmix64, fixed seed: every run allocates the same
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
+using workload::Rng;  // splitmix64, fixed seed: every run allocates the same
 
 std::size_t pick_size(Rng& rng) {
   std::uint64_t r = rng.next();

@@ -24,20 +24,13 @@
 #include <cstdlib>
 #include <thread>
 
+#include "workloads/workload.hpp"
+
 namespace {
 
 constexpr int kSlots = 1024;
 
-// splitmix64: tiny, fast and fixed-seed, so every run allocates the same.
-struct Rng {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
+using workload::Rng;  // splitmix64, fixed seed: every run allocates the same
 
 // 16 B..8 KiB, log-uniform, so small blocks dominate as in real code.
 std::size_t pick_size(Rng& rng) {
@@ -52,9 +45,7 @@ std::size_t pick_size(Rng& rng) {
 // dropping the frames above it.
 __attribute__((noinline)) void* leaf_alloc(std::size_t size) {
   void* p = std::malloc(size);
-  if (p == nullptr) std::abort();
-  static_cast<volatile char*>(p)[0] = 1;  // touch it, as a real program would
-  asm volatile("" ::: "memory");
+  workload::touch(p);
   return p;
 }
 

@@ -2,7 +2,7 @@
 """Times the call tree and flame graph tabs of heaptrack_gui and memtrail-gui.
 
 Run by bench/gui_tabs_vs_heaptrack.sh inside one Xvfb whose framebuffer is
-a file (polled by reading it, as bench/gui_vs_heaptrack.py does).
+a file (polled by reading it: bench/gui_bench.py).
 
   gui_tabs_vs_heaptrack.py FBFILE WORK RUNS MEMTRAIL_GUI CASE...
   CASE = NAME,HEAPTRACK_ZST|-,MEMTRAIL_MTR
@@ -31,12 +31,12 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_vs_heaptrack import (POLL_S, QUIET_S, TIMEOUT_S, cell, read_frame, reap,  # noqa: E402
-                              time_heaptrack_gui, time_memtrail_gui)
+from gui_bench import (cell, heaptrack_gui_until_quiet, print_failures,  # noqa: E402
+                       run_alternating, time_memtrail_gui)
+from gui_vs_heaptrack import time_heaptrack_gui  # noqa: E402
 
 # Tab centres in heaptrack_gui 1.4's window at (0, 0) with no window manager.
 HEAPTRACK_TABS = {"bottom-up": (136, 37), "flame": (443, 37)}
@@ -44,66 +44,43 @@ HEAPTRACK_TABS = {"bottom-up": (136, 37), "flame": (443, 37)}
 
 def time_heaptrack_tab(fbfile, zst, tab, log):
     x, y = HEAPTRACK_TABS[tab]
-    blank, _ = read_frame(fbfile)
-    start = time.monotonic()
-    proc = subprocess.Popen(["heaptrack_gui", zst], stdout=log, stderr=log)
-    shots = []  # (seconds since launch, whole screen)
-    quiet = int(QUIET_S / POLL_S)
-    while True:
-        time.sleep(max(0.0, start + (len(shots) + 1) * POLL_S - time.monotonic()))
-        shots.append((time.monotonic() - start, read_frame(fbfile)[0]))
+
+    def click_tab():
         subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if reap(proc, block=False) is not None:
-            raise RuntimeError(f"heaptrack_gui exited ({proc.returncode}) on {zst}")
-        if shots[-1][0] > TIMEOUT_S:
-            proc.kill()
-            reap(proc, block=True)
-            raise RuntimeError(f"heaptrack_gui: {tab} of {zst} not drawn after {TIMEOUT_S:.0f} s")
-        last = [s[1] for s in shots[-quiet - 1:]]
-        if len(last) > quiet and last[-1] != blank and len(set(last)) == 1:
-            break
-    if os.environ.get("TAB_SHOTS"):  # DIR: the final screen, to look at
-        subprocess.run(["import", "-window", "root",
-                        os.path.join(os.environ["TAB_SHOTS"], f"heaptrack-{tab}.png")])
-    proc.terminate()
-    _, peak, cpu = reap(proc, block=True)
-    drawn = next(t for t, w in shots if w == shots[-1][1])
+
+    def save_screen():
+        if os.environ.get("TAB_SHOTS"):  # DIR: the final screen, to look at
+            subprocess.run(["import", "-window", "root",
+                            os.path.join(os.environ["TAB_SHOTS"], f"heaptrack-{tab}.png")])
+
+    _, shots, peak, cpu = heaptrack_gui_until_quiet(
+        fbfile, zst, log, (f"on {zst}", f"{tab} of {zst} not drawn"),
+        after_shot=click_tab, at_quiet=save_screen)
+    drawn = next(t for t, w, _ in shots if w == shots[-1][1])
     return {tab: drawn, "peak MiB": peak, "cpu s": cpu}
 
 
 def main():
     fbfile, work, runs, gui = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     cases = [c.split(",") for c in sys.argv[5:]]
-    keys = [("h", "summary"), ("h", "bottom-up"), ("h", "flame"),
-            ("m", "summary"), ("m", "tree"), ("m", "flame")]
-    results = {(c[0], k): [] for c in cases for k in keys}
-    failures = []
     err = os.path.join(work, "memtrail-gui.err")
-    with open(os.path.join(work, "gui.log"), "w") as log:
-        for run in range(runs + 1):  # run 0 warms the page cache
-            for name, zst, mtr in cases:
-                jobs = []
-                if zst != "-":
-                    jobs.append((("h", "summary"), lambda: time_heaptrack_gui(fbfile, zst, log)))
-                    for tab in ("bottom-up", "flame"):
-                        jobs.append((("h", tab),
-                                     lambda tab=tab: time_heaptrack_tab(fbfile, zst, tab, log)))
-                for view in ("summary", "tree", "flame"):
-                    jobs.append((("m", view),
-                                 lambda view=view: time_memtrail_gui(gui, mtr, view, err, log)))
-                for key, job in jobs:
-                    log.write(f"== run {run} {name} {key}\n")
-                    log.flush()
-                    try:
-                        row = job()
-                    except RuntimeError as e:
-                        failures.append(f"run {run}, {name}, {key}: {e}")
-                        continue
-                    print(f"run {run} {name} {key}: " +
-                          " ".join(f"{k}={v:.3f}" for k, v in row.items()), file=sys.stderr)
-                    if run > 0:
-                        results[(name, key)].append(row)
+
+    def jobs_of(case, log):
+        _, zst, mtr = case
+        jobs = []
+        if zst != "-":
+            jobs.append((("h", "summary"), lambda: time_heaptrack_gui(fbfile, zst, log)))
+            for tab in ("bottom-up", "flame"):
+                jobs.append((("h", tab),
+                             lambda tab=tab: time_heaptrack_tab(fbfile, zst, tab, log)))
+        for view in ("summary", "tree", "flame"):
+            jobs.append((("m", view),
+                         lambda view=view: time_memtrail_gui(gui, mtr, view, err, log)))
+        return jobs
+
+    results, failures = run_alternating(
+        work, runs, cases, jobs_of, lambda run, name, key, e: f"run {run}, {name}, {key}: {e}")
     print(f"{runs} alternating runs after one warm-up, medians (min-max); seconds from launch")
     print("| trace | program | summary shown | call tree drawn (after summary)"
           " | flame graph drawn (after summary) | peak MiB (summary / tree / flame)"
@@ -134,9 +111,7 @@ def main():
               + row("m", "summary-painted", [("tree", "tree-painted"), ("flame", "flame-painted")],
                   ["summary-painted cpu", "tree-painted cpu", "flame-painted cpu"])
               + " |")
-    for f in failures:
-        print(f"FAILED: {f}")
-    return 1 if failures else 0
+    return print_failures(failures)
 
 
 if __name__ == "__main__":

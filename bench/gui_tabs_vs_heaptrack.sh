@@ -19,21 +19,14 @@ set -eu
 build=${1:?usage: gui_tabs_vs_heaptrack.sh BUILD_DIR [RUNS]}
 runs=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
-for tool in heaptrack heaptrack_gui xvfb-run Xvfb xdotool python3; do
-  command -v "$tool" >/dev/null ||
-    { echo "gui_tabs_vs_heaptrack: $tool not found (apt install heaptrack heaptrack-gui xvfb xdotool python3)" >&2; exit 2; }
-done
+me=gui_tabs_vs_heaptrack
+. "$here/gui_bench.sh"
+need_tools "apt install heaptrack heaptrack-gui xvfb xdotool python3" \
+  heaptrack heaptrack_gui xvfb-run Xvfb xdotool python3
 bin=$(cd "$build/bin" && pwd)
-for b in memtrail memtrail-gui gui_churn distinct_stacks; do
-  [ -x "$bin/$b" ] || { echo "gui_tabs_vs_heaptrack: no $bin/$b (build it first)" >&2; exit 2; }
-done
+need_bins memtrail memtrail-gui gui_churn distinct_stacks
 
-mkdir -p "$HOME/.cache/memtrail-bench"
-work=$(mktemp -d "$HOME/.cache/memtrail-bench/tabs.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-traces=${MEMTRAIL_BENCH_TRACES:-$work/traces}
-mkdir -p "$traces" "$work/fb" "$work/config" "$work/runtime"
-chmod 700 "$work/runtime"
+make_work tabs
 
 # record NAME PROGRAM ARGS...: NAME.zst (heaptrack; NAME.zst.failed when its
 # interpreter fails) and NAME.run (memtrail), unless already there.
@@ -49,18 +42,13 @@ record() {
       : >"$traces/$name.zst.failed"
     fi
   fi
-  [ -d "$traces/$name.run" ] ||
-    "$bin/memtrail" run -q -o "$traces/$name.run" -- "$@" >"$work/record.log" 2>&1 ||
-    { cat "$work/record.log" >&2; exit 1; }
+  memtrail_record "$name" "$@"
   zst=$traces/$name.zst
   [ -s "$zst" ] || zst=-
-  cases="$cases $name,$zst,$(ls "$traces/$name.run/"*.mtr)"
+  cases="$cases $name,$zst,$mtr"
 }
 cases=
 record churn-1e7 "$bin/gui_churn" 10000000
 record ds-1e5 "$bin/distinct_stacks" 100000 27 500000
 
-XDG_CONFIG_HOME=$work/config XDG_RUNTIME_DIR=$work/runtime \
-  xvfb-run -a -s "-screen 0 1600x1000x24 -fbdir $work/fb" \
-  python3 "$here/gui_tabs_vs_heaptrack.py" "$work/fb/Xvfb_screen0" "$work" "$runs" \
-  "$bin/memtrail-gui" $cases
+in_xvfb "$here/gui_tabs_vs_heaptrack.py" "$runs" "$bin/memtrail-gui" $cases

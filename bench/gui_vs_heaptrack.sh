@@ -19,23 +19,17 @@ set -eu
 build=${1:?usage: gui_vs_heaptrack.sh BUILD_DIR [RUNS]}
 runs=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
-for tool in heaptrack heaptrack_gui xvfb-run Xvfb python3 zstd; do
-  command -v "$tool" >/dev/null ||
-    { echo "gui_vs_heaptrack: $tool not found (apt install heaptrack heaptrack-gui xvfb python3 zstd)" >&2; exit 2; }
-done
-for bin in memtrail gui_churn; do
-  [ -x "$build/bin/$bin" ] || { echo "gui_vs_heaptrack: no $build/bin/$bin (build the project first)" >&2; exit 2; }
-done
+me=gui_vs_heaptrack
+. "$here/gui_bench.sh"
+need_tools "apt install heaptrack heaptrack-gui xvfb python3 zstd" \
+  heaptrack heaptrack_gui xvfb-run Xvfb python3 zstd
+bin=$(cd "$build/bin" && pwd)
+need_bins memtrail gui_churn
 gui=-
-[ -x "$build/bin/memtrail-gui" ] && gui=$(cd "$build/bin" && pwd)/memtrail-gui
-[ "$gui" = - ] && echo "gui_vs_heaptrack: no $build/bin/memtrail-gui: timing heaptrack_gui only" >&2
+[ -x "$bin/memtrail-gui" ] && gui=$bin/memtrail-gui
+[ "$gui" = - ] && echo "gui_vs_heaptrack: no $bin/memtrail-gui: timing heaptrack_gui only" >&2
 
-mkdir -p "$HOME/.cache/memtrail-bench"
-work=$(mktemp -d "$HOME/.cache/memtrail-bench/gui.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-traces=${MEMTRAIL_BENCH_TRACES:-$work/traces}
-mkdir -p "$traces" "$work/fb" "$work/config" "$work/runtime"
-chmod 700 "$work/runtime"
+make_work gui
 
 # heaptrack -r records the raw trace only; the interpreter runs here with a
 # time and memory cap: heaptrack 1.4's heaptrack_interpret loops, growing
@@ -68,18 +62,14 @@ record() {
   name=$1
   shift
   [ -s "$traces/$name.zst" ] || [ -e "$traces/$name.zst.failed" ] ||
-    heaptrack_record "$traces/$name" "$build/bin/gui_churn" "$@"
-  if [ ! -d "$traces/$name.run" ]; then
-    "$build/bin/memtrail" run -q -o "$traces/$name.run" -- "$build/bin/gui_churn" "$@" \
-      >"$work/record.log" 2>&1 || { cat "$work/record.log" >&2; exit 1; }
-  fi
-  mtr=$(ls "$traces/$name.run/"*.mtr)
-  "$build/bin/memtrail" report --json --no-symbols "$mtr" >"$work/report.json" ||
+    heaptrack_record "$traces/$name" "$bin/gui_churn" "$@"
+  zst=$traces/$name.zst
+  [ -s "$zst" ] || zst=-
+  memtrail_record "$name" "$bin/gui_churn" "$@"
+  "$bin/memtrail" report --json --no-symbols "$mtr" >"$work/report.json" ||
     { echo "gui_vs_heaptrack: memtrail report failed on $mtr" >&2; exit 1; }
   events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["events"])' \
     "$work/report.json")
-  zst=$traces/$name.zst
-  [ -s "$zst" ] || zst=-
   cases="$cases $name,$events,$zst,$mtr"
 }
 cases=
@@ -88,8 +78,4 @@ record churn-1e7 10000000
 record stacks-1e4 40000 10000
 record stacks-1e5 400000 115000
 
-# Both GUIs keep settings (recent files, window sizes): give them a settings
-# dir new to this invocation, and Qt the runtime dir it asks for.
-XDG_CONFIG_HOME=$work/config XDG_RUNTIME_DIR=$work/runtime \
-  xvfb-run -a -s "-screen 0 1600x1000x24 -fbdir $work/fb" \
-  python3 "$here/gui_vs_heaptrack.py" "$work/fb/Xvfb_screen0" "$work" "$runs" "$gui" $cases
+in_xvfb "$here/gui_vs_heaptrack.py" "$runs" "$gui" $cases

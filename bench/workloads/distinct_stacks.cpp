@@ -23,27 +23,19 @@
 #include <cstdlib>
 #include <utility>
 
+#include "workload.hpp"
+
 namespace {
 
 constexpr int kMaxBranchLevels = 24;  // up to 2^24 stacks
 constexpr int kMaxPlainFrames = 40;
 constexpr int kSlots = 1024;
 
-struct Rng {  // splitmix64
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
+using workload::Rng;
 
 __attribute__((noinline)) void* leaf_alloc(std::size_t size) {
   void* p = std::malloc(size);
-  if (p == nullptr) std::abort();
-  static_cast<volatile char*>(p)[0] = 1;
-  asm volatile("" ::: "memory");
+  workload::touch(p);
   return p;
 }
 

@@ -1,5 +1,6 @@
 // Shared pieces of the benchmark suite's allocation workloads
-// (bench/suite.sh): a fixed-seed generator, argument parsing, size mixes and
+// (bench/suite.sh), also used by bench/gui_churn and bench/bench_format: a
+// fixed-seed generator, argument parsing, size mixes and
 // an allocation site the compiler cannot merge away. Header-only so every
 // workload stays one small, self-contained program.
 #pragma once

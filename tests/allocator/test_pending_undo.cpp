@@ -17,6 +17,7 @@
 #include "memtrail/alloc/virtual_resource.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
+#include "pool_recording.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -379,11 +380,7 @@ struct Events final : memtrail::TraceVisitor {
 TEST(PendingUndo, TracedPairsRecordEveryAllocReuseAndFree) {
   memtrail::test::TempDir dir;
   const std::string path = dir.path + "/undo.mtr";
-  memtrail::RecorderOptions options;
-  options.output = path;
-  options.stacks = false;
-  options.sample_interval_ms = 0;
-  ASSERT_TRUE(memtrail::start(options));
+  ASSERT_TRUE(memtrail::test::start_pool_recording(path));
   VirtualResource device(64 * kMiB);
   CachingPool caching(device, CachingConfig{}, "undo caching");
   BfcPool bfc(device, growth(16 * kMiB), "undo bfc");

@@ -13,6 +13,7 @@
 #include "memtrail/alloc/replay.hpp"
 #include "memtrail/alloc/virtual_resource.hpp"
 #include "memtrail/recorder.hpp"
+#include "pool_recording.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -69,11 +70,7 @@ struct RecordedRun {
   std::map<std::string, std::int64_t> stats;
 
   RecordedRun() {
-    memtrail::RecorderOptions options;
-    options.output = trace;
-    options.stacks = false;
-    options.sample_interval_ms = 0;
-    EXPECT_TRUE(memtrail::start(options));
+    EXPECT_TRUE(memtrail::test::start_pool_recording(trace));
     {
       TopDownArena arena(16 * kMiB);
       CachingPool pool(arena, CachingConfig{}, "tensors");

@@ -11,6 +11,7 @@
 #include "memtrail/alloc/virtual_resource.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
+#include "pool_recording.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -35,11 +36,7 @@ struct Collect final : memtrail::TraceVisitor {
 TEST(Tracing, PoolsEmitEveryEventWithTheirPoolId) {
   memtrail::test::TempDir dir;
   const std::string path = dir.path + "/pools.mtr";
-  memtrail::RecorderOptions options;
-  options.output = path;
-  options.stacks = false;
-  options.sample_interval_ms = 0;
-  ASSERT_TRUE(memtrail::start(options));
+  ASSERT_TRUE(memtrail::test::start_pool_recording(path));
   VirtualResource device(64 * kMiB);
   CachingPool caching(device, CachingConfig{}, "traced caching");
   BfcOptions bo;

@@ -10,6 +10,7 @@
 #include "memtrail/alloc/workspace.hpp"
 #include "memtrail/recorder.hpp"
 #include "memtrail/trace_file.hpp"
+#include "pool_recording.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -245,11 +246,7 @@ struct Collect final : memtrail::TraceVisitor {
 TEST(Workspace, TracesCyclesLearningSpillsAndReuse) {
   memtrail::test::TempDir dir;
   const std::string path = dir.path + "/ws.mtr";
-  memtrail::RecorderOptions options;
-  options.output = path;
-  options.stacks = false;
-  options.sample_interval_ms = 0;
-  ASSERT_TRUE(memtrail::start(options));
+  ASSERT_TRUE(memtrail::test::start_pool_recording(path));
   SystemHeapResource heap;
   std::uint32_t pool = 0;
   {

@@ -4,6 +4,8 @@
 // the header's figure at its moment, on samples traced at test time.
 #include <QtTest>
 
+#include <optional>
+
 #include "fragmentation_view.hpp"
 #include "gui_traces.hpp"
 #include "segment_fragmentation_chart.hpp"
@@ -41,23 +43,62 @@ std::shared_ptr<const Analysis> wholeOf(const std::shared_ptr<const Session>& s)
 
 }  // namespace
 
+// Each test records a sample (or takes the leaks sample's session) and
+// shows it in the views it compares; the helpers below do the setup the
+// tests share, and fail the test (QTest::currentTestFailed) when it fails.
 class ViewsAgreeTest : public QObject {
   Q_OBJECT
 
+  std::string trace_;
+  std::shared_ptr<const Session> session_;
+
+  // Records `program` under `memtrail run` (its traces in a directory named
+  // after `name`) and opens its trace: trace_ and session_.
+  void recordAndOpen(const char* program, const char* name) {
+    trace_ = test::only_trace(test::recordRun(program, name));
+    QVERIFY(!trace_.empty());
+    OpenResult opened = Session::open(trace_);
+    QVERIFY2(opened.session, opened.message.c_str());
+    session_ = std::move(opened.session);
+  }
+
+  // `v` shows the whole trace of session_, ready; at moment `t` when given.
+  void showSummary(gui::SummaryView& v, std::optional<std::uint64_t> t = std::nullopt) {
+    v.setSession(session_);
+    const Summary& s = session_->whole().summary;
+    v.setRange(s.first_event_ns, s.last_event_ns, wholeOf(session_));
+    QTRY_VERIFY_WITH_TIMEOUT(v.isReady(), 10000);
+    if (!t) return;
+    v.setMoment(*t);
+    QTRY_VERIFY_WITH_TIMEOUT(v.isReady(), 10000);
+  }
+
+  // `v` shows pool `pool` of session_ at moment `t`, its header written.
+  void showFragmentation(gui::FragmentationView& v, std::uint32_t pool, std::uint64_t t) {
+    v.setSession(session_);
+    v.selectPool(pool);
+    v.setMoment(t);
+    QTRY_VERIFY_WITH_TIMEOUT(v.isReady() && v.headline().contains(" at "), 10000);
+  }
+
  private slots:
+  void cleanup() {
+    trace_.clear();
+    session_.reset();
+  }
+
   // Item 2: at the peak (asked by event position) the malloc pie knows the
   // heap's reserved bytes, as `report --at` the peak's time does. The peak
   // can be the last event before a checkpoint: the replay then reads no
   // event and must still know its moment.
   void leaksPeakPieKnowsTheHeapReserve() {
     std::string error;
-    auto session = test::leaksSession(&error);
-    QVERIFY2(session, error.c_str());
+    session_ = test::leaksSession(&error);
+    QVERIFY2(session_, error.c_str());
     gui::SummaryView v;
-    v.setSession(session);
-    const Summary& s = session->whole().summary;
-    v.setRange(s.first_event_ns, s.last_event_ns, wholeOf(session));
-    QTRY_VERIFY_WITH_TIMEOUT(v.isReady(), 10000);
+    showSummary(v);
+    if (QTest::currentTestFailed()) return;
+    const Summary& s = session_->whole().summary;
     const gui::PieFigures* pie = pieOf(v, "malloc");
     QVERIFY2(pie, qPrintable(v.pieTitles().join(" | ")));
     const nlohmann::json at = reportAtPool(test::leaksTrace(), s.peak_time_ns, "malloc");
@@ -74,40 +115,30 @@ class ViewsAgreeTest : public QObject {
 #ifndef MEMTRAIL_WORKSPACES_BIN
     QSKIP("samples/workspaces is not built");
 #else
-    const std::string trace =
-        test::only_trace(test::recordRun(MEMTRAIL_WORKSPACES_BIN, "workspaces"));
-    QVERIFY(!trace.empty());
-    OpenResult opened = Session::open(trace);
-    QVERIFY2(opened.session, opened.message.c_str());
-    std::shared_ptr<const Session> session = std::move(opened.session);
+    recordAndOpen(MEMTRAIL_WORKSPACES_BIN, "workspaces");
+    if (QTest::currentTestFailed()) return;
     const PoolStats* loop = nullptr;
-    for (const PoolStats& p : session->whole().pools)
+    for (const PoolStats& p : session_->whole().pools)
       if (p.info.name == "LOOP") loop = &p;
     QVERIFY(loop);
     const std::uint64_t t = loop->peak_used_time_ns;
-    const nlohmann::json at = reportAtPool(trace, t, "LOOP");
+    const nlohmann::json at = reportAtPool(trace_, t, "LOOP");
     QVERIFY(!at.is_null());
     const std::uint64_t reserved = at["reserved_bytes"], used = at["used_bytes"];
     QVERIFY2(reserved >= used,
              qPrintable(QString("reserved %1 < used %2").arg(reserved).arg(used)));
 
     gui::SummaryView summary;
-    summary.setSession(session);
-    const Summary& s = session->whole().summary;
-    summary.setRange(s.first_event_ns, s.last_event_ns, wholeOf(session));
-    QTRY_VERIFY_WITH_TIMEOUT(summary.isReady(), 10000);
-    summary.setMoment(t);
-    QTRY_VERIFY_WITH_TIMEOUT(summary.isReady(), 10000);
+    showSummary(summary, t);
+    if (QTest::currentTestFailed()) return;
     const gui::PieFigures* pie = pieOf(summary, "LOOP");
     QVERIFY2(pie, qPrintable(summary.pieTitles().join(" | ")));
     QCOMPARE(pieReserved(*pie), reserved);
     QCOMPARE(pie->used, used);
 
     gui::FragmentationView frag;
-    frag.setSession(session);
-    frag.selectPool(loop->info.id);
-    frag.setMoment(t);
-    QTRY_VERIFY_WITH_TIMEOUT(frag.isReady() && frag.headline().contains(" at "), 10000);
+    showFragmentation(frag, loop->info.id, t);
+    if (QTest::currentTestFailed()) return;
     const QString want =
         QString("reserved %1, used %2").arg(gui::format_bytes(reserved), gui::format_bytes(used));
     QVERIFY2(frag.headline().contains(want), qPrintable(frag.headline() + " / want " + want));
@@ -123,20 +154,16 @@ class ViewsAgreeTest : public QObject {
 #ifndef MEMTRAIL_FRAGMENTATION_BIN
     QSKIP("samples/fragmentation is not built");
 #else
-    const std::string trace =
-        test::only_trace(test::recordRun(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation-mmap"));
-    QVERIFY(!trace.empty());
-    OpenResult opened = Session::open(trace);
-    QVERIFY2(opened.session, opened.message.c_str());
-    std::shared_ptr<const Session> session = std::move(opened.session);
+    recordAndOpen(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation-mmap");
+    if (QTest::currentTestFailed()) return;
     const PoolStats *bfc = nullptr, *mmap = nullptr;
-    for (const PoolStats& p : session->whole().pools) {
+    for (const PoolStats& p : session_->whole().pools) {
       if (p.info.kind == PoolKind::bfc) bfc = &p;
       if (p.info.kind == PoolKind::mmap) mmap = &p;
     }
     QVERIFY(bfc && mmap);
     const std::uint64_t t = bfc->peak_used_time_ns;
-    const nlohmann::json at = reportAtPool(trace, t, mmap->info.name);
+    const nlohmann::json at = reportAtPool(trace_, t, mmap->info.name);
     QVERIFY(!at.is_null());
     const std::uint64_t reserved = at["reserved_bytes"];
     QVERIFY2(reserved >= (1ull << 30), qPrintable(QString::fromStdString(at.dump())));
@@ -144,12 +171,8 @@ class ViewsAgreeTest : public QObject {
     QCOMPARE(std::uint64_t(at["cached_free_bytes"]), std::uint64_t(0));
 
     gui::SummaryView summary;
-    summary.setSession(session);
-    const Summary& s = session->whole().summary;
-    summary.setRange(s.first_event_ns, s.last_event_ns, wholeOf(session));
-    QTRY_VERIFY_WITH_TIMEOUT(summary.isReady(), 10000);
-    summary.setMoment(t);
-    QTRY_VERIFY_WITH_TIMEOUT(summary.isReady(), 10000);
+    showSummary(summary, t);
+    if (QTest::currentTestFailed()) return;
     // Pool names repeat in this trace ("mmap" thrice): the label adds the id.
     const gui::PieFigures* pie = pieOf(
         summary, QString("%1 #%2").arg(QString::fromStdString(mmap->info.name)).arg(mmap->info.id));
@@ -158,10 +181,8 @@ class ViewsAgreeTest : public QObject {
     QCOMPARE(pie->used, reserved);
 
     gui::FragmentationView frag;
-    frag.setSession(session);
-    frag.selectPool(mmap->info.id);
-    frag.setMoment(t);
-    QTRY_VERIFY_WITH_TIMEOUT(frag.isReady() && frag.headline().contains(" at "), 10000);
+    showFragmentation(frag, mmap->info.id, t);
+    if (QTest::currentTestFailed()) return;
     const QString want = QString("reserved %1, used %1, free 0 B").arg(gui::format_bytes(reserved));
     QVERIFY2(frag.headline().contains(want), qPrintable(frag.headline() + " / want " + want));
 #endif
@@ -175,25 +196,19 @@ class ViewsAgreeTest : public QObject {
 #ifndef MEMTRAIL_FRAGMENTATION_BIN
     QSKIP("samples/fragmentation is not built");
 #else
-    const std::string trace =
-        test::only_trace(test::recordRun(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation"));
-    QVERIFY(!trace.empty());
-    OpenResult opened = Session::open(trace);
-    QVERIFY2(opened.session, opened.message.c_str());
-    std::shared_ptr<const Session> session = std::move(opened.session);
+    recordAndOpen(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation");
+    if (QTest::currentTestFailed()) return;
     const PoolStats* pool = nullptr;
-    for (const PoolStats& p : session->whole().pools)
+    for (const PoolStats& p : session_->whole().pools)
       if (!pool && p.info.kind == PoolKind::caching && p.has_segments) pool = &p;
     QVERIFY(pool);
-    const Summary& s = session->whole().summary;
+    const Summary& s = session_->whole().summary;
     const std::uint64_t t = s.last_event_ns;  // the sample released every pool by then
 
     gui::FragmentationView v;
-    v.setSession(session);
-    v.selectPool(pool->info.id);
-    v.setMoment(t);
-    QTRY_VERIFY_WITH_TIMEOUT(v.isReady() && v.headline().contains(" at "), 10000);
-    const SegmentMap m = session->segment_map(PoolId{pool->info.id}, t);
+    showFragmentation(v, pool->info.id, t);
+    if (QTest::currentTestFailed()) return;
+    const SegmentMap m = session_->segment_map(PoolId{pool->info.id}, t);
     const std::uint64_t header = std::llround(m.fragmentation.external * 1e6);
     QVERIFY2(
         v.headline().contains(
@@ -201,8 +216,8 @@ class ViewsAgreeTest : public QObject {
         qPrintable(v.headline()));
 
     const Envelope e =
-        session->series({SeriesKind::pool_external_fragmentation, PoolId{pool->info.id}},
-                        s.first_event_ns, s.last_event_ns, 800);
+        session_->series({SeriesKind::pool_external_fragmentation, PoolId{pool->info.id}},
+                         s.first_event_ns, s.last_event_ns, 800);
     QVERIFY(!e.max.empty() && e.step_ns > 0);
     const std::size_t i = std::min<std::size_t>((t - e.t0) / e.step_ns, e.max.size() - 1);
     const std::uint64_t chart = e.has_data[i] ? e.max[i] : 0;
@@ -220,18 +235,14 @@ class ViewsAgreeTest : public QObject {
 #ifndef MEMTRAIL_FRAGMENTATION_BIN
     QSKIP("samples/fragmentation is not built");
 #else
-    const std::string trace =
-        test::only_trace(test::recordRun(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation-moments"));
-    QVERIFY(!trace.empty());
-    OpenResult opened = Session::open(trace);
-    QVERIFY2(opened.session, opened.message.c_str());
-    std::shared_ptr<const Session> session = std::move(opened.session);
-    const Summary& s = session->whole().summary;
+    recordAndOpen(MEMTRAIL_FRAGMENTATION_BIN, "fragmentation-moments");
+    if (QTest::currentTestFailed()) return;
+    const Summary& s = session_->whole().summary;
     gui::FragmentationView v;
     v.resize(1300, 800);
-    v.setSession(session);
+    v.setSession(session_);
     int pools = 0, moments = 0, curve_differs = 0;
-    for (const PoolStats& p : session->whole().pools) {
+    for (const PoolStats& p : session_->whole().pools) {
       if (!p.has_segments || p.fragmentation.empty()) continue;
       ++pools;
       std::vector<std::uint64_t> at = {s.first_event_ns, s.last_event_ns,
@@ -246,7 +257,7 @@ class ViewsAgreeTest : public QObject {
       for (std::uint64_t t : at) {
         v.setMoment(t);
         QTRY_VERIFY_WITH_TIMEOUT(v.isReady(), 10000);
-        const SegmentMap map = session->segment_map(PoolId{p.info.id}, t);
+        const SegmentMap map = session_->segment_map(PoolId{p.info.id}, t);
         if (!map.error.empty()) {  // before the pool was made: no figure on either
           QVERIFY(!v.chart()->momentValue());
           continue;
@@ -275,14 +286,14 @@ class ViewsAgreeTest : public QObject {
   // Item 6: a time tick at the chart's left edge ran its label into "0 %".
   void noTimeLabelOverlapsThePercentLabels() {
     std::string error;
-    auto session = test::leaksSession(&error);
-    QVERIFY2(session, error.c_str());
+    session_ = test::leaksSession(&error);
+    QVERIFY2(session_, error.c_str());
     gui::SegmentFragmentationChart chart;
     chart.resize(700, 170);
-    const Summary& s = session->whole().summary;
+    const Summary& s = session_->whole().summary;
     // A range starting on a round time: its first tick lies on the left edge.
     const std::uint64_t t0 = (s.first_event_ns / 100000 + 1) * 100000;
-    chart.setPool(session, 0, t0, t0 + 1000000);
+    chart.setPool(session_, 0, t0, t0 + 1000000);
     const auto labels = chart.timeLabels();
     QVERIFY(!labels.empty());
     for (int pct : {0, 50, 100})

@@ -15,10 +15,13 @@
 #include "run_command.hpp"
 #include "run_dir.hpp"
 #include "temp_dir.hpp"
+#include "toolchains.hpp"
 
 namespace {
 
 using memtrail::test::CommandResult;
+using memtrail::test::go_build_offline;
+using memtrail::test::have_tool;
 using memtrail::test::only_trace;
 using memtrail::test::run_command;
 using memtrail::test::shell_quote;
@@ -32,10 +35,6 @@ constexpr std::uint64_t kBlockSize = 44, kMarkerSize = 4444;
 struct TempDir : memtrail::test::TempDir {
   TempDir() : memtrail::test::TempDir("abrupt") {}
 };
-
-bool have_tool(const std::string& tool) {
-  return run_command("command -v " + tool).exit_code == 0;
-}
 
 struct Counts : memtrail::TraceVisitor {
   memtrail::ReadResult result;
@@ -160,14 +159,8 @@ TEST(AbruptEnd, GoProgramEndingByOsExitCountsEveryEvent) {
   if (!have_tool("go") || !have_tool("gcc"))
     GTEST_SKIP() << "go/gcc not installed (Debian packages golang-go, gcc)";
   TempDir dir;
-  // A build cache of its own, offline, and no module lookups.
-  std::string env = "HOME=" + shell_quote(dir.path()) + " GOCACHE=" + shell_quote(dir / "cache") +
-                    " GOPATH=" + shell_quote(dir / "gopath") +
-                    " GO111MODULE=off GOFLAGS= GOPROXY=off CGO_ENABLED=1 ";
-  auto build = run_command(env + "go build -o " + shell_quote(dir / "abrupt_go") + " " +
-                           shell_quote(kGoSource));
+  auto build = go_build_offline(dir.path(), kGoSource, dir / "abrupt_go");
   ASSERT_EQ(build.exit_code, 0) << build.err;
-  run_command("chmod -R u+w " + shell_quote(dir.path()));  // the module cache is read-only
   std::string run = dir / "t";
   CommandResult r = run_traced(run, shell_quote(dir / "abrupt_go"));
   ASSERT_EQ(r.exit_code, 0) << r.err;

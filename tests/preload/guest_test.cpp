@@ -12,10 +12,13 @@
 #include "run_command.hpp"
 #include "run_dir.hpp"
 #include "temp_dir.hpp"
+#include "toolchains.hpp"
 
 namespace {
 
 using memtrail::test::CommandResult;
+using memtrail::test::go_build_offline;
+using memtrail::test::have_tool;
 using memtrail::test::run_command;
 using memtrail::test::run_traces;
 using memtrail::test::shell_quote;
@@ -31,10 +34,6 @@ struct TempDir : memtrail::test::TempDir {
 
 std::string with_timeout(const std::string& command) {
   return "timeout -k 5 " + std::to_string(kTimeoutS) + " " + command;
-}
-
-bool have_tool(const std::string& tool) {
-  return run_command("command -v " + tool).exit_code == 0;
 }
 
 // `command` untraced, then traced into `dir`/t: the traced run's result.
@@ -129,14 +128,8 @@ TEST(GuestStartup, GoProgramWithCgoMallocs) {
   if (!have_tool("go") || !have_tool("gcc"))
     GTEST_SKIP() << "go/gcc not installed (Debian packages golang-go, gcc)";
   TempDir dir;
-  // A build cache of its own, offline, and no module lookups.
-  std::string env = "HOME=" + shell_quote(dir.path()) + " GOCACHE=" + shell_quote(dir / "cache") +
-                    " GOPATH=" + shell_quote(dir / "gopath") +
-                    " GO111MODULE=off GOFLAGS= GOPROXY=off CGO_ENABLED=1 ";
-  auto build = run_command(env + "go build -o " + shell_quote(dir / "cgo_mallocs") + " " +
-                           shell_quote(kSources + "/cgo_mallocs.go"));
+  auto build = go_build_offline(dir.path(), kSources + "/cgo_mallocs.go", dir / "cgo_mallocs");
   ASSERT_EQ(build.exit_code, 0) << build.err;
-  run_command("chmod -R u+w " + shell_quote(dir.path()));  // the module cache is read-only
   expect_same_traced(dir, shell_quote(dir / "cgo_mallocs"));
   expect_traces_read_back(dir);
 }

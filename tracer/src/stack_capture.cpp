@@ -120,7 +120,7 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
     remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
              count, hash);
   else if (hash != 0)  // 0: no frames selected, and the table's empty mark
-    tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
+    tb->tables->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
   asm volatile("" ::: "memory");  // not a tail call
 }
 

@@ -142,10 +142,10 @@ struct CapturedStack {
   // entry was looked for and not found (or nothing was selected).
   int checks = (entry && !found) || out.count == 0 ? n - 1 : first + out.count - 1;
   std::uint32_t sent = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
-  bool seen = out.count == 0 || tb->sent_stack_hash[sent] == hash ||
-              tb->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] == hash;
+  bool seen = out.count == 0 || tb->tables->sent_stack_hash[sent] == hash ||
+              tb->tables->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] == hash;
   if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames && seen &&
-      (hash == 0 || tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
+      (hash == 0 || tb->tables->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
     tb->walk_credit -= kWalkCost;
     learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, out.count, hash);
   }

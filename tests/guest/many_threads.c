@@ -6,7 +6,8 @@
  *   many_threads churn N   N threads started and joined 16 at a time, each
  *                          making one malloc: what an exited thread leaves.
  * With GUEST_OBSERVE set, guest_observe() prints the parity figures (RSS
- * included) at that moment. With MANY_THREADS_REPORT set, one more line on
+ * included) at that moment, and "observe maps M" follows (M = lines of
+ * /proc/self/maps). With MANY_THREADS_REPORT set, one more line on
  * stderr: "threads N rss_kib R pss_kib P maps M" (Pss from
  * /proc/self/smaps_rollup, M = lines of /proc/self/maps), for measuring. */
 #define _GNU_SOURCE
@@ -73,6 +74,7 @@ static long count_maps(void) {
 /* The parity figures first (they must not see the report's stdio). */
 static void measure(int threads) {
   guest_observe();
+  if (getenv("GUEST_OBSERVE") != NULL) printf("observe maps %ld\n", count_maps());
   if (getenv("MANY_THREADS_REPORT") == NULL) return;
   long rss = field_kib("/proc/self/status", "VmRSS:");
   long pss = field_kib("/proc/self/smaps_rollup", "Pss:");

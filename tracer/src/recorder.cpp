@@ -121,6 +121,7 @@ ThreadBuffer* register_thread(Session* s) {
   }
   if (s->stack_cache && s->stack_frames > 0) tb->stack_cache = &tables->stack_cache;
   tb->walk_credit = kInitialWalks * kWalkCost;
+  tb->stepped_unwinds_left = kSteppedUnwinds;
   tb->write_block = first;
   tb->read_block = first;
   if ((tb->tally_slot = s->tally.take_slot())) tb->made = tb->tally_slot;
@@ -253,15 +254,9 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   ThreadBuffer* tb = t_buffer;
   if (tb && tb->session == s) return tb;
   InternalGuard deeper;  // registration's allocations are the tracer's, not a handler's
-  tb = register_thread(s);
-  // libunwind maps a per-thread trace cache on a thread's first walk: let
-  // that happen here, as the tracer's, not inside a later event's walk,
-  // where whatever is recorded may be a signal handler's (and is queued).
-  if (tb && s->stack_frames > 0) {
-    std::uint64_t warm[4];
-    backtrace_keeping_errno(warm, 4);
-  }
-  return tb;
+  // libunwind's per-thread trace cache is mapped later, when the thread's
+  // stepped unwinds are spent (kSteppedUnwinds: warm_backtrace_cache).
+  return register_thread(s);
 }
 
 // An event that found the recorder busy on its own thread. Only while

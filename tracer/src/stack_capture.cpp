@@ -124,4 +124,11 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
   asm volatile("" ::: "memory");  // not a tail call
 }
 
+__attribute__((noinline, cold)) void warm_backtrace_cache() {
+  ++t_internal;  // deeper than the recorder's own guard: the tracer's, dropped
+  std::uint64_t warm[4];
+  backtrace_keeping_errno(warm, 4);
+  --t_internal;
+}
+
 }  // namespace memtrail::runtime

@@ -230,7 +230,7 @@ struct ThreadBuffer {
   StackCache* stack_cache = nullptr;
   std::uint64_t stack_cache_hits = 0, stack_cache_misses = 0, stack_cache_unwalkable = 0,
                 stack_cache_walks = 0;
-  std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
+  std::int32_t walk_credit = 0;           // see kWalkCost in recorder.cpp
   std::int32_t stepped_unwinds_left = 0;  // see kSteppedUnwinds (stack_cache.hpp)
 
   // Set by the thread-exit notice after the thread's last event.

@@ -279,9 +279,9 @@ void Session::merge_events(std::uint64_t cut) {
     Event e = event_of(raw, record, thread, clk, explicit_stack);
     if (raw.frames) {
       e.stack = trie.intern(frames, raw.frames, on_node);
-      if (raw.stack_slot) by_id[thread]->slot_stack[raw.stack_slot - 1] = e.stack;
+      if (raw.stack_slot) by_id[thread]->tables->slot_stack[raw.stack_slot - 1] = e.stack;
     } else if (raw.stack_slot) {
-      e.stack = by_id[thread]->slot_stack[raw.stack_slot - 1];
+      e.stack = by_id[thread]->tables->slot_stack[raw.stack_slot - 1];
     } else {
       e.stack = explicit_stack;
     }
@@ -306,6 +306,9 @@ void Session::give_back_blocks() {
     if (c.exited && !c.stopped && c.chain_end && c.block == c.last) {
       consumed.push_back(c.block);
       tb->retired = true;
+      unmap_thread_tables(tb->tables);  // nothing reads them from here on
+      tb->tables = nullptr;
+      tb->stack_cache = nullptr;
     }
   }
   for (Block* b : consumed) blocks.put(b);

@@ -99,9 +99,14 @@ ThreadBuffer* register_thread(Session* s) {
   KeepErrno keep_errno;
   if (abandon_if_foreign(s)) return nullptr;
   void* mem = s->arena.allocate(sizeof(ThreadBuffer));
-  Block* first = s->blocks.get();
-  if (!mem || !first) return nullptr;
+  ThreadTables* tables = mem ? map_thread_tables() : nullptr;
+  Block* first = tables ? s->blocks.get() : nullptr;
+  if (!first) {
+    unmap_thread_tables(tables);
+    return nullptr;
+  }
   auto* tb = new (mem) ThreadBuffer;
+  tb->tables = tables;
   tb->session = s;
   tb->tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   tb->thread_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
@@ -114,9 +119,9 @@ ThreadBuffer* register_thread(Session* s) {
     pthread_getname_np(pthread_self(), os_name, sizeof os_name);
     copy_name(tb->name, os_name);
   }
-  if (s->stack_cache && s->stack_frames > 0)  // zeroed mmap memory: an empty table
-    tb->stack_cache = static_cast<StackCache*>(s->arena.allocate(sizeof(StackCache)));
+  if (s->stack_cache && s->stack_frames > 0) tb->stack_cache = &tables->stack_cache;
   tb->walk_credit = kInitialWalks * kWalkCost;
+  tb->stepped_unwinds_left = kSteppedUnwinds;
   tb->write_block = first;
   tb->read_block = first;
   if ((tb->tally_slot = s->tally.take_slot())) tb->made = tb->tally_slot;
@@ -249,15 +254,9 @@ __attribute__((noinline)) void append_slow(Session* s, ThreadBuffer* tb, const R
   ThreadBuffer* tb = t_buffer;
   if (tb && tb->session == s) return tb;
   InternalGuard deeper;  // registration's allocations are the tracer's, not a handler's
-  tb = register_thread(s);
-  // libunwind maps a per-thread trace cache on a thread's first walk: let
-  // that happen here, as the tracer's, not inside a later event's walk,
-  // where whatever is recorded may be a signal handler's (and is queued).
-  if (tb && s->stack_frames > 0) {
-    std::uint64_t warm[4];
-    backtrace_keeping_errno(warm, 4);
-  }
-  return tb;
+  // libunwind's per-thread trace cache is mapped later, when the thread's
+  // stepped unwinds are spent (kSteppedUnwinds: warm_backtrace_cache).
+  return register_thread(s);
 }
 
 // An event that found the recorder busy on its own thread. Only while
@@ -334,8 +333,8 @@ struct Appending {
                                               int count) {
   std::uint32_t slot = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
   raw.stack_slot = static_cast<std::uint16_t>(slot + 1);
-  if (tb->sent_stack_hash[slot] != hash) {  // new here: send the frames
-    tb->sent_stack_hash[slot] = hash;
+  if (tb->tables->sent_stack_hash[slot] != hash) {  // new here: send the frames
+    tb->tables->sent_stack_hash[slot] = hash;
     raw.frames = static_cast<std::uint16_t>(count);
   }
 }
@@ -359,7 +358,7 @@ struct Appending {
   if (stack.frames != ips) std::memmove(ips, stack.frames, stack.count * sizeof *ips);
   stack.frames = ips;
   if (int spliced = python::splice(ips, stack.count, kMaxStackDepth); spliced != stack.count) {
-    tb->spliced_native_hash[stack.hash % ThreadBuffer::kSplicedSlots] = stack.hash;
+    tb->tables->spliced_native_hash[stack.hash % ThreadBuffer::kSplicedSlots] = stack.hash;
     stack.hash = hash_stack(ips, stack.count = spliced);
   }
 }

@@ -165,7 +165,46 @@ struct SessionClock {
   }
 };
 
-// Per-thread state, in the Session's mmap arena; lives until the process ends.
+// A thread's tables, in a mapping of their own (map_thread_tables): taken at
+// the thread's first event, given back when the writer retires the thread
+// (its last event drained), so a program that starts and ends threads by
+// the thousand keeps none of them. Plain data, never constructed: fresh
+// mmap memory is all zeros, the tables' empty state, and a page costs
+// memory only once written (an idle thread touches a page or two of its
+// ~500 KiB, most of it the stack cache).
+struct ThreadTables {
+  // Stacks this thread already sent, by a 64-bit hash of the ip array,
+  // direct-mapped: a repeated stack travels as its slot number only, so it
+  // costs the writer no copy and no trie walk. 0 = empty.
+  static constexpr std::uint32_t kStackSlots = 1024;  // slot + 1 fits RawHead::stack_slot
+  std::uint64_t sent_stack_hash[kStackSlots];
+  // Chains a walk could not make cacheable (too deep, a signal frame, ...),
+  // by hash, direct-mapped: not walked again while they stay here (a failed
+  // walk costs as much as a hundred hits save).
+  static constexpr std::uint32_t kUnlearnableSlots = 64;
+  std::uint64_t unlearnable[kUnlearnableSlots];
+  // Native chains this thread sent with Python frames spliced in
+  // (python_frames.hpp), by the native chain's hash, direct-mapped: the
+  // sent-stack table holds the spliced stack's hash, so without this a
+  // Python event's native chain would never count as seen before and never
+  // be learnt. 0 = empty.
+  static constexpr std::uint32_t kSplicedSlots = 256;
+  std::uint64_t spliced_native_hash[kSplicedSlots];
+  // Writer side: the stack id of each sent slot.
+  std::uint32_t slot_stack[kStackSlots];
+  // Unwound chains by record_impl's frame address (stack_cache.hpp); used
+  // only when the stack cache is on.
+  StackCache stack_cache;
+};
+
+// Maps a zeroed ThreadTables (nullptr when out of address space), and
+// gives one back.
+ThreadTables* map_thread_tables();
+void unmap_thread_tables(ThreadTables* tables);
+
+// Per-thread state, in the Session's mmap arena; lives until the process
+// ends (the registry's list is never unlinked), so it is kept small: its
+// tables live apart (ThreadTables) and go back when the thread is retired.
 struct ThreadBuffer {
   Session* session = nullptr;
   std::uint32_t id = 0;
@@ -181,29 +220,18 @@ struct ThreadBuffer {
   std::uint64_t* made = &made_here;
   std::uint64_t made_here = 0;
   std::uint64_t* tally_slot = nullptr;  // `made` when it is a slot
-  // Stacks this thread already sent, by a 64-bit hash of the ip array,
-  // direct-mapped: a repeated stack travels as its slot number only, so it
-  // costs the writer no copy and no trie walk. 0 = empty.
-  static constexpr std::uint32_t kStackSlots = 1024;  // slot + 1 fits RawHead::stack_slot
-  std::uint64_t sent_stack_hash[kStackSlots] = {};
-  // Unwound chains by record_impl's frame address (stack_cache.hpp);
-  // nullptr when stacks or the cache are off.
+  static constexpr std::uint32_t kStackSlots = ThreadTables::kStackSlots;
+  static constexpr std::uint32_t kUnlearnableSlots = ThreadTables::kUnlearnableSlots;
+  static constexpr std::uint32_t kSplicedSlots = ThreadTables::kSplicedSlots;
+  // Sent stacks, unlearnable chains, the stack cache, the writer's slot
+  // map: never nullptr in a registered thread; unmapped once retired.
+  ThreadTables* tables = nullptr;
+  // &tables->stack_cache; nullptr when stacks or the cache are off.
   StackCache* stack_cache = nullptr;
   std::uint64_t stack_cache_hits = 0, stack_cache_misses = 0, stack_cache_unwalkable = 0,
                 stack_cache_walks = 0;
-  // Chains a walk could not make cacheable (too deep, a signal frame, ...),
-  // by hash, direct-mapped: not walked again while they stay here (a failed
-  // walk costs as much as a hundred hits save).
-  static constexpr std::uint32_t kUnlearnableSlots = 64;
-  std::uint64_t unlearnable[kUnlearnableSlots] = {};
-  std::int32_t walk_credit = 0;  // see kWalkCost in recorder.cpp
-  // Native chains this thread sent with Python frames spliced in
-  // (python_frames.hpp), by the native chain's hash, direct-mapped: the
-  // sent-stack table holds the spliced stack's hash, so without this a
-  // Python event's native chain would never count as seen before and never
-  // be learnt. 0 = empty.
-  static constexpr std::uint32_t kSplicedSlots = 256;
-  std::uint64_t spliced_native_hash[kSplicedSlots] = {};
+  std::int32_t walk_credit = 0;           // see kWalkCost in recorder.cpp
+  std::int32_t stepped_unwinds_left = 0;  // see kSteppedUnwinds (stack_cache.hpp)
 
   // Set by the thread-exit notice after the thread's last event.
   std::atomic<bool> exited{false};
@@ -218,8 +246,7 @@ struct ThreadBuffer {
   Block* read_block = nullptr;
   std::uint32_t read_pos = 0;
   bool announced = false;
-  bool retired = false;                        // exited and fully drained: blocks recycled
-  std::uint32_t slot_stack[kStackSlots] = {};  // stack id of each sent slot
+  bool retired = false;  // exited and fully drained: blocks recycled, tables unmapped
 };
 
 static_assert(ThreadBuffer::kStackSlots < 65536, "slot + 1 must fit RawHead::stack_slot");

@@ -5,6 +5,7 @@
 
 #include <libunwind.h>
 
+#include <cerrno>
 #include <climits>
 
 namespace memtrail::runtime {
@@ -70,6 +71,24 @@ __attribute__((noinline)) int walk_stack(std::uintptr_t key_frame, std::uintptr_
       }
     }
   }
+  return n;
+}
+
+// libunwind's slow_backtrace, as unw_backtrace falls back to it: every
+// frame's ip from the caller on, in the same numbering.
+__attribute__((noinline)) int backtrace_by_steps(std::uint64_t* ips, int limit) {
+  int saved_errno = errno;  // libunwind probes memory with system calls that may fail
+  unw_context_t uc;
+  unw_cursor_t c;
+  int n = 0;
+  if (limit > 0 && unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
+    while (n < limit && unw_step(&c) > 0) {
+      unw_word_t ip = 0;
+      if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0) break;
+      ips[n++] = ip;
+    }
+  errno = saved_errno;
+  asm volatile("" ::: "memory");  // not a tail call: the caller's frame is frame 0
   return n;
 }
 

@@ -173,4 +173,18 @@ struct StackWalk {
 int walk_stack(std::uintptr_t key_frame, std::uintptr_t stack_high, int between, int limit,
                std::uint64_t* ips, StackWalk& walk);
 
+// What unw_backtrace(ips, limit) called from the caller of this function
+// would return (ips[0] is the caller's own frame, at another offset), but
+// by unw_step: libunwind's slow path, which takes no per-thread memory.
+// unw_backtrace maps a 256 KiB trace cache for each thread it runs on and
+// fills it at once, so a thread's first events unwind this way
+// (kSteppedUnwinds). Keeps errno.
+int backtrace_by_steps(std::uint64_t* ips, int limit);
+
+// A thread's events unwound by backtrace_by_steps before unw_backtrace
+// takes over: about 15 us each against unw_backtrace's ~1 us, and less in
+// all than unw_backtrace's first call on a thread (mapping and filling its
+// cache: ~60 us). A thread with more events pays the cache's 256 KiB once.
+inline constexpr std::int32_t kSteppedUnwinds = 16;
+
 }  // namespace memtrail::runtime

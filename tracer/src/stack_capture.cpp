@@ -120,8 +120,15 @@ __attribute__((noinline)) void learn_chain(ThreadBuffer* tb, StackCache* cache, 
     remember(cache->victim(key, entry, skip), key, entry, skip, ranges, ips, walk, checks, first,
              count, hash);
   else if (hash != 0)  // 0: no frames selected, and the table's empty mark
-    tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
+    tb->tables->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] = hash;
   asm volatile("" ::: "memory");  // not a tail call
+}
+
+__attribute__((noinline, cold)) void warm_backtrace_cache() {
+  ++t_internal;  // deeper than the recorder's own guard: the tracer's, dropped
+  std::uint64_t warm[4];
+  backtrace_keeping_errno(warm, 4);
+  --t_internal;
 }
 
 }  // namespace memtrail::runtime

@@ -94,6 +94,12 @@ struct KeepErrno {
   return unw_backtrace(reinterpret_cast<void**>(ips), limit);
 }
 
+// Has unw_backtrace map and fill the calling thread's trace cache now, as
+// the tracer's own doing: inside an event's walk, its mmap would reach the
+// preload's interposer at the recorder's guard level, where an event is
+// taken for a signal handler's (queued and recorded as the program's).
+MEMTRAIL_HIDDEN void warm_backtrace_cache();
+
 // Room past the recorded frames for the ones skipped (the recorder's own).
 inline constexpr int kCaptureSlack = 32;
 
@@ -107,11 +113,20 @@ struct CapturedStack {
 };
 
 // The chain unw_backtrace gives, past the recorder's frames and `skip` more.
-[[gnu::always_inline]] inline CapturedStack unwind_stack(const Session* s, int skip,
-                                                         const void* entry, int limit,
+// A thread's first kSteppedUnwinds events get it by unw_step instead
+// (backtrace_by_steps): unw_backtrace's first call on a thread maps and
+// fills a 256 KiB trace cache for it, which a thread that allocates a few
+// times in its life (a pool's idle worker) would keep resident to its end.
+[[gnu::always_inline]] inline CapturedStack unwind_stack(const Session* s, ThreadBuffer* tb,
+                                                         int skip, const void* entry, int limit,
                                                          std::uint64_t* ips, int& n, int& first,
                                                          bool& found) {
-  n = backtrace_keeping_errno(ips, limit);
+  if (__builtin_expect(tb->stepped_unwinds_left > 0, 0)) {
+    if (--tb->stepped_unwinds_left == 0) warm_backtrace_cache();
+    n = backtrace_by_steps(ips, limit);
+  } else {
+    n = backtrace_keeping_errno(ips, limit);
+  }
   found = false;
   first = select_first(ips, n, skip, entry, found);
   CapturedStack out{ips + first};
@@ -136,16 +151,16 @@ struct CapturedStack {
     ++tb->walk_credit;
   int n, first;
   bool found;
-  CapturedStack out = unwind_stack(s, skip, entry, limit, ips, n, first, found);
+  CapturedStack out = unwind_stack(s, tb, skip, entry, limit, ips, n, first, found);
   std::uint64_t hash = out.hash;
   // Frames 1..checks decided the result: all of them when an allocator
   // entry was looked for and not found (or nothing was selected).
   int checks = (entry && !found) || out.count == 0 ? n - 1 : first + out.count - 1;
   std::uint32_t sent = static_cast<std::uint32_t>(hash >> 32) & (ThreadBuffer::kStackSlots - 1);
-  bool seen = out.count == 0 || tb->sent_stack_hash[sent] == hash ||
-              tb->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] == hash;
+  bool seen = out.count == 0 || tb->tables->sent_stack_hash[sent] == hash ||
+              tb->tables->spliced_native_hash[hash % ThreadBuffer::kSplicedSlots] == hash;
   if (tb->walk_credit >= kWalkCost && checks >= 1 && checks <= StackCacheEntry::kFrames && seen &&
-      (hash == 0 || tb->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
+      (hash == 0 || tb->tables->unlearnable[hash % ThreadBuffer::kUnlearnableSlots] != hash)) {
     tb->walk_credit -= kWalkCost;
     learn_chain(tb, cache, key, entry, skip, ranges, limit, ips, n, checks, first, out.count, hash);
   }
@@ -169,7 +184,7 @@ struct CapturedStack {
   if (!cache || key - tb->stack_low >= tb->stack_high - tb->stack_low) {
     int n, first;
     bool found;
-    return unwind_stack(s, skip, entry, limit, ips, n, first, found);
+    return unwind_stack(s, tb, skip, entry, limit, ips, n, first, found);
   }
   int ranges = g_internal_count.load(std::memory_order_acquire);
   if (const StackCacheEntry* hit = cache->find(key, entry, skip, ranges)) {

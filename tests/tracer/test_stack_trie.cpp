@@ -155,6 +155,55 @@ TEST(StackTrie, ASmallTrieHoldsOnlyThePagesItWrote) {
   EXPECT_LE(trie.memory_bytes(), 64u * 1024) << trie.memory_bytes() << " bytes";
 }
 
+// The index's growth recomputes every node's prefix hash from its parent's.
+// A parent one id before its child (the rest of a new stack's frames) is
+// the hash just computed; only parents of a later non-adjacent child (a
+// branch point: about one a new stack) are kept in the growth's scratch, so
+// the distinct_stacks shape (~3 nodes a stack) needs well under the 4 bytes
+// a node a copy of every hash would.
+TEST(StackTrie, GrowthKeepsOnlyBranchPointHashes) {
+  StackTrie trie;
+  StackTrie::NewNode ignore = [](const StackNode&) {};
+  constexpr int kLevels = 20;
+  std::mt19937 rng(11);
+  for (std::uint32_t i = 0; i < (1u << 18); ++i) {
+    auto s = binary_path_stack(rng() & ((1u << kLevels) - 1), kLevels, 6);
+    trie.intern(s.data(), s.size(), ignore);
+  }
+  ASSERT_GT(trie.size(), 500'000u);
+  EXPECT_GT(trie.growth_scratch_bytes(), 0u);
+  EXPECT_LE(trie.growth_scratch_bytes(), trie.size() * 2)
+      << trie.growth_scratch_bytes() << " bytes for " << trie.size() << " nodes";
+}
+
+// Growth re-places every node from recomputed hashes: were one wrong, its
+// stack would no longer be found and would get new nodes. Stacks over a
+// random tree (parents adjacent and not, shallow and deep), all interned
+// again in another order after many growths, each to its first id.
+TEST(StackTrie, EveryStackIsFoundAgainAfterManyGrowths) {
+  StackTrie trie;
+  std::size_t emitted = 0;
+  StackTrie::NewNode count = [&](const StackNode&) { ++emitted; };
+  std::mt19937_64 rng(13);
+  std::vector<std::vector<std::uint64_t>> stacks;
+  for (int i = 0; i < 40000; ++i) {
+    std::vector<std::uint64_t> s(1 + rng() % 30);
+    for (std::size_t k = 0; k < s.size(); ++k)  // outer frames from few ips, inner from many
+      s[k] = 0x400000 + (k + 8 >= s.size() ? rng() % 3 : rng() % 500) * 16;
+    stacks.push_back(s);
+  }
+  std::vector<std::uint32_t> ids;
+  for (const auto& s : stacks) ids.push_back(trie.intern(s.data(), s.size(), count));
+  ASSERT_GT(trie.size(), 100'000u);  // index growths from 1024 slots: a dozen
+  const std::size_t nodes = emitted;
+  std::vector<std::size_t> order(stacks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (std::size_t i : order)
+    ASSERT_EQ(trie.intern(stacks[i].data(), stacks[i].size(), count), ids[i]) << "stack " << i;
+  EXPECT_EQ(emitted, nodes);
+}
+
 // Big tables come on 2 MiB boundaries (huge pages for the trie's random
 // reads) and zeroed, as the index's empty slots need.
 TEST(TableMemory, BigTablesAreHugePageAlignedAndZero) {

@@ -54,6 +54,7 @@ std::uint64_t ip_hash(std::uint64_t ip) {
 
 StackTrie::StackTrie() {
   nodes_.push_back(Node{0, 0});
+  branch_points_.push_back(0);
   ip_values_.push_back(0);
 }
 
@@ -70,6 +71,9 @@ std::uint32_t StackTrie::ip_index(std::uint64_t ip) {
 std::uint32_t StackTrie::add_node(std::uint32_t parent, std::uint32_t ip, std::uint32_t key) {
   std::uint32_t id = nodes_.size();
   nodes_.push_back(Node{parent, ip});
+  if (id % 64 == 0) branch_points_.push_back(0);
+  if (parent != 0 && parent != id - 1)
+    branch_points_[parent >> 6] |= std::uint64_t{1} << (parent & 63);
   if (edges_.full())
     add_growing(id, key);
   else
@@ -78,15 +82,34 @@ std::uint32_t StackTrie::add_node(std::uint32_t parent, std::uint32_t ip, std::u
 }
 
 // The index grows on this insert and asks for every node's hash in id
-// order: each is its parent's chain one step on, kept in a scratch array.
+// order: each is its parent's chain one step on. The parent is the node
+// just before (its chain is `last`), the root, or a branch point, whose
+// chain was kept in `kept` at its rank among the branch points
+// (`rank_before` counts them per 64 ids).
 void StackTrie::add_growing(std::uint32_t id, std::uint32_t key) {
-  TableMemory<std::uint32_t> chains(nodes_.size());
-  chains[0] = kChainSeed;
+  const std::uint32_t words = branch_points_.size();
+  TableMemory<std::uint32_t> rank_before(words);
+  std::uint32_t branch_count = 0;
+  for (std::uint32_t w = 0; w < words; ++w) {
+    rank_before[w] = branch_count;
+    branch_count += std::popcount(branch_points_[w]);
+  }
+  TableMemory<std::uint32_t> kept(branch_count);
+  auto kept_chain = [&](std::uint32_t k) -> std::uint32_t& {
+    const std::uint64_t below = (std::uint64_t{1} << (k & 63)) - 1;
+    return kept[rank_before[k >> 6] + std::popcount(branch_points_[k >> 6] & below)];
+  };
+  std::uint32_t last = kChainSeed;  // the chain of node k - 1 (the root's at first)
   edges_.insert(index_hash(key), id, [&](std::uint32_t k) {
     const Node& node = nodes_[k];
-    chains[k] = chain_step(chains[node.parent], ip_values_[node.ip]);
-    return index_hash(prefix_key(chains[k]));
+    const std::uint32_t parent_chain = node.parent == k - 1 ? last
+                                       : node.parent == 0   ? kChainSeed
+                                                            : kept_chain(node.parent);
+    last = chain_step(parent_chain, ip_values_[node.ip]);
+    if (is_branch_point(k)) kept_chain(k) = last;
+    return index_hash(prefix_key(last));
   });
+  growth_scratch_bytes_ = std::max(growth_scratch_bytes_, rank_before.bytes() + kept.bytes());
 }
 
 inline bool StackTrie::is_child(std::uint32_t id, std::uint32_t parent, std::uint64_t ip) const {
@@ -176,7 +199,7 @@ void StackTrie::frames(std::uint32_t id, std::vector<std::uint64_t>& out) const 
 
 std::size_t StackTrie::memory_bytes() const {
   return nodes_.memory_bytes() + edges_.memory_bytes() + ip_values_.memory_bytes() +
-         ip_ids_.memory_bytes();
+         ip_ids_.memory_bytes() + branch_points_.memory_bytes();
 }
 
 }  // namespace memtrail::runtime

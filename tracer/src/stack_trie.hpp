@@ -20,11 +20,13 @@
 // distinct ips), the index 4-byte slots at 53-80 % load: ~14-18 bytes a
 // node (a std::unordered_map took ~120). The prefix hash is not kept: when
 // the index grows, the nodes' hashes are recomputed in id order (a parent
-// comes before its children) in a scratch array of 4 bytes a node, freed
-// right after. A stack shares its outer frames with the one interned
-// before it more often than not (the same loop, the same caller): that
-// common part is found by comparing ips with the last stack's, with no
-// lookup.
+// comes before its children). Most nodes' parent is the node just before
+// them (a new stack's frames are added in a row), whose hash was the last
+// one computed; only branch points, parents of a later child not next to
+// them (~one a new stack), are marked in a bit set (1 bit a node) and their
+// hashes kept in a scratch array (4 bytes a branch point), freed right after. A stack shares its
+// outer frames with the one interned before it more often than not (the same loop, the same
+// caller): that common part is found by comparing ips with the last stack's, with no lookup.
 #pragma once
 
 #include <algorithm>
@@ -83,6 +85,9 @@ class StackTrie {
   void frames(std::uint32_t id, std::vector<std::uint64_t>& out) const;
   // Bytes held by the tables (for benchmarks and tests).
   std::size_t memory_bytes() const;
+  // The largest scratch an index growth mapped, besides the new index (the
+  // trie's peak memory is at its last growth).
+  std::size_t growth_scratch_bytes() const { return growth_scratch_bytes_; }
 
  private:
   struct Node {
@@ -100,6 +105,7 @@ class StackTrie {
   std::uint32_t add_node(std::uint32_t parent, std::uint32_t ip, std::uint32_t key);
   void add_growing(std::uint32_t id, std::uint32_t key);
   bool is_child(std::uint32_t id, std::uint32_t parent, std::uint64_t ip) const;
+  bool is_branch_point(std::uint32_t id) const { return branch_points_[id >> 6] >> (id & 63) & 1; }
   std::size_t look_up_levels(const std::uint64_t* ips, std::size_t count, std::uint32_t chain);
   std::uint32_t exact_child(const Level& level, std::uint32_t parent, std::uint64_t ip) const;
   void remember(std::uint64_t ip, std::uint32_t id, std::uint32_t chain);
@@ -108,11 +114,14 @@ class StackTrie {
   IdIndex edges_;                          // node ids by prefix hash
   ChunkedArray<std::uint64_t> ip_values_;  // index = ip index; 0 unused
   IdIndex ip_ids_;                         // ip indices by ip
+  // Bit k: node k is the parent of a node other than k + 1 (index growth).
+  ChunkedArray<std::uint64_t> branch_points_;
   // The last stack walked, outermost first: its ips, node ids, prefix hashes.
   std::vector<std::uint64_t> last_ips_;
   std::vector<std::uint32_t> last_ids_;
   std::vector<std::uint32_t> last_chain_;
   std::vector<Level> levels_;  // scratch of intern()
+  std::size_t growth_scratch_bytes_ = 0;
 };
 
 }  // namespace memtrail::runtime

@@ -34,7 +34,7 @@ void addAllViews(MainWindow& window) {
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
   window.addView("scopes", QObject::tr("Scopes"), new ScopesView);
   window.addView("whatif", QObject::tr("What-if"), new WhatIfView);
-  addCompareView(window);  // and File → Compare with...
+  addCompareView(window, trees);  // and File → Compare with...; A's tree from `trees`
   // A run directory's processes; a double click opens one.
   auto* processes = new ProcessesView;
   window.addView("processes", QObject::tr("Processes"), processes);

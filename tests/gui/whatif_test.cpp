@@ -208,6 +208,38 @@ class WhatIfTest : public QObject {
     QVERIFY(!cli_series.contains("allocated"));
   }
 
+  // --series without a window covers the replayed events' least to most
+  // time; its options are refused where they cannot apply (exit 2, one line).
+  void cliSeriesOptions() {
+    static const std::string trace = recordSample(MEMTRAIL_FRAGMENTATION_BIN, "whatif-frag3.mtr");
+    QVERIFY(!trace.empty());
+    const std::string replay = std::string(MEMTRAIL_BIN) + " replay " + test::shell_quote(trace) +
+                               " --pool 'caching pool' ";
+    auto r = test::run_command(replay + "--json --series 50");
+    QCOMPARE(r.exit_code, 0);
+    const auto series = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')))["replay_series"];
+    QVERIFY(series["t1_ns"].get<std::uint64_t>() > series["t0_ns"].get<std::uint64_t>());
+    QCOMPARE(series["points"].get<std::size_t>(), std::size_t{50});
+    // The first bucket holds the first op's level, the last one the final level.
+    QVERIFY(!series["reserved"].front().is_null());
+    const std::string script = test::writeFile("whatif.script", "A = malloc 1000\nfree A\n");
+    const std::pair<std::string, std::string> refused[] = {
+        {replay + "--series 50", "--series needs --json"},
+        {replay + "--json --range 5:9", "--range is the window of --series"},
+        {replay + "--json --series 0", "--series needs POINTS"},
+        {replay + "--json --series 50 --range 9:5", "--range needs T0:T1"},
+        {replay + "--json --series 50 --range 5", "--range needs T0:T1"},
+        {std::string(MEMTRAIL_BIN) + " replay " + script + " --json --series 50",
+         "--series needs a trace"},
+    };
+    for (const auto& [cmd, says] : refused) {
+      auto e = test::run_command(cmd);
+      QVERIFY2(e.exit_code == 2 && e.err.find(says) != std::string::npos &&
+                   e.err.find('\n') == e.err.size() - 1,
+               (cmd + ": " + e.err).c_str());
+    }
+  }
+
   void errorsAreShown() {
     static const std::string trace = recordSample(MEMTRAIL_FRAGMENTATION_BIN, "whatif-frag2.mtr");
     auto session = openSession(trace);

@@ -40,6 +40,13 @@ void addAllViews(MainWindow& window) {
   window.addView("processes", QObject::tr("Processes"), processes);
   QObject::connect(&window, &MainWindow::runChanged, processes,
                    [processes, &window] { processes->setRun(window.run()); });
+  // The process the window loads gets its figures from its Session.
+  QObject::connect(&window, &MainWindow::loadStarted, processes,
+                   [processes](const QString& file) { processes->setLoading(file.toStdString()); });
+  QObject::connect(&window, &MainWindow::loadFailed, processes,
+                   [processes] { processes->setLoading({}); });
+  QObject::connect(&window, &MainWindow::loadCancelled, processes,
+                   [processes] { processes->setLoading({}); });
   QObject::connect(processes, &ProcessesView::processChosen, &window,
                    [&window](std::size_t i) { window.openProcess(i); });
 }

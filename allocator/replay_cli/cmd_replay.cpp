@@ -12,10 +12,12 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cmd_replay.hpp"
 #include "memtrail/alloc/replay.hpp"
+#include "memtrail/alloc/what_if.hpp"
 #include "memtrail/size.hpp"
 #include "replay_workspace_cmd.hpp"
 
@@ -25,9 +27,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: memtrail replay SCRIPT|TRACE [--allocator caching|bfc|malloc] [--conf STR]\n"
     "                       [--capacity SIZE] [--pool NAME] [--keep-addresses] [--partial]\n"
-    "                       [--json]\n"
+    "                       [--json [--series POINTS [--range T0:T1]]]\n"
     "       memtrail replay TRACE --allocator workspace --iteration-mark NAME [--conf STR]\n"
-    "                       [--pool NAME] [--partial] [--json]\n"
+    "                       [--pool NAME] [--partial] [--json [--series POINTS [--range T0:T1]]]\n"
     "\n"
     "  SCRIPT            one operation per line: 'A = malloc 1000 [stream=1]', 'free A',\n"
     "                    'record_stream A 2', 'synchronize [2]', 'empty_cache', 'stats';\n"
@@ -47,6 +49,13 @@ constexpr const char* kUsage =
     "                    equal-size free blocks are ordered as in the recorded run\n"
     "  --partial         TRACE only: replay a cut or damaged trace up to the damage\n"
     "  --json            the final summary as one JSON line\n"
+    "  --series POINTS   TRACE with --json: before the summary, one line\n"
+    "                    {\"replay_series\": ...}: the replayed reserved and allocated bytes\n"
+    "                    in about POINTS buckets over the recorded time, each the most held\n"
+    "                    during the bucket (null before the first); memtrail-gui's What-if\n"
+    "                    view draws these numbers\n"
+    "  --range T0:T1     the series' window in trace nanoseconds (default: the replayed\n"
+    "                    events' first to last time)\n"
     "\n"
     "Each 'stats' line prints the policy's stats as one JSON line (PyTorch memory_stats()\n"
     "keys for caching, JAX memory_stats() keys for bfc). Nothing is allocated for real.\n";
@@ -116,7 +125,8 @@ std::string open_input(const std::string& path, Input& input) {
 // --allocator workspace: checks what only that mode takes, then runs it.
 int replay_workspace(const std::string& input, const std::string& allocator,
                      const std::string& mark, const std::string& pool,
-                     const alloc::ReplayOptions& options, bool json, bool partial) {
+                     const alloc::ReplayOptions& options, bool json, bool partial,
+                     const std::optional<alloc::SeriesWindow>& series) {
   if (allocator != "workspace")
     return usage_error("--iteration-mark is for --allocator workspace, not " + allocator);
   if (mark.empty())
@@ -129,7 +139,36 @@ int replay_workspace(const std::string& input, const std::string& allocator,
   if (!in.trace)
     return usage_error("--allocator workspace needs a trace (.mtr); '" + input +
                        "' is a replay script");
-  return run_workspace_replay({input, pool, mark, options.conf, json, partial});
+  return run_workspace_replay({input, pool, mark, options.conf, json, partial, series});
+}
+
+// "T0:T1" in nanoseconds, T0 < T1; throws std::invalid_argument.
+void parse_range(const std::string& text, alloc::SeriesWindow& window) {
+  const auto colon = text.find(':');
+  std::size_t end0 = 0, end1 = 0;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("");
+    window.t0 = std::stoull(text.substr(0, colon), &end0);
+    window.t1 = std::stoull(text.substr(colon + 1), &end1);
+  } catch (const std::logic_error&) {
+    end0 = 0;
+  }
+  if (end0 != colon || end1 != text.size() - colon - 1 || end0 == 0 || window.t1 <= window.t0)
+    throw std::invalid_argument("--range needs T0:T1 in nanoseconds with T0 < T1, not '" + text +
+                                "'");
+}
+
+std::size_t parse_points(const std::string& text) {
+  std::size_t end = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(text, &end);
+  } catch (const std::logic_error&) {
+    end = 0;
+  }
+  if (end == 0 || end != text.size() || n == 0 || n > 1'000'000 || text[0] == '-')
+    throw std::invalid_argument("--series needs POINTS from 1 to 1000000, not '" + text + "'");
+  return static_cast<std::size_t>(n);
 }
 
 }  // namespace
@@ -137,7 +176,9 @@ int replay_workspace(const std::string& input, const std::string& allocator,
 int cmd_replay(int argc, char** argv) {
   std::string input, allocator = "caching", pool = "malloc", iteration_mark;
   alloc::ReplayOptions options;
-  bool json = false, partial = false;
+  bool json = false, partial = false, ranged = false;
+  std::optional<alloc::SeriesWindow> series;
+  alloc::SeriesWindow window;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -163,6 +204,12 @@ int cmd_replay(int argc, char** argv) {
         if (iteration_mark.empty()) return usage_error("--iteration-mark needs a non-empty NAME");
       } else if (a == "--pool") {
         pool = value("--pool");
+      } else if (a == "--series") {
+        window.points = parse_points(value("--series"));
+        series = window;
+      } else if (a == "--range") {
+        parse_range(value("--range"), window);
+        ranged = true;
       } else if (a == "--json") {
         json = true;
       } else if (a == "--partial") {
@@ -183,6 +230,9 @@ int cmd_replay(int argc, char** argv) {
   // No input named and a script piped in (`echo ... | memtrail replay`): stdin.
   if (input.empty() && !isatty(STDIN_FILENO)) input = "-";
   if (input.empty()) return usage_error("missing SCRIPT or TRACE (see memtrail replay --help)");
+  if (ranged && !series) return usage_error("--range is the window of --series POINTS");
+  if (series && !json) return usage_error("--series needs --json");
+  if (series) series = window;  // --range may come after --series
   if (allocator == "caching")
     options.allocator = alloc::ReplayAllocator::caching;
   else if (allocator == "bfc")
@@ -192,21 +242,29 @@ int cmd_replay(int argc, char** argv) {
   else if (allocator != "workspace")
     return usage_error("unknown allocator '" + allocator + "' (caching, bfc, malloc or workspace)");
   if (allocator == "workspace" || !iteration_mark.empty())
-    return replay_workspace(input, allocator, iteration_mark, pool, options, json, partial);
+    return replay_workspace(input, allocator, iteration_mark, pool, options, json, partial, series);
 
   Input in;
   if (std::string error = open_input(input, in); !error.empty()) return usage_error(error);
   if (options.keep_addresses && !in.trace)
     return usage_error("--keep-addresses needs a trace (.mtr); '" + input +
                        "' is a replay script, whose segments have no recorded addresses");
+  if (series && !in.trace)
+    return usage_error("--series needs a trace (.mtr); '" + input + "' is a replay script");
   PrintingSink sink(json);
   alloc::ReplayResult r;
   try {
     if (in.trace) {
-      alloc::ReplayScript script = alloc::ReplayScript::from_trace(input, pool, partial);
-      if (!script.warning.empty())
-        std::fprintf(stderr, "memtrail replay: warning: %s\n", script.warning.c_str());
-      r = alloc::run_replay(script, options, &sink);
+      // The GUI's What-if view makes this same call (alloc/what_if.hpp).
+      const alloc::WhatIfPolicy policy{allocator, pool,    options.conf,          options.capacity,
+                                       {},        partial, options.keep_addresses};
+      alloc::WhatIfOutcome o = alloc::run_what_if(input, policy, series.value_or(window), &sink);
+      if (!o.warning.empty())
+        std::fprintf(stderr, "memtrail replay: warning: %s\n", o.warning.c_str());
+      if (series)
+        std::printf("%s\n",
+                    nlohmann::json{{"replay_series", alloc::series_json(o)}}.dump().c_str());
+      r = o.replay;
     } else {
       alloc::ReplayScriptReader script(*in.in, in.name);
       r = alloc::run_replay(script, options, &sink);

@@ -66,13 +66,19 @@ void print_text(const Result& r, const WorkspaceReplayArgs& a) {
 
 int run_workspace_replay(const WorkspaceReplayArgs& args) {
   Result r;
+  std::string series;  // one JSON line, printed before the summary
   try {
-    alloc::WorkspaceReplayOptions o;
-    o.pool = args.pool;
-    o.mark = args.mark;
-    o.allow_partial = args.partial;
-    o.config = alloc::WorkspaceConfiguration::parse(args.conf);
-    r = alloc::replay_workspace(args.trace, o);
+    // The GUI's What-if view makes this same call (alloc/what_if.hpp).
+    alloc::WhatIfPolicy policy;
+    policy.allocator = "workspace";
+    policy.pool = args.pool;
+    policy.mark = args.mark;
+    policy.conf = args.conf;
+    policy.partial = args.partial;
+    alloc::WhatIfOutcome o =
+        alloc::run_what_if(args.trace, policy, args.series.value_or(alloc::SeriesWindow{}));
+    r = std::move(o.workspace_result);
+    if (args.series) series = nlohmann::json{{"replay_series", alloc::series_json(o)}}.dump();
   } catch (const alloc::ConfigError& e) {
     std::fprintf(stderr, "memtrail replay: --conf: %s\n", e.what());
     return 2;
@@ -81,6 +87,7 @@ int run_workspace_replay(const WorkspaceReplayArgs& args) {
     return 2;
   }
   if (!r.warning.empty()) std::fprintf(stderr, "memtrail replay: warning: %s\n", r.warning.c_str());
+  if (!series.empty()) std::printf("%s\n", series.c_str());
   if (args.json)
     std::printf("%s\n", to_json(r, args).dump().c_str());
   else

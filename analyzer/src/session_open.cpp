@@ -62,13 +62,21 @@ class PassVisitor : public TraceVisitor {
   void on_event(const Event& e) override { on_events(&e, 1); }
   void on_events(const Event* events, std::size_t n) override {
     if (n == 0) return;
+    // Threads' buffers interleave, so a batch need not start with its
+    // earliest event nor end with its latest: look at every one.
+    std::uint64_t lo = events[0].time_ns, hi = events[0].time_ns;
+    for (std::size_t i = 1; i < n; ++i) {
+      lo = std::min(lo, events[i].time_ns);
+      hi = std::max(hi, events[i].time_ns);
+    }
     if (!any_) {
-      first_ns_ = events[0].time_ns;
+      first_ns_ = lo;
+      last_ns_ = hi;
       taps_.blocks_.start(first_ns_);
     }
     any_ = true;
-    first_ns_ = std::min(first_ns_, events[0].time_ns);
-    last_ns_ = std::max(last_ns_, events[n - 1].time_ns);
+    first_ns_ = std::min(first_ns_, lo);
+    last_ns_ = std::max(last_ns_, hi);
     engine_.on_events(events, n);
   }
   bool keep_going() override { return engine_.keep_going(); }

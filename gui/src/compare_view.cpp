@@ -1,5 +1,7 @@
 #include "compare_view.hpp"
 
+#include "call_tree_cache.hpp"
+
 #include <QAction>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -14,6 +16,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "call_tree_cache.hpp"
 #include "compare_model.hpp"
 #include "compare_timeline.hpp"
 #include "diff_flame.hpp"
@@ -54,16 +57,17 @@ struct Loaded {
   QString error;
 };
 
-// What the comparing thread answers: the diff and both top-down call trees
-// (for the differential flame graph); all null when B's range failed.
+// What the comparing thread answers: the diff and B's top-down call tree
+// (for the differential flame graph); both null when B's range failed.
 struct Compared {
   std::shared_ptr<const DiffResult> diff;
-  std::shared_ptr<const CallTree> tree_a, tree_b;
+  std::shared_ptr<const CallTree> tree_b;
 };
 
 }  // namespace
 
-CompareView::CompareView(QWidget* parent) : SessionView(parent) {
+CompareView::CompareView(CallTreeCache* trees, QWidget* parent)
+    : SessionView(parent), trees_(trees ? trees : new CallTreeCache(this)) {
   auto* layout = new QVBoxLayout(this);
   heading_ = new QLabel(this);
   heading_->setWordWrap(true);
@@ -178,6 +182,9 @@ void CompareView::openCompare(const QString& path) {
 void CompareView::recompute() {
   differ_.cancel();
   ready_ = false;
+  tree_a_.reset();
+  tree_b_.reset();
+  pending_diff_.reset();
   if (!range_) return;  // A is not in place yet; setRange follows
   if (compare_path_.isEmpty())
     return showEmpty(tr("Trace A: %1. No trace B to compare with: File → Compare with… "
@@ -199,17 +206,29 @@ void CompareView::recompute() {
         if (!b_range || !b_range->error.empty() || !wanted()) return Compared{};
         Compared out;
         out.diff = std::make_shared<const DiffResult>(diff_analyses(*a, *b_range));
-        out.tree_a =
-            std::make_shared<const CallTree>(build_call_tree(*a, TreeDirection::top_down, wanted));
         out.tree_b = std::make_shared<const CallTree>(
             build_call_tree(*b_range, TreeDirection::top_down, wanted));
         return out;
       },
       [this](Compared c) {
         if (!c.diff) return showEmpty(tr("Cannot analyse trace B over the range"));
-        flame_->setTrees(std::move(c.tree_a), std::move(c.tree_b));
-        showDiff(std::move(c.diff));
+        pending_diff_ = std::move(c.diff);
+        tree_b_ = std::move(c.tree_b);
+        showWhenComplete();
       });
+  // A's tree is the one the Call tree and Flame graph tabs draw (built once).
+  trees_->request(a, TreeDirection::top_down, this,
+                  [this, asked = a.get()](std::shared_ptr<const CallTree> tree) {
+                    if (asked != range_.get()) return;  // a later range superseded it
+                    tree_a_ = std::move(tree);
+                    showWhenComplete();
+                  });
+}
+
+void CompareView::showWhenComplete() {
+  if (!tree_a_ || !pending_diff_) return;
+  flame_->setTrees(tree_a_, std::move(tree_b_));
+  showDiff(std::move(pending_diff_));
 }
 
 void CompareView::showEmpty(const QString& why) {
@@ -294,8 +313,8 @@ QString CompareView::headingText() const {
            signedCountText(a.allocations, b.allocations), countText(diff_->sites.size()));
 }
 
-void addCompareView(MainWindow& window) {
-  auto* view = new CompareView;
+void addCompareView(MainWindow& window, CallTreeCache* trees) {
+  auto* view = new CompareView(trees);
   window.addView("compare", QObject::tr("Compare"), view);
   // File → Compare with…, after Open Recent.
   QMenu* file =

@@ -5,6 +5,8 @@
 // `memtrail diff --from T0 --to T1` does to both). Shown as per-site deltas
 // (sortable, filtered by function, file, module or pool), per-pool deltas,
 // both traces' used bytes overlaid over time, and a differential flame graph.
+// A's top-down call tree is the window's (CallTreeCache, shared with the Call
+// tree and Flame graph tabs); only B's is built here.
 //
 // B is opened by File → Compare with… or `memtrail-gui A --compare B`; it
 // stays while A is reloaded or re-ranged. B's load and the diff run off the
@@ -15,6 +17,7 @@
 #include <memory>
 
 #include "background.hpp"
+#include "memtrail/call_tree.hpp"
 #include "memtrail/diff.hpp"
 #include "memtrail/gui/session_view.hpp"
 
@@ -25,6 +28,7 @@ class QTreeView;
 
 namespace memtrail::gui {
 
+class CallTreeCache;
 class CompareSitesModel;
 class ComparePoolsModel;
 class CompareTimeline;
@@ -35,7 +39,8 @@ class CompareView : public SessionView {
   Q_OBJECT
 
  public:
-  explicit CompareView(QWidget* parent = nullptr);
+  // `trees`: the window's call trees (null: a cache of its own).
+  explicit CompareView(CallTreeCache* trees = nullptr, QWidget* parent = nullptr);
 
   void setSession(std::shared_ptr<const Session> session) override;
   void setRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> range) override;
@@ -69,13 +74,19 @@ class CompareView : public SessionView {
 
  private:
   void recompute();
+  void showWhenComplete();
   void showDiff(std::shared_ptr<const DiffResult> diff);
   void showEmpty(const QString& why);
   void updateTimeline();
   void setReady();
   bool wholeRange() const;
 
+  CallTreeCache* trees_ = nullptr;
   BackgroundTasks loader_, differ_;
+  // What recompute() waits for: A's tree (from trees_) and the diff with B's
+  // tree (from differ_).
+  std::shared_ptr<const CallTree> tree_a_, tree_b_;
+  std::shared_ptr<const DiffResult> pending_diff_;
   std::shared_ptr<const Session> session_, b_session_;
   std::shared_ptr<const Analysis> range_;
   std::uint64_t t0_ = 0, t1_ = 0;
@@ -95,7 +106,7 @@ class CompareView : public SessionView {
 };
 
 // Registers the Compare tab and File → Compare with… in `window`.
-void addCompareView(MainWindow& window);
+void addCompareView(MainWindow& window, CallTreeCache* trees = nullptr);
 // `--compare FILE`: B for the window's Compare tab, which it shows (false:
 // no such tab).
 bool openCompareIn(MainWindow& window, const QString& path);

@@ -74,6 +74,9 @@ class DiffFlameView : public QWidget {
   explicit DiffFlameView(QWidget* parent = nullptr);
   // A's and B's top-down trees (null: clear); the graph is rebuilt per cost.
   void setTrees(std::shared_ptr<const CallTree> a, std::shared_ptr<const CallTree> b);
+  // The trees shown (null before setTrees).
+  const std::shared_ptr<const CallTree>& treeA() const { return a_; }
+  const std::shared_ptr<const CallTree>& treeB() const { return b_; }
   void setCost(TreeCost cost);
   TreeCost cost() const { return cost_; }
   DiffFlameGraph* graph() const { return graph_; }

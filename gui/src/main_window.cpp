@@ -5,8 +5,10 @@
 #include <QDropEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenuBar>
 #include <QMimeData>
 #include <QPaintEvent>
+#include <QResizeEvent>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -58,8 +60,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
-  // The window's moment and range, in the tab bar's corner: every tab's heading.
-  auto* focus = new QWidget(tabs_);
+  // The window's moment and range, every tab's heading, in the menu bar's
+  // corner: in the tab bar's it took ~450 px, and at 1400 px the tabs
+  // scrolled and hid the last ones.
+  auto* focus = new QWidget(menuBar());
   auto* focus_layout = new QHBoxLayout(focus);
   focus_layout->setContentsMargins(8, 0, 4, 0);
   focus_label_ = new QLabel(focus);
@@ -69,7 +73,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(peak_button_, &QToolButton::clicked, this, &MainWindow::goToPeakUsed);
   focus_layout->addWidget(focus_label_);
   focus_layout->addWidget(peak_button_);
-  tabs_->setCornerWidget(focus, Qt::TopRightCorner);
+  menuBar()->setCornerWidget(focus, Qt::TopRightCorner);
   status_label_ = new QLabel(this);
   statusBar()->addWidget(status_label_, 1);
   load_status_ = new LoadStatus(this);
@@ -160,6 +164,7 @@ void MainWindow::applyRange(std::uint64_t t0, std::uint64_t t1) {
   load_status_->follow(state);
   setViewsGreyed(true);
   focus_label_->setText(tr("re-analysing %1 – %2…").arg(durationText(t0), durationText(t1)));
+  placeFocusCorner();
   ranger_->run<std::shared_ptr<const Analysis>>(
       [session, t0, t1, state](const BackgroundTasks::Wanted& wanted) {
         return session->analyze_range(
@@ -248,6 +253,17 @@ void MainWindow::sendMoment() {
   updateStatus();
 }
 
+// The menu bar sizes its corner widget only when it is resized itself: a
+// longer text would stay clipped to the old width, so it is told now (not
+// after the next paint: a screenshot taken at once would show the old width).
+void MainWindow::placeFocusCorner() {
+  QWidget* corner = menuBar()->cornerWidget(Qt::TopRightCorner);
+  corner->adjustSize();
+  menuBar()->updateGeometry();
+  QResizeEvent resized(menuBar()->size(), menuBar()->size());
+  QCoreApplication::sendEvent(menuBar(), &resized);
+}
+
 QString MainWindow::focusText() const {
   return focus_label_->text();
 }
@@ -269,10 +285,7 @@ void MainWindow::updateStatus() {
           .arg(durationText(moment_), moment_is_peak_ ? tr("peak used") : tr("chosen"),
                whole ? tr("whole trace")
                      : tr("%1 – %2").arg(durationText(range_from_), durationText(range_to_))));
-  // The tab bar places its corner when asked to lay out: now, not after the
-  // next paint (a screenshot taken at once showed the old width, clipped).
-  QEvent relayout(QEvent::LayoutRequest);
-  QCoreApplication::sendEvent(tabs_, &relayout);
+  placeFocusCorner();
   status_label_->setText(tr("%1   range %2 – %3%4")
                              .arg(file_, durationText(range_from_), durationText(range_to_),
                                   whole ? tr(" (whole trace)") : QString()));

@@ -124,6 +124,7 @@ class MainWindow : public QMainWindow {
   void setViewsRange(std::uint64_t t0, std::uint64_t t1, std::shared_ptr<const Analysis> a);
   void viewReady(const ViewEntry& entry);
   void updateStatus();
+  void placeFocusCorner();
   void sendMoment();
   void setViewsGreyed(bool greyed);
   void endRangeProgress();

@@ -97,8 +97,14 @@ void ProcessesView::setSession(std::shared_ptr<const Session> session) {
   if (isReady()) emit ready();
 }
 
+void ProcessesView::setLoading(const std::string& file) {
+  loading_ = file;
+  if (!analyzing_) analyzeNext();
+}
+
 void ProcessesView::setRun(const std::optional<RunIndex>& run) {
   tasks_.cancel();
+  analyzing_ = false;
   run_ = run;
   figures_.assign(run_ ? run_->processes.size() : 0, Figures{});
   if (run_)
@@ -106,7 +112,14 @@ void ProcessesView::setRun(const std::optional<RunIndex>& run) {
       if (!run_->processes[i].header_error.empty())
         figures_[i] = {true, run_->processes[i].header_error};
   rebuildRows();
-  analyzeNext();
+  // After the window's loadStarted for the run's first process (it follows
+  // runChanged at once), so that process is left to its Session.
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        if (!analyzing_) analyzeNext();
+      },
+      Qt::QueuedConnection);
 }
 
 void ProcessesView::rebuildRows() {
@@ -158,12 +171,15 @@ void ProcessesView::showFigures(std::size_t i) {
 void ProcessesView::analyzeNext() {
   if (!run_) return;
   std::size_t i = 0;
-  while (i < figures_.size() && figures_[i].known) ++i;
+  auto left_to_session = [&] { return run_->processes[i].file == loading_; };
+  while (i < figures_.size() && (figures_[i].known || left_to_session())) ++i;
   if (i == figures_.size()) {
-    emit ready();
+    if (isReady()) emit ready();
     return;
   }
   const std::string file = run_->processes[i].file;
+  analyzing_ = true;
+  ++analyses_started_;
   tasks_.run<Figures>(
       [file](const BackgroundTasks::Wanted& wanted) {
         AnalysisOptions options;
@@ -174,6 +190,7 @@ void ProcessesView::analyzeNext() {
         return Figures{true, {}, s.events, s.peak_used_bytes, s.leaked.bytes, s.leaked.blocks};
       },
       [this, i](Figures f) {
+        analyzing_ = false;
         if (!figures_[i].known) figures_[i] = std::move(f);
         showFigures(i);
         analyzeNext();

@@ -2,7 +2,9 @@
 // directory, one row each as `memtrail report` prints them for a run (pid,
 // parent, exec, program, events, peak, leaked bytes and blocks) and the exit
 // status index.tsv recorded. The figures of the process on screen come from
-// its Session; the others are analysed one at a time off the GUI thread.
+// its Session; the others are analysed one at a time off the GUI thread
+// (never the one the window is loading: two passes over one trace at once
+// doubled the GUI's peak memory on a run of one large process).
 // Double click (or Enter, or the Open button) on a row opens that process
 // (processChosen). Without a run directory it says how to get one.
 #pragma once
@@ -31,6 +33,11 @@ class ProcessesView : public SessionView {
   // Every row's figures are in (or there is no run).
   bool isReady() const override;
   void setRun(const std::optional<RunIndex>& run);
+  // The window is loading `file` (empty: the load ended without a session):
+  // its figures will come from setSession, so it is not analysed here.
+  void setLoading(const std::string& file);
+  // For tests: how many processes this view has analysed itself.
+  std::size_t analysesStarted() const { return analyses_started_; }
 
   // For tests: the text of row `row`, column `column` (columnIndex(name)).
   QString cell(int row, int column) const;
@@ -57,6 +64,9 @@ class ProcessesView : public SessionView {
   std::shared_ptr<const Session> session_;
   std::optional<RunIndex> run_;
   std::vector<Figures> figures_;
+  std::string loading_;  // the file the window is loading
+  bool analyzing_ = false;
+  std::size_t analyses_started_ = 0;
   QLabel* heading_;
   QTreeWidget* table_;
   QPushButton* open_;

@@ -34,12 +34,19 @@ void addAllViews(MainWindow& window) {
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);
   window.addView("scopes", QObject::tr("Scopes"), new ScopesView);
   window.addView("whatif", QObject::tr("What-if"), new WhatIfView);
-  addCompareView(window);  // and File → Compare with...
+  addCompareView(window, trees);  // and File → Compare with...; A's tree from `trees`
   // A run directory's processes; a double click opens one.
   auto* processes = new ProcessesView;
   window.addView("processes", QObject::tr("Processes"), processes);
   QObject::connect(&window, &MainWindow::runChanged, processes,
                    [processes, &window] { processes->setRun(window.run()); });
+  // The process the window loads gets its figures from its Session.
+  QObject::connect(&window, &MainWindow::loadStarted, processes,
+                   [processes](const QString& file) { processes->setLoading(file.toStdString()); });
+  QObject::connect(&window, &MainWindow::loadFailed, processes,
+                   [processes] { processes->setLoading({}); });
+  QObject::connect(&window, &MainWindow::loadCancelled, processes,
+                   [processes] { processes->setLoading({}); });
   QObject::connect(processes, &ProcessesView::processChosen, &window,
                    [&window](std::size_t i) { window.openProcess(i); });
 }

@@ -8,7 +8,8 @@
 // cannot be read, the tab says so and is ready; the overlaid timeline holds
 // both traces; the differential flame graph's A and B sides are each
 // trace's `export --format folded` lines, its boxes hold their children; File
-// → Compare with… exists and --compare drives a screenshot.
+// → Compare with… exists and --compare drives a screenshot. A's call tree is
+// the window's shared one (CallTreeCache), not one built again for Compare.
 #include <QAction>
 #include <QMenu>
 #include <QMenuBar>
@@ -17,6 +18,7 @@
 #include <QTreeView>
 #include <QtTest>
 
+#include "call_tree_cache.hpp"
 #include "compare_model.hpp"
 #include "compare_timeline.hpp"
 #include "compare_view.hpp"
@@ -173,6 +175,30 @@ class CompareViewTest : public QObject {
       QCOMPARE(want["summary"]["leaked_bytes"]["a"].get<std::uint64_t>(), 9085u);
       QVERIFY(view.headingText().contains(QString::fromUtf8("−8.87 KiB")));
     }
+  }
+
+  // A's tree is the one in the window's cache (built once, shared with the
+  // Call tree and Flame graph tabs); the numbers stay diff --json's.
+  void treeOfAIsTheSharedOne() {
+    gui::CallTreeCache trees;
+    CompareView view(&trees);
+    QVERIFY(showCompare(view, session_a_, b_));
+    const Analysis* whole = &session_a_->whole();
+    QVERIFY(view.flame()->treeA() && view.flame()->treeB());
+    QCOMPARE(view.flame()->treeA().get(), trees.tree(whole, TreeDirection::top_down).get());
+    QCOMPARE(trees.builds(), std::size_t{1});
+    // A second tab asking for it gets the same tree, built no more.
+    std::shared_ptr<const CallTree> asked;
+    trees.request(std::shared_ptr<const Analysis>(session_a_, whole), TreeDirection::top_down,
+                  &view, [&](std::shared_ptr<const CallTree> t) { asked = std::move(t); });
+    QVERIFY(QTest::qWaitFor([&] { return asked != nullptr; }, 10000));
+    QCOMPARE(asked.get(), view.flame()->treeA().get());
+    QCOMPARE(trees.builds(), std::size_t{1});
+    const json want = diffJson(a_, b_);
+    QVERIFY(want.contains("sites"));
+    checkSummary(*view.diff(), want["summary"]);
+    checkSites(*view.sitesModel(), want["sites"]);
+    checkPools(*view.poolsModel(), want["pools"]);
   }
 
   // A range: B gets the same range, as `diff --from/--to` gives both.

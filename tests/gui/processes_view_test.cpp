@@ -127,6 +127,9 @@ class ProcessesViewTest : public QObject {
     ProcessesView* v = processesOf(w);
     QTRY_VERIFY_WITH_TIMEOUT(v->isReady(), 30000);
     QCOMPARE(v->rowCount(), 2);
+    // The process the window loads is not analysed a second time beside its
+    // Session (that doubled the peak memory): only the other one is.
+    QCOMPARE(v->analysesStarted(), std::size_t{1});
 
     auto r = test::run_command(std::string(MEMTRAIL_BIN) + " report --json " +
                                test::shell_quote(twoProcessRun()));

@@ -2,8 +2,11 @@
 // samples/fragmentation (caching and BFC pools, recorded through
 // MEMTRAIL_OUTPUT at test time) replayed through each policy, and
 // samples/workspaces replayed through a workspace over its LOOP scope. The
-// view's numbers come from the same library calls as the CLI's, so they must
-// be equal to the byte; the replayed series' highest bucket is the peak.
+// view's numbers come from the same library call as the CLI's
+// (alloc::run_what_if), so they must be equal to the byte: the peaks, and
+// every bucket of the replayed series the chart draws (`--series POINTS
+// --range T0:T1` with the view's window); the series' highest bucket is the
+// peak.
 // The replay runs in the background: a large synthesized trace is replayed
 // while the event loop keeps turning, and a replay can be cancelled.
 #include <QElapsedTimer>
@@ -27,10 +30,15 @@ std::string recordSample(const char* program, const std::string& name) {
   return r.exit_code == 0 ? path : std::string();
 }
 
-// `memtrail replay TRACE ... --json`: the summary object (null on failure).
-nlohmann::json cliReplay(const std::string& trace, const WhatIfSpec& s) {
+// `memtrail replay TRACE ... --json`: the summary object (null on failure),
+// with the {"replay_series"} line under "series" when `series` asks for it.
+nlohmann::json cliReplay(const std::string& trace, const WhatIfSpec& s,
+                         const LevelSeries* series = nullptr) {
   std::string cmd = std::string(MEMTRAIL_BIN) + " replay " + test::shell_quote(trace) +
                     " --json --allocator " + s.allocator + " --pool " + test::shell_quote(s.pool);
+  if (series)
+    cmd += " --series " + std::to_string(series->points) + " --range " +
+           std::to_string(series->t0) + ":" + std::to_string(series->t1);
   if (!s.conf.empty()) cmd += " --conf " + test::shell_quote(s.conf);
   if (s.capacity) cmd += " --capacity " + std::to_string(s.capacity);
   if (!s.mark.empty()) cmd += " --iteration-mark " + test::shell_quote(s.mark);
@@ -39,10 +47,45 @@ nlohmann::json cliReplay(const std::string& trace, const WhatIfSpec& s) {
     qWarning("%s: %s", cmd.c_str(), r.err.c_str());
     return {};
   }
-  // OOM lines come first; the summary is the last line.
-  const std::string out = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  // OOM lines and the series come first; the summary is the last line.
+  std::string out = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
   auto j = nlohmann::json::parse(out.substr(out.rfind('\n') + 1));
-  return j.contains("replay_summary") ? j["replay_summary"] : j["workspace_replay"];
+  nlohmann::json summary =
+      j.contains("replay_summary") ? j["replay_summary"] : j["workspace_replay"];
+  if (series) {
+    out.resize(out.rfind('\n'));
+    auto line = nlohmann::json::parse(out.substr(out.rfind('\n') + 1));
+    if (line.contains("replay_series")) summary["series"] = line["replay_series"];
+  }
+  return summary;
+}
+
+// The CLI's series has the view's window.
+bool seriesEqual(const LevelSeries& s, const nlohmann::json& j, QString* why) {
+  if (!j.is_object()) return *why = "no replay_series line", false;
+  if (j["t0_ns"] != s.t0 || j["t1_ns"] != s.t1 || j["step_ns"] != s.step_ns ||
+      j["points"] != s.points)
+    return *why = QString::fromStdString("window differs: " + j.dump()), false;
+  return true;
+}
+
+// The chart's series is the CLI's, bucket by bucket (null: no level yet).
+bool bucketsEqual(const LevelSeries& s, const nlohmann::json& a, QString* why) {
+  if (!a.is_array() || a.size() != s.max.size())
+    return *why = QString("%1 buckets in the CLI, %2 in the view")
+                      .arg(a.is_array() ? a.size() : 0)
+                      .arg(s.max.size()),
+           false;
+  for (std::size_t i = 0; i < s.max.size(); ++i) {
+    const bool same = s.has_data[i] ? a[i] == s.max[i] : a[i].is_null();
+    if (!same)
+      return *why = QString("bucket %1: CLI %2, view %3")
+                        .arg(i)
+                        .arg(QString::fromStdString(a[i].dump()))
+                        .arg(s.has_data[i] ? QString::number(s.max[i]) : QString("none")),
+             false;
+  }
+  return true;
 }
 
 std::shared_ptr<const Session> openSession(const std::string& path) {
@@ -103,6 +146,14 @@ class WhatIfTest : public QObject {
     QCOMPARE(r->replay.peak_fragmentation, cli["peak_fragmentation_bytes"].get<std::uint64_t>());
     QCOMPARE(r->replay.final_reserved, cli["final_reserved_bytes"].get<std::uint64_t>());
     QCOMPARE(r->replay.final_allocated, cli["final_allocated_bytes"].get<std::uint64_t>());
+    // Every bucket the chart draws is the CLI's.
+    const nlohmann::json cli_series = cliReplay(trace, *s, &r->reserved)["series"];
+    QString why;
+    QVERIFY2(seriesEqual(r->reserved, cli_series, &why), qPrintable(why));
+    QVERIFY2(bucketsEqual(r->reserved, cli_series["reserved"], &why), qPrintable(why));
+    QVERIFY2(bucketsEqual(r->allocated, cli_series["allocated"], &why), qPrintable(why));
+    QCOMPARE(r->reserved.t0, session->whole().summary.first_event_ns);
+    QCOMPARE(r->reserved.t1, session->whole().summary.last_event_ns);
     // Over the whole trace the series' highest bucket is the replay's peak.
     QCOMPARE(r->reserved.peak(), cli["peak_reserved_bytes"].get<std::uint64_t>());
     QCOMPARE(r->allocated.peak(), cli["peak_allocated_bytes"].get<std::uint64_t>());
@@ -149,6 +200,44 @@ class WhatIfTest : public QObject {
     QCOMPARE(w.escaping_allocations, cli["escaping_allocations"].get<std::uint64_t>());
     // The workspace's buffer is reserved from the upstream: the series rises.
     QVERIFY(r->reserved.peak() >= w.learned_size);
+    // Every bucket the chart draws is the CLI's; a workspace has no allocated line.
+    const nlohmann::json cli_series = cliReplay(trace, s, &r->reserved)["series"];
+    QString why;
+    QVERIFY2(seriesEqual(r->reserved, cli_series, &why), qPrintable(why));
+    QVERIFY2(bucketsEqual(r->reserved, cli_series["reserved"], &why), qPrintable(why));
+    QVERIFY(!cli_series.contains("allocated"));
+  }
+
+  // --series without a window covers the replayed events' least to most
+  // time; its options are refused where they cannot apply (exit 2, one line).
+  void cliSeriesOptions() {
+    static const std::string trace = recordSample(MEMTRAIL_FRAGMENTATION_BIN, "whatif-frag3.mtr");
+    QVERIFY(!trace.empty());
+    const std::string replay = std::string(MEMTRAIL_BIN) + " replay " + test::shell_quote(trace) +
+                               " --pool 'caching pool' ";
+    auto r = test::run_command(replay + "--json --series 50");
+    QCOMPARE(r.exit_code, 0);
+    const auto series = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')))["replay_series"];
+    QVERIFY(series["t1_ns"].get<std::uint64_t>() > series["t0_ns"].get<std::uint64_t>());
+    QCOMPARE(series["points"].get<std::size_t>(), std::size_t{50});
+    // The first bucket holds the first op's level, the last one the final level.
+    QVERIFY(!series["reserved"].front().is_null());
+    const std::string script = test::writeFile("whatif.script", "A = malloc 1000\nfree A\n");
+    const std::pair<std::string, std::string> refused[] = {
+        {replay + "--series 50", "--series needs --json"},
+        {replay + "--json --range 5:9", "--range is the window of --series"},
+        {replay + "--json --series 0", "--series needs POINTS"},
+        {replay + "--json --series 50 --range 9:5", "--range needs T0:T1"},
+        {replay + "--json --series 50 --range 5", "--range needs T0:T1"},
+        {std::string(MEMTRAIL_BIN) + " replay " + script + " --json --series 50",
+         "--series needs a trace"},
+    };
+    for (const auto& [cmd, says] : refused) {
+      auto e = test::run_command(cmd);
+      QVERIFY2(e.exit_code == 2 && e.err.find(says) != std::string::npos &&
+                   e.err.find('\n') == e.err.size() - 1,
+               (cmd + ": " + e.err).c_str());
+    }
   }
 
   void errorsAreShown() {

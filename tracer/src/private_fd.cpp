@@ -93,6 +93,13 @@ void unregister_private_fd_locked(int* slot) {
     if (s == slot) s = nullptr;
 }
 
+int registered_private_fds_locked(int* out, int max) {
+  int n = 0;
+  for (int* s : g_slots)
+    if (s != nullptr && *s >= 0 && n < max) out[n++] = *s;
+  return n;
+}
+
 void hand_over_locked(int* slot, int private_number) {
   // The raw call: glibc's close is the preload's, which would refuse a
   // registered number (and the number is the program's from now on).
@@ -121,9 +128,9 @@ bool enter_private_table(const int* keep, int count) {
   // The system call, not glibc's unshare: that is the preload's, which
   // pauses the recorder's threads for a namespace.
   if (::syscall(SYS_unshare, CLONE_FILES) != 0) return false;
-  int kept[8];
+  int kept[16];
   int n = 0;
-  for (int i = 0; i < count && n < 8; ++i)
+  for (int i = 0; i < count && n < 16; ++i)
     if (keep[i] >= 0) kept[n++] = keep[i];
   std::sort(kept, kept + n);
   unsigned next = 0;  // the lowest number not yet closed or kept

@@ -76,6 +76,13 @@ bool enter_private_table(const int* keep, int count);
 // registered) and unregistered, and `slot` gets the writer's number.
 void hand_over_locked(int* slot, int private_number);
 void unregister_private_fd_locked(int* slot);
+// The registered numbers (the caller holds the lock), at most `max`: the
+// writer keeps them in its own table too, at the same numbers. libunwind's
+// pipe above all: its numbers are one global pair for every thread, and a
+// writer thread whose table lacked them (a C++ exception's unwinding
+// validates through it) made libunwind reopen it there, at 0 and 1, which
+// a program thread then closed in the program's table (its stdout).
+int registered_private_fds_locked(int* out, int max);
 
 // Set while the recorder first initialises libunwind, which opens its
 // validation pipe then (note_pipe in program_fds.hpp registers it).

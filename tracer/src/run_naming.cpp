@@ -76,11 +76,6 @@ int run_directory_fd(const std::string& directory) {
 
 }  // namespace
 
-void run_directory_descriptors(int* directory, int* missing_list) {
-  *directory = g_run_directory.fd;
-  *missing_list = g_missing_list.fd;
-}
-
 bool is_run_directory_output(const std::string& output) {
   return !output.empty() && output.back() == '/';
 }

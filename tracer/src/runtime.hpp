@@ -467,10 +467,6 @@ void note_lost_events(const std::string& what);
 // fork child after chroot), else by its path.
 int open_in_run_directory(const std::string& directory, const std::string& path, int flags);
 void unlink_in_run_directory(const std::string& directory, const std::string& path);
-// The run directory's and the missing list's descriptors (-1: none), which
-// the writer thread keeps in its own table too (private_fd.hpp): it removes
-// the tally and appends lost events through them.
-void run_directory_descriptors(int* directory, int* missing_list);
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // The writer thread starts with these blocked. A signal sent to the process

@@ -9,6 +9,7 @@
 #include <linux/futex.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -403,14 +404,21 @@ void futex_wake(std::atomic<std::uint32_t>& word) {
 void Session::enter_own_table() {
   const bool hand_over = table_step.load(std::memory_order_acquire) == kTableHandOverWanted;
   {
-    // No program dup2 moves one between the look and the copy. The run
-    // directory's two stay in both tables (the program's fork children
-    // need them too).
+    // No program dup2 moves one between the look and the copy. The other
+    // registered ones (libunwind's pipe, the run directory's two) stay in
+    // both tables at the same numbers (private_fd.hpp).
     auto lock = detail::private_fd_lock();
-    int keep[3] = {-1, -1, -1};
-    run_directory_descriptors(&keep[1], &keep[2]);
-    if (hand_over && writer) keep[0] = private_trace_fd = writer->descriptor();
-    own_table = detail::enter_private_table(keep, 3);
+    int keep[12];
+    keep[0] = hand_over && writer ? writer->descriptor() : -1;
+    if (hand_over) private_trace_fd = keep[0];
+    int n = 1 + detail::registered_private_fds_locked(keep + 1, 10);
+    // stderr, when it is a regular file, stays too: its lines must share
+    // the program's (and memtrail run's) offset, which a reopen through
+    // /proc/self/fd/2 would not (diagnostics.cpp); a file has no reader
+    // waiting for its EOF, as a pipe has.
+    struct stat err;
+    if (::fstat(2, &err) == 0 && S_ISREG(err.st_mode)) keep[n++] = 2;
+    own_table = detail::enter_private_table(keep, n);
   }
   if (own_table && writer) writer->write_only_from_this_thread();
   if (!hand_over) return;

@@ -124,6 +124,12 @@ TEST(GuestParity, Shape4_DescriptorTableWhileThreadsRun) {
   parity({"fd_count", bin(FD_COUNT_BIN)});
 }
 
+// A fork child's table: a copy of the forking thread's, without its
+// parent's trace file, and its own is in its own writer's table.
+TEST(GuestParity, Shape4_DescriptorTableOfAForkChild) {
+  parity({"fd_count_fork", bin(FD_COUNT_BIN) + " fork"});
+}
+
 // Without stacks libunwind is never initialised (no pipe): only the run
 // directory and its missing-trace list are left in the program's table.
 TEST(GuestParity, Shape4_DescriptorTableWithoutStacks) {

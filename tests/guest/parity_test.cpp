@@ -116,6 +116,40 @@ TEST(GuestParity, Shape4_FilesOnTheHighestDescriptors) {
   parity(c);
 }
 
+// 4. The descriptor table while the program's threads run: its count as
+// untraced but for what the tracer cannot keep out (parity.hpp), its lowest
+// free number and its first files' numbers the same. The trace file and
+// statm were in it (6 more than untraced).
+TEST(GuestParity, Shape4_DescriptorTableWhileThreadsRun) {
+  parity({"fd_count", bin(FD_COUNT_BIN)});
+}
+
+// A fork child's table: a copy of the forking thread's, without its
+// parent's trace file, and its own is in its own writer's table.
+TEST(GuestParity, Shape4_DescriptorTableOfAForkChild) {
+  parity({"fd_count_fork", bin(FD_COUNT_BIN) + " fork"});
+}
+
+// Without stacks libunwind is never initialised (no pipe): only the run
+// directory and its missing-trace list are left in the program's table.
+TEST(GuestParity, Shape4_DescriptorTableWithoutStacks) {
+  ParityCase c{"fd_count_nostacks", bin(FD_COUNT_BIN)};
+  c.run_options = "--no-stacks";
+  auto views = parity(c);
+  for (const char* key : {"fds_listed", "fds_fcntl"}) {
+    long long a = observed_number(views.plain, key), b = observed_number(views.traced, key);
+    EXPECT_LE(b - a, 2) << key << ": untraced " << a << ", traced " << b;
+  }
+}
+
+// A pipe's write end the program inherits and closes: the writer thread's
+// copy of the table must not hold it (the reader saw EOF only at the exit).
+TEST(GuestParity, Shape4_InheritedPipeClosedByTheProgramReachesEof) {
+  auto views = parity({"inherited_pipe", bin(INHERITED_PIPE_BIN)});
+  EXPECT_NE(views.traced.out.find("EOF while the child lives: yes"), std::string::npos)
+      << views.traced.out;
+}
+
 // 5. Limits and sandboxes. RLIMIT_FSIZE of the program's own: its file is
 // written alike (the trace, cut at the limit, is outside its directory). A
 // user namespace: works or fails alike. Not here: the seccomp allow-list

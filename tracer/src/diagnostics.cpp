@@ -2,6 +2,7 @@
 #include "memtrail/detail/diagnostics.hpp"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,10 +20,25 @@ struct Identity {
   ino_t ino = 0;
 };
 
-Identity identity_of_stderr() {
+Identity identity_of(int fd) {
   struct stat st;
-  if (::fstat(2, &st) != 0) return {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) return {};
   return {true, st.st_dev, st.st_ino};
+}
+
+Identity identity_of_stderr() {
+  return identity_of(2);
+}
+
+// The recorder's writer thread has a descriptor table of its own
+// (private_fd.hpp) without fd 2: it reaches the program's stderr through
+// /proc/self/fd/2 (the process's table), opened for the one line. -1: none.
+int stderr_of_this_thread(bool* opened) {
+  *opened = false;
+  if (::fcntl(2, F_GETFD) >= 0 || errno != EBADF) return 2;
+  int fd = ::open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+  *opened = fd >= 0;
+  return fd;
 }
 
 // Taken when libmemtrail.so is loaded: before the program's main and its
@@ -38,7 +54,9 @@ void guard_diagnostics() {
 
 void diagnostic(const char* format, ...) {
   int saved_errno = errno;
-  Identity now = identity_of_stderr();
+  bool opened = false;
+  const int fd = stderr_of_this_thread(&opened);
+  Identity now = identity_of(fd);
   bool guarded = g_guarded.load(std::memory_order_relaxed);
   if (now.open && (!guarded || (g_users_stderr.open && now.dev == g_users_stderr.dev &&
                                 now.ino == g_users_stderr.ino))) {
@@ -50,9 +68,10 @@ void diagnostic(const char* format, ...) {
     if (n > 0) {
       std::size_t length = static_cast<std::size_t>(n) < sizeof line ? n : sizeof line - 1;
       if (line[length - 1] != '\n' && length == sizeof line - 1) line[length - 1] = '\n';
-      (void)!::write(2, line, length);
+      (void)!::write(fd, line, length);
     }
   }
+  if (opened) ::close(fd);
   errno = saved_errno;
 }
 

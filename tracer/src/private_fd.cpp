@@ -1,8 +1,10 @@
 #include "private_fd.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,8 +85,61 @@ bool register_private_fd(int* slot) {
 
 void unregister_private_fd(int* slot) {
   auto lock = private_fd_lock();
+  unregister_private_fd_locked(slot);
+}
+
+void unregister_private_fd_locked(int* slot) {
   for (int*& s : g_slots)
     if (s == slot) s = nullptr;
+}
+
+int registered_private_fds_locked(int* out, int max) {
+  int n = 0;
+  for (int* s : g_slots)
+    if (s != nullptr && *s >= 0 && n < max) out[n++] = *s;
+  return n;
+}
+
+void hand_over_locked(int* slot, int private_number) {
+  // The raw call: glibc's close is the preload's, which would refuse a
+  // registered number (and the number is the program's from now on).
+  if (*slot >= 0) ::syscall(SYS_close, *slot);
+  unregister_private_fd_locked(slot);
+  *slot = private_number;
+}
+
+namespace {
+
+// Closes [low, high] in the calling thread's table: close_range, or one by
+// one up to the limit where the kernel lacks it (before 5.9).
+void close_numbers(unsigned low, unsigned high) {
+  if (low > high) return;
+  if (::syscall(SYS_close_range, low, high, 0) == 0) return;
+  rlimit limit{};
+  unsigned top = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (1u << 20)
+                     ? static_cast<unsigned>(limit.rlim_cur)
+                     : (1u << 20);
+  for (unsigned fd = low; fd <= high && fd < top; ++fd) ::syscall(SYS_close, fd);
+}
+
+}  // namespace
+
+bool enter_private_table(const int* keep, int count) {
+  // The system call, not glibc's unshare: that is the preload's, which
+  // pauses the recorder's threads for a namespace.
+  if (::syscall(SYS_unshare, CLONE_FILES) != 0) return false;
+  int kept[16];
+  int n = 0;
+  for (int i = 0; i < count && n < 16; ++i)
+    if (keep[i] >= 0) kept[n++] = keep[i];
+  std::sort(kept, kept + n);
+  unsigned next = 0;  // the lowest number not yet closed or kept
+  for (int i = 0; i < n; ++i) {
+    if (kept[i] > 0) close_numbers(next, static_cast<unsigned>(kept[i]) - 1);
+    next = static_cast<unsigned>(kept[i]) + 1;
+  }
+  close_numbers(next, ~0u);
+  return true;
 }
 
 bool maybe_private_fd(int fd) {

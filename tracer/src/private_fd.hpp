@@ -63,6 +63,27 @@ bool is_private_fd_locked(int fd);
 // updates every slot that held it; true when it was ours. The caller holds
 // the lock and then makes the program's own call.
 bool vacate_private_fd_locked(int fd);
+// The calling thread (the writer) gets a descriptor table of its own
+// (unshare(CLONE_FILES)), then closes in it every number it copied from
+// the program's except `keep` (-1s are skipped): a copy must not hold the
+// program's pipes and sockets open. What the thread opens from then on is
+// in no table of the program's; the program's dup2, close and close-all
+// cannot reach it, nor can a fork child, which copies the forking thread's
+// table. False (nothing changed) when the kernel refuses the unshare.
+bool enter_private_table(const int* keep, int count);
+// The trace file's number in the program's table goes once the writer holds
+// its copy: closed there (the caller holds private_fd_lock(); `slot` is
+// registered) and unregistered, and `slot` gets the writer's number.
+void hand_over_locked(int* slot, int private_number);
+void unregister_private_fd_locked(int* slot);
+// The registered numbers (the caller holds the lock), at most `max`: the
+// writer keeps them in its own table too, at the same numbers. libunwind's
+// pipe above all: its numbers are one global pair for every thread, and a
+// writer thread whose table lacked them (a C++ exception's unwinding
+// validates through it) made libunwind reopen it there, at 0 and 1, which
+// a program thread then closed in the program's table (its stdout).
+int registered_private_fds_locked(int* out, int max);
+
 // Set while the recorder first initialises libunwind, which opens its
 // validation pipe then (note_pipe in program_fds.hpp registers it).
 extern std::atomic<bool> g_expect_unwind_pipe;

@@ -230,7 +230,10 @@ void abandon_parent_session(Session* parent) {
   g_session.store(nullptr, std::memory_order_relaxed);
   t_buffer = nullptr;
   if (parent->writer) parent->writer->abandon();
-  parent->statm.release();
+  if (parent->own_table)
+    parent->statm.fd = -1;  // in the parent's writer's table: the number is not ours here
+  else
+    parent->statm.release();
   parent->tally.unmap();  // the parent's count, shared: never to be touched here
 }
 

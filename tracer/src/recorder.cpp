@@ -450,10 +450,6 @@ std::string claim_fresh_path(const std::string& path) {
   return path;  // let the writer report the problem
 }
 
-// A soft descriptor limit below this leaves no number above what the
-// program may use (a shell's default is 1024; tests and sandboxes use 8-32).
-constexpr int kRoomyFdLimit = 64;
-
 // libunwind opens a pipe (to validate memory) when it is first used and
 // keeps it for the image's life, at the lowest free numbers: the program's
 // (private_fd.hpp). Worse, when a read from it fails (a daemon closed every
@@ -631,20 +627,6 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     s->inherit_from = inherit;  // written by the first drain
     s->inherit_why = why;
   }
-  if (detail::private_fd_ceiling() >= kRoomyFdLimit) {
-    // Opened now, while the high numbers are free: later the program may
-    // have lowered its limit (the writer reopens it only if it was closed).
-    s->statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
-    detail::register_private_fd(&s->statm.fd);
-  } else {
-    // Every number below the limit is one the program may count on: take
-    // as few as we can (no RSS samples) and say so once.
-    s->sample_rss = false;
-    detail::diagnostic(
-        "memtrail: RLIMIT_NOFILE %d: the tracer's descriptors take numbers the program "
-        "may need; RSS is not sampled\n",
-        detail::private_fd_ceiling());
-  }
   s->address_model = detail::address_model_from_environment();
   if (s->address_model != detail::AddressModel::automatic)
     s->writer->set_address_model(s->address_model == detail::AddressModel::always);
@@ -656,6 +638,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   // which it could take a signal).
   sigset_t blocked = writer_blocked_signals(), old_mask;
   pthread_sigmask(SIG_BLOCK, &blocked, &old_mask);
+  raw->table_step.store(1, std::memory_order_release);  // hand the file over (writer_thread.cpp)
   try {
     raw->writer_thread = std::thread([raw] { raw->writer_main(); });
   } catch (const std::exception& e) {  // system_error, or bad_alloc for its state
@@ -667,6 +650,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
     return false;
   }
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  raw->hand_over_trace_file();
   g_session.store(raw, std::memory_order_release);
   detail::g_tracing.store(true, std::memory_order_release);
   return true;

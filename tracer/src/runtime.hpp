@@ -316,7 +316,14 @@ struct Session {
   // async-signal-safe wake-up that needs no descriptor: private_fd.hpp).
   alignas(64) std::atomic<std::uint32_t> wake_word{0};
   detail::OwnFd statm;     // /proc/self/statm, read at each sample
-  bool sample_rss = true;  // false under a tiny descriptor limit (recorder.cpp)
+  bool sample_rss = true;  // false under a tiny descriptor limit, shared table
+  // The writer thread's descriptor table is its own (private_fd.hpp): the
+  // trace file and statm are in no table of the program's. At start the
+  // file, opened by start_session, is handed over (table_step, a futex
+  // word: kTable* in writer_thread.cpp).
+  bool own_table = false;
+  std::atomic<std::uint32_t> table_step{0};
+  int private_trace_fd = -1;  // the file's number in the writer's table
   std::atomic<std::uint64_t> flush_requested{0};
   std::atomic<std::uint64_t> flush_done{0};
   std::atomic<bool> exit_requested{false};
@@ -394,6 +401,9 @@ struct Session {
   // Asks the writer to drain and flush; waits up to `timeout_ms` for it.
   void request_flush(int timeout_ms);
   void writer_main();
+  void enter_own_table();                           // the writer's first step
+  void open_statm();                                // its second
+  void hand_over_trace_file();                      // start_session's side of enter_own_table
   void wait_for_work(bool more, bool stood_aside);  // writer_main's stages
   bool writer_round(bool stood_aside, bool exiting, std::uint64_t ticket, std::uint64_t asked_at,
                     const std::optional<HeapProbe::Figures>& heap);

@@ -216,6 +216,9 @@ struct TraceWriter::Impl {
   }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
   LiveBlocks live;
+  // The file is in the recorder's writer thread's own descriptor table
+  // (hand_over_to_private_table): no copy of it is the program's.
+  bool private_table = false;
   // Names this chunk in TraceWriter::BlockRef; never 0, new at every flush.
   std::uint32_t chunk_serial = 1;
   // The glibc model (alloc candidates) in this chunk, and in the next ones.
@@ -283,7 +286,36 @@ struct TraceWriter::Impl {
     fd = own.fd;
   }
 
+  // The file in the recorder's writer thread's own table (private_fd.hpp)
+  // is written by that thread only. A program thread that drains while the
+  // writer stands aside (drain_sharing.cpp) makes whole frames, which wait
+  // in `pending`, in order, for the writer's next round (write_pending).
+  bool has_writing_thread = false;
+  pthread_t writing_thread{};
+  std::string pending;
+  bool owed_chunk_written = false;  // a pending chunk's chunk_written call
+  bool off_thread() const {
+    return has_writing_thread && !pthread_equal(pthread_self(), writing_thread);
+  }
+
   void write_all(const std::string& data) {
+    if (off_thread()) {
+      pending += data;
+      return;
+    }
+    if (!pending.empty()) write_pending();
+    write_now(data);
+  }
+
+  void write_pending() {
+    std::string waiting;
+    waiting.swap(pending);  // emptied first: a failed write must not repeat it
+    write_now(waiting);
+    if (owed_chunk_written && chunk_written) chunk_written(chunk_written_context);
+    owed_chunk_written = false;
+  }
+
+  void write_now(const std::string& data) {
     auto lock = detail::private_fd_lock();  // no move between the check and the writes
     ensure_own_file();
     const char* p = data.data();
@@ -348,10 +380,15 @@ struct TraceWriter::Impl {
   bool room_after(std::size_t chunk_bytes) {
     struct statvfs fs;
     struct stat st;
-    // Unknown, or not a file on a sized file system (a pipe, /dev/full): as before.
-    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::fstatvfs(fd, &fs) != 0 ||
-        fs.f_blocks == 0)
+    // Unknown, or not a file on a sized file system (a pipe, /dev/full): as
+    // before. Off the writing thread `fd` is not in the caller's table: by path.
+    if (off_thread()) {
+      if (reopen_path.empty() || ::statvfs(reopen_path.c_str(), &fs) != 0 || fs.f_blocks == 0)
+        return true;
+    } else if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+               ::fstatvfs(fd, &fs) != 0 || fs.f_blocks == 0) {
       return true;
+    }
     std::uint64_t unit = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
     std::uint64_t total = fs.f_blocks * unit, free = fs.f_bavail * unit;
     space_reserve = std::clamp<std::uint64_t>(total / 16, kMinReserve, kMaxReserve);
@@ -370,7 +407,10 @@ struct TraceWriter::Impl {
     } else {
       write_frame(kChunkData, compressed, static_cast<std::uint32_t>(payload.size()),
                   static_cast<std::uint32_t>(chunk_events));
-      if (chunk_written) chunk_written(chunk_written_context);
+      if (!pending.empty())
+        owed_chunk_written = true;  // said once the writing thread wrote it
+      else if (chunk_written)
+        chunk_written(chunk_written_context);
     }
     for (auto& s : streams) s.clear();
     chunk_events = 0;
@@ -649,8 +689,30 @@ TraceWriter::~TraceWriter() {
 void TraceWriter::abandon() {
   impl_->finished = true;
   impl_->forget_descriptor();
-  if (impl_->by_path) impl_->own.release();
+  if (impl_->by_path && !impl_->private_table) impl_->own.release();
   impl_->fd = -1;
+  impl_->own.fd = -1;
+}
+
+void TraceWriter::hand_over_to_private_table(int number) {
+  detail::hand_over_locked(&impl_->fd, number);  // closes the program's copy (own.fd's too)
+  detail::unregister_private_fd_locked(&impl_->own.fd);
+  if (impl_->by_path) impl_->own.fd = number;
+  impl_->private_table = true;
+}
+
+void TraceWriter::write_only_from_this_thread() {
+  impl_->has_writing_thread = true;
+  impl_->writing_thread = pthread_self();
+}
+
+void TraceWriter::write_pending() {
+  if (!impl_->pending.empty() && !impl_->off_thread()) impl_->write_pending();
+}
+
+void TraceWriter::lose_private_descriptor() {
+  impl_->fd = -1;
+  impl_->own.fd = -1;
 }
 
 void TraceWriter::add_string(std::uint32_t id, std::string_view text) {

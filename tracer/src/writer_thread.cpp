@@ -9,6 +9,7 @@
 #include <linux/futex.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -363,6 +364,7 @@ bool Session::writer_round(bool stood_aside, bool exiting, std::uint64_t ticket,
       writer->flush();
       next_flush_ns = now + options.flush_interval_ms * kMs;
     }
+    writer->write_pending();  // chunks program threads flushed while they drained
     if (exiting) {
       if (int sig = ended_by_signal.load(std::memory_order_acquire)) emit_signal_mark(sig);
       writer->finish();
@@ -377,9 +379,91 @@ bool Session::writer_round(bool stood_aside, bool exiting, std::uint64_t ticket,
   return more;
 }
 
+namespace {
+// Session::table_step: start_session wants the trace file handed over; the
+// writer's table is private and holds its copy; start_session closed the
+// program's; the writer's table is the program's (unshare refused).
+constexpr std::uint32_t kTableHandOverWanted = 1, kTablePrivate = 2, kTableHandedOver = 3,
+                        kTableShared = 4;
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+  ::syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+}
+void futex_wake(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+}  // namespace
+
+// A private table keeps the trace file out of the program's reach: a
+// daemon's close-all or dup2 onto 1023 cannot touch it, the program's
+// lowest free number and descriptor count are as untraced, and a fork
+// child (a copy of a program thread's table) never holds it. At start the
+// file start_session opened (its errors are said there, synchronously) is
+// kept in the copy and then closed on the program's side; after a pause
+// (resume_threads) nothing is kept: the file is reopened by its path.
+void Session::enter_own_table() {
+  const bool hand_over = table_step.load(std::memory_order_acquire) == kTableHandOverWanted;
+  {
+    // No program dup2 moves one between the look and the copy. The other
+    // registered ones (libunwind's pipe, the run directory's two) stay in
+    // both tables at the same numbers (private_fd.hpp).
+    auto lock = detail::private_fd_lock();
+    int keep[12];
+    keep[0] = hand_over && writer ? writer->descriptor() : -1;
+    if (hand_over) private_trace_fd = keep[0];
+    int n = 1 + detail::registered_private_fds_locked(keep + 1, 10);
+    // stderr, when it is a regular file, stays too: its lines must share
+    // the program's (and memtrail run's) offset, which a reopen through
+    // /proc/self/fd/2 would not (diagnostics.cpp); a file has no reader
+    // waiting for its EOF, as a pipe has.
+    struct stat err;
+    if (::fstat(2, &err) == 0 && S_ISREG(err.st_mode)) keep[n++] = 2;
+    own_table = detail::enter_private_table(keep, n);
+  }
+  if (own_table && writer) writer->write_only_from_this_thread();
+  if (!hand_over) return;
+  table_step.store(own_table ? kTablePrivate : kTableShared, std::memory_order_release);
+  futex_wake(table_step);
+  for (std::uint32_t step;
+       own_table && (step = table_step.load(std::memory_order_acquire)) != kTableHandedOver;)
+    futex_wait(table_step, step);
+}
+
+void Session::hand_over_trace_file() {
+  std::uint32_t step;
+  while ((step = table_step.load(std::memory_order_acquire)) == kTableHandOverWanted)
+    futex_wait(table_step, step);
+  if (step == kTablePrivate) {
+    auto lock = detail::private_fd_lock();
+    writer->hand_over_to_private_table(private_trace_fd);
+  }
+  table_step.store(kTableHandedOver, std::memory_order_release);
+  futex_wake(table_step);
+}
+
+// In a private table statm takes no number of the program's. Sharing the
+// program's (unshare refused), a soft limit below 64 leaves no number the
+// program does not count on: no RSS samples then, said once.
+void Session::open_statm() {
+  constexpr int kRoomyFdLimit = 64;
+  if (!own_table && detail::private_fd_ceiling() < kRoomyFdLimit) {
+    sample_rss = false;
+    detail::diagnostic(
+        "memtrail: RLIMIT_NOFILE %d: the tracer's descriptors take numbers the program "
+        "may need; RSS is not sampled\n",
+        detail::private_fd_ceiling());
+    return;
+  }
+  if (!own_table) detail::register_private_fd(&statm.fd);
+  auto lock = detail::private_fd_lock();
+  if (statm.fd < 0) statm.adopt(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+}
+
 void Session::writer_main() {
   t_internal = 1;  // this thread is never traced
   detail::t_recorder_thread = true;
+  enter_own_table();
+  if (sample_rss) open_statm();
   pthread_setname_np(pthread_self(), "memtrail-writer");
   // The glibc model makes alloc addresses ~2 bytes cheaper in the file but
   // costs the drain ~40 ns an event; on two cores a drain that falls
@@ -430,14 +514,21 @@ void Session::writer_main() {
     if (more) continue;
     if (exiting) break;
     if (pause_requested.load(std::memory_order_acquire) &&
-        flush_done.load(std::memory_order_acquire) >= pause_ticket)
-      return;  // paused (process_hooks.cpp): everything before it is in the file
+        flush_done.load(std::memory_order_acquire) >= pause_ticket) {
+      // Paused (process_hooks.cpp): everything before it is in the file. A
+      // private table dies with this thread, its descriptors with it.
+      if (own_table) {
+        writer->lose_private_descriptor();
+        statm.fd = -1;
+      }
+      return;
+    }
   }
   // Under the lock: a fork's prepare handler holds it, and the child
   // closes what the parent's session still holds (process_hooks.cpp).
   std::lock_guard work(work_mutex);
   writer.reset();  // closes the file
-  detail::unregister_private_fd(&statm.fd);
+  if (!own_table) detail::unregister_private_fd(&statm.fd);
   statm.release();
   writer_done.store(true, std::memory_order_release);
 }

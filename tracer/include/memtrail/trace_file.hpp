@@ -115,8 +115,22 @@ class TraceWriter {
   // Flushes and writes the end-of-trace marker chunk. Idempotent.
   void finish();
   // Writes nothing more and closes the file (a fork child's copy of its
-  // parent's writer: the file is the parent's).
+  // parent's writer: the file is the parent's). A file handed over to the
+  // recorder's writer thread's own table is not in the child's: only forgotten.
   void abandon();
+  // The recorder's writer thread holds a copy of the file at `number` in a
+  // descriptor table of its own (tracer/src/private_fd.hpp): the program's
+  // copy is closed and the number left to the program. The caller holds
+  // private_fd_lock().
+  void hand_over_to_private_table(int number);
+  // From now on only the calling thread writes the file (it is in its
+  // table only); frames other threads make (flushes while they drain) wait
+  // in memory until its next write or write_pending().
+  void write_only_from_this_thread();
+  void write_pending();
+  // That table is gone with its thread (a pause for unshare): the number is
+  // forgotten, not closed, and the next write reopens the file by its path.
+  void lose_private_descriptor();
 
   // From now on a chunk is written only if the file system keeps a reserve
   // free after it (1/16 of its size, 1 MiB to 64 MiB) for the traced

@@ -27,6 +27,7 @@
 #include "memtrail/detail/address_table.hpp"
 #include "memtrail/trace_file.hpp"
 #include "private_fd.hpp"
+#include "record_layout.hpp"
 
 namespace memtrail {
 
@@ -487,7 +488,7 @@ struct TraceWriter::Impl {
     OutBuf& ops = streams[kOps];
     if (thread != current_thread) {
       ops.u8(kRecordBit | kTagThreadSwitch);
-      ops.varint(thread);
+      write_record_fields<kTagThreadSwitch>(ops, thread);
       current_thread = thread;
       current_state = nullptr;
     }
@@ -495,7 +496,7 @@ struct TraceWriter::Impl {
       if (threads.size() >= kMaxThreadsPerChunk && !threads.count(thread)) {
         flush_chunk();  // bounds the reader's per-chunk state (room only grows)
         ops.u8(kRecordBit | kTagThreadSwitch);
-        ops.varint(thread);
+        write_record_fields<kTagThreadSwitch>(ops, thread);
         current_thread = thread;
       }
       current_state = state_of(thread);
@@ -710,8 +711,7 @@ void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
   impl_->max_string_id = std::max(impl_->max_string_id, id);
   impl_->record(kTagString);
   ByteSink s = impl_->record_sink();
-  s.varint(id);
-  s.str(text);
+  write_record_fields<kTagString>(s, id, text);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -719,12 +719,7 @@ void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
 void TraceWriter::add_module(const ModuleInfo& m) {
   impl_->record(kTagModule);
   ByteSink s = impl_->record_sink();
-  s.varint(m.id);
-  s.str(m.path);
-  s.varint(m.load_address);
-  s.varint(m.start);
-  s.varint(m.end);
-  s.str(m.build_id);
+  write_record_fields<kTagModule>(s, m.id, m.path, m.load_address, m.start, m.end, m.build_id);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -732,9 +727,7 @@ void TraceWriter::add_module(const ModuleInfo& m) {
 void TraceWriter::add_thread(const ThreadInfo& t) {
   impl_->record(kTagThread);
   ByteSink s = impl_->record_sink();
-  s.varint(t.id);
-  s.varint(t.tid);
-  s.str(t.name);
+  write_record_fields<kTagThread>(s, t.id, t.tid, t.name);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -742,12 +735,7 @@ void TraceWriter::add_thread(const ThreadInfo& t) {
 void TraceWriter::add_pool(const PoolInfo& p) {
   impl_->record(kTagPool);
   ByteSink s = impl_->record_sink();
-  s.varint(p.id);
-  s.varint(p.parent);
-  s.str(p.name);
-  s.u8(static_cast<std::uint8_t>(p.kind));
-  s.u8(static_cast<std::uint8_t>(p.space));
-  s.svarint(p.device);
+  write_record_fields<kTagPool>(s, p.id, p.parent, p.name, p.kind, p.space, p.device);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -755,9 +743,7 @@ void TraceWriter::add_pool(const PoolInfo& p) {
 void TraceWriter::add_stack_node(const StackNode& n) {
   impl_->record(kTagStackNode);
   ByteSink s = impl_->record_sink();
-  s.varint(n.id);
-  s.varint(n.parent);
-  s.varint(n.ip);
+  write_record_fields<kTagStackNode>(s, n.id, n.parent, n.ip);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -765,10 +751,7 @@ void TraceWriter::add_stack_node(const StackNode& n) {
 void TraceWriter::add_scope(const ScopeInfo& sc) {
   impl_->record(kTagScope);
   ByteSink s = impl_->record_sink();
-  s.varint(sc.id);
-  s.str(sc.name);
-  s.u8(static_cast<std::uint8_t>(sc.kind));
-  s.varint(sc.pool);
+  write_record_fields<kTagScope>(s, sc.id, sc.name, sc.kind, sc.pool);
   impl_->end_record();
   impl_->maybe_flush();
 }

@@ -697,7 +697,9 @@ void Engine::on_iteration_mark(const Event& e, bool in_range) {
 
 // ------------------------------------------------------------ results
 
-void Engine::finish(Analysis& a) {
+// The range closes at the trace's end; a mark the options name but the
+// trace lacks is the analysis' error.
+void Engine::close_range(Analysis& a) {
   if (range_ == RangeState::inside) {
     range_to_ = std::min(options_.to_ns, summary_.last_event_ns);
     end_range();
@@ -711,8 +713,11 @@ void Engine::finish(Analysis& a) {
     a.error = a.path + ": iteration mark '" + options_.iteration_mark + "' not found in the trace";
   if (range_ == RangeState::before) end_range();  // nothing in range: finals are the end state
   summary_.unmatched_frees += orphans_.size();
+}
 
-  // Leaks: blocks allocated in the range and live at the end of the trace.
+// Leaks: blocks allocated in the range and live at the end of the trace,
+// counted by class in their site, their pool and the process-wide totals.
+void Engine::count_leaks() {
   Leaks upstream_leaks;
   for (std::size_t id = 0; id < pools_.size(); ++id) {
     PoolState& p = pools_[id];
@@ -754,17 +759,23 @@ void Engine::finish(Analysis& a) {
                                          address, b.size, b.time_ns, kTimeMax, b.thread, cls});
     });
   }
-  if (taps_)  // the blocks live at the end, for the session's largest blocks
-    for (std::size_t id = 0; id < pools_.size(); ++id) {
-      if (!pools_[id].included) continue;
-      pools_[id].live.for_each([&](std::uint64_t address, LiveBlock& b) {
-        taps_->block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site}, address,
-                                   b.size, b.time_ns, kTimeMax, b.thread},
-                     last_time_ns_);
-      });
-    }
-  // Process-wide counters and histograms: the leaf pools' shares.
-  Histogram sizes, lifetimes;
+}
+
+// The blocks live at the end, for the session's largest blocks.
+void Engine::tap_live_blocks() {
+  if (!taps_) return;
+  for (std::size_t id = 0; id < pools_.size(); ++id) {
+    if (!pools_[id].included) continue;
+    pools_[id].live.for_each([&](std::uint64_t address, LiveBlock& b) {
+      taps_->block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site}, address,
+                                 b.size, b.time_ns, kTimeMax, b.thread},
+                   last_time_ns_);
+    });
+  }
+}
+
+// Process-wide counters and histograms: the leaf pools' shares.
+void Engine::sum_leaf_pools(Histogram& sizes, Histogram& lifetimes) {
   sizes.counts.assign(64, 0);
   sizes.sums.assign(64, 0);
   lifetimes = sizes;
@@ -781,7 +792,10 @@ void Engine::finish(Analysis& a) {
   summary_.duration_ns =
       any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
                           : 0;
+}
 
+// The summary, then the sites (and their leak sites), moved out.
+void Engine::move_summary_and_sites(Analysis& a) {
   a.range_from_ns = range_from_;
   a.range_to_ns = range_to_;
   a.summary = summary_;
@@ -797,7 +811,10 @@ void Engine::finish(Analysis& a) {
     return pool.value < pools_.size() && pools_[pool.value].is_upstream;
   });
   a.leaks = std::move(leaks_);
+}
 
+// The pools seen with blocks or segments, with their parents' names.
+void Engine::move_pools(Analysis& a) {
   for (std::size_t id = 0; id < pools_.size(); ++id) {
     PoolState& p = pools_[id];
     bool active = p.known || p.has_blocks || p.out.has_segments;
@@ -817,7 +834,9 @@ void Engine::finish(Analysis& a) {
     if (ps.info.parent != 0 && ps.parent_name.empty())
       if (const PoolStats* parent = a.pool(PoolId{ps.info.parent}))
         ps.parent_name = parent->info.name;
+}
 
+void Engine::move_scopes(Analysis& a) {
   for (std::size_t id = 1; id <= std::max<std::size_t>(scopes_.size(), 1); ++id) {
     // The iteration scope of marks, if any, comes last (id == size).
     ScopeState& s = id < scopes_.size() ? scopes_[id] : iteration_scope_;
@@ -833,9 +852,10 @@ void Engine::finish(Analysis& a) {
       s.out.pool_name = pools_[s.out.info.pool].out.info.name;
     a.scopes.push_back(std::move(s.out));
   }
+}
 
-  a.size_histogram = std::move(sizes);
-  a.lifetime_histogram = std::move(lifetimes);
+// Timelines, marks, large blocks and the tables the report reads.
+void Engine::move_series_and_tables(Analysis& a) {
   a.used = used_timeline_.series(0);
   a.samples.rss = sample_timeline_.series(0);
   a.samples.heap_used = sample_timeline_.series(1);
@@ -860,6 +880,20 @@ void Engine::finish(Analysis& a) {
       a.python_frames.emplace(python_frame_string(n.ip), string_of(python_frame_string(n.ip)));
   a.stack_nodes = std::move(stack_nodes_);
   a.header = header_;
+}
+
+void Engine::finish(Analysis& a) {
+  close_range(a);
+  count_leaks();
+  tap_live_blocks();
+  Histogram sizes, lifetimes;
+  sum_leaf_pools(sizes, lifetimes);
+  move_summary_and_sites(a);
+  move_pools(a);
+  move_scopes(a);
+  a.size_histogram = std::move(sizes);
+  a.lifetime_histogram = std::move(lifetimes);
+  move_series_and_tables(a);
   workspaces_.finish(a);
 }
 

@@ -223,6 +223,15 @@ class Engine : public TraceVisitor {
     return id == kIterationScope ? iteration_scope_ : scopes_[id];
   }
   void record_large_block(const BlockLifetime& b);
+  // finish()'s steps, in its order.
+  void close_range(Analysis& a);
+  void count_leaks();
+  void tap_live_blocks();
+  void sum_leaf_pools(Histogram& sizes, Histogram& lifetimes);
+  void move_summary_and_sites(Analysis& a);
+  void move_pools(Analysis& a);
+  void move_scopes(Analysis& a);
+  void move_series_and_tables(Analysis& a);
   std::string string_of(std::uint64_t id) const;
   void note_lost(const Event& e);  // a MarkDetail::lost mark
 

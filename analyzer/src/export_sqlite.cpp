@@ -92,6 +92,126 @@ class EventInserter : public TraceVisitor {
   bool ok_ = true;
 };
 
+// What the trace is and which range the tables cover.
+bool insert_meta(sqlite3* db, const Analysis& a) {
+  bool ok = true;
+  Stmt meta(db, "INSERT INTO meta VALUES(?,?)");
+  auto kv = [&](const char* k, const std::string& v) { ok = meta.t(1, k).t(2, v).run() && ok; };
+  kv("schema", "memtrail.sqlite/1");
+  kv("trace", a.path);
+  kv("command_line", a.header.command_line);
+  kv("pid", std::to_string(a.header.pid));
+  kv("range_from_ns", std::to_string(a.range_from_ns));
+  kv("range_to_ns", a.range_to_ns == kTimeMax ? "" : std::to_string(a.range_to_ns));
+  return ok;
+}
+
+bool insert_pools(sqlite3* db, const Analysis& a) {
+  bool ok = true;
+  Stmt pool(db, "INSERT INTO pools VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const PoolStats& p : a.pools) {
+    pool.i(1, p.info.id).t(2, p.info.name).t(3, std::string(to_string(p.info.kind)));
+    pool.t(4, std::string(to_string(p.info.space))).i(5, static_cast<std::uint64_t>(p.info.device));
+    pool.t(6, p.parent_name)
+        .i(7, p.allocations)
+        .i(8, p.reuses)
+        .i(9, p.frees)
+        .i(10, p.segment_reserves);
+    pool.i(11, p.peak_used_bytes).i(12, p.peak_reserved_bytes).i(13, p.final_used_bytes);
+    pool.i(14, p.final_reserved_bytes)
+        .i(15, p.leaked.bytes)
+        .i(16, p.leaked.blocks)
+        .d(17, p.reuse_ratio);
+    ok = pool.run() && ok;
+  }
+  return ok;
+}
+
+// The trace's tables: threads, modules, stack nodes.
+bool insert_trace_tables(sqlite3* db, const Analysis& a) {
+  bool ok = true;
+  Stmt thread(db, "INSERT OR REPLACE INTO threads VALUES(?,?,?)");
+  for (const ThreadInfo& t : a.threads)
+    if (t.id) ok = thread.i(1, t.id).i(2, t.tid).t(3, t.name).run() && ok;
+  Stmt module(db, "INSERT OR REPLACE INTO modules VALUES(?,?,?,?,?,?)");
+  for (const ModuleInfo& m : a.modules)
+    ok = module.i(1, m.id)
+             .t(2, m.path)
+             .i(3, m.load_address)
+             .i(4, m.start)
+             .i(5, m.end)
+             .t(6, m.build_id)
+             .run() &&
+         ok;
+  Stmt node(db, "INSERT OR REPLACE INTO stack_nodes VALUES(?,?,?)");
+  for (const StackNode& n : a.stack_nodes)
+    if (n.id) ok = node.i(1, n.id).i(2, n.parent).i(3, n.ip).run() && ok;
+  return ok;
+}
+
+// Each site with its symbolized frames.
+bool insert_sites(sqlite3* db, const Analysis& a) {
+  bool ok = true;
+  Stmt site(db, "INSERT INTO sites VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt frame(db, "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?)");
+  for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
+    const Site& s = a.sites[i];
+    site.i(1, i)
+        .i(2, s.pool.value)
+        .i(3, s.stack.value)
+        .i(4, s.calls)
+        .i(5, s.reuses)
+        .i(6, s.bytes_allocated);
+    site.i(7, s.temporaries).i(8, s.peak_bytes).i(9, s.leaked.bytes).i(10, s.leaked.blocks);
+    site.i(11, s.direct.bytes)
+        .i(12, s.indirect.bytes)
+        .i(13, s.reachable.bytes)
+        .i(14, s.live_at_range_end.bytes);
+    ok = site.run() && ok;
+    for (std::size_t d = 0; d < s.frames.size(); ++d) {
+      const Frame& f = s.frames[d];
+      frame.i(1, i)
+          .i(2, d)
+          .t(3, f.function)
+          .t(4, f.file)
+          .i(5, f.line)
+          .t(6, f.module)
+          .i(7, f.address);
+      ok = frame.i(8, f.inlined).run() && ok;
+    }
+  }
+  return ok;
+}
+
+bool insert_scopes_and_marks(sqlite3* db, const Analysis& a) {
+  bool ok = true;
+  Stmt scope(db, "INSERT OR REPLACE INTO scopes VALUES(?,?,?,?,?,?,?,?)");
+  for (const ScopeStats& s : a.scopes) {
+    scope.i(1, s.info.id)
+        .t(2, s.info.name)
+        .t(3, std::string(to_string(s.info.kind)))
+        .t(4, s.pool_name);
+    ok = scope.i(5, s.entries)
+             .i(6, s.bytes_escaped)
+             .d(7, s.growth_per_entry_bytes)
+             .i(8, s.live_bytes_at_end)
+             .run() &&
+         ok;
+  }
+  Stmt mark(db, "INSERT INTO marks VALUES(?,?,?)");
+  for (const Mark& m : a.marks) ok = mark.i(1, m.time_ns).i(2, m.thread).t(3, m.text).run() && ok;
+  return ok;
+}
+
+// Every table but events; false when a row could not be inserted.
+bool insert_analysis(sqlite3* db, const Analysis& a) {
+  bool ok = insert_meta(db, a);
+  ok = insert_pools(db, a) && ok;
+  ok = insert_trace_tables(db, a) && ok;
+  ok = insert_sites(db, a) && ok;
+  return insert_scopes_and_marks(db, a) && ok;
+}
+
 }  // namespace
 
 std::string write_sqlite(const Analysis& a, const std::string& db_path) {
@@ -113,94 +233,7 @@ std::string write_sqlite(const Analysis& a, const std::string& db_path) {
     return fail("cannot create schema");
   if (sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK)
     return fail("cannot begin");
-  bool ok = true;
-  {
-    Stmt meta(db, "INSERT INTO meta VALUES(?,?)");
-    auto kv = [&](const char* k, const std::string& v) { ok = meta.t(1, k).t(2, v).run() && ok; };
-    kv("schema", "memtrail.sqlite/1");
-    kv("trace", a.path);
-    kv("command_line", a.header.command_line);
-    kv("pid", std::to_string(a.header.pid));
-    kv("range_from_ns", std::to_string(a.range_from_ns));
-    kv("range_to_ns", a.range_to_ns == kTimeMax ? "" : std::to_string(a.range_to_ns));
-
-    Stmt pool(db, "INSERT INTO pools VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (const PoolStats& p : a.pools) {
-      pool.i(1, p.info.id).t(2, p.info.name).t(3, std::string(to_string(p.info.kind)));
-      pool.t(4, std::string(to_string(p.info.space)))
-          .i(5, static_cast<std::uint64_t>(p.info.device));
-      pool.t(6, p.parent_name)
-          .i(7, p.allocations)
-          .i(8, p.reuses)
-          .i(9, p.frees)
-          .i(10, p.segment_reserves);
-      pool.i(11, p.peak_used_bytes).i(12, p.peak_reserved_bytes).i(13, p.final_used_bytes);
-      pool.i(14, p.final_reserved_bytes)
-          .i(15, p.leaked.bytes)
-          .i(16, p.leaked.blocks)
-          .d(17, p.reuse_ratio);
-      ok = pool.run() && ok;
-    }
-    Stmt thread(db, "INSERT OR REPLACE INTO threads VALUES(?,?,?)");
-    for (const ThreadInfo& t : a.threads)
-      if (t.id) ok = thread.i(1, t.id).i(2, t.tid).t(3, t.name).run() && ok;
-    Stmt module(db, "INSERT OR REPLACE INTO modules VALUES(?,?,?,?,?,?)");
-    for (const ModuleInfo& m : a.modules)
-      ok = module.i(1, m.id)
-               .t(2, m.path)
-               .i(3, m.load_address)
-               .i(4, m.start)
-               .i(5, m.end)
-               .t(6, m.build_id)
-               .run() &&
-           ok;
-    Stmt node(db, "INSERT OR REPLACE INTO stack_nodes VALUES(?,?,?)");
-    for (const StackNode& n : a.stack_nodes)
-      if (n.id) ok = node.i(1, n.id).i(2, n.parent).i(3, n.ip).run() && ok;
-    Stmt site(db, "INSERT INTO sites VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Stmt frame(db, "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?)");
-    for (std::uint32_t i = 0; i < a.sites.size(); ++i) {
-      const Site& s = a.sites[i];
-      site.i(1, i)
-          .i(2, s.pool.value)
-          .i(3, s.stack.value)
-          .i(4, s.calls)
-          .i(5, s.reuses)
-          .i(6, s.bytes_allocated);
-      site.i(7, s.temporaries).i(8, s.peak_bytes).i(9, s.leaked.bytes).i(10, s.leaked.blocks);
-      site.i(11, s.direct.bytes)
-          .i(12, s.indirect.bytes)
-          .i(13, s.reachable.bytes)
-          .i(14, s.live_at_range_end.bytes);
-      ok = site.run() && ok;
-      for (std::size_t d = 0; d < s.frames.size(); ++d) {
-        const Frame& f = s.frames[d];
-        frame.i(1, i)
-            .i(2, d)
-            .t(3, f.function)
-            .t(4, f.file)
-            .i(5, f.line)
-            .t(6, f.module)
-            .i(7, f.address);
-        ok = frame.i(8, f.inlined).run() && ok;
-      }
-    }
-    Stmt scope(db, "INSERT OR REPLACE INTO scopes VALUES(?,?,?,?,?,?,?,?)");
-    for (const ScopeStats& s : a.scopes) {
-      scope.i(1, s.info.id)
-          .t(2, s.info.name)
-          .t(3, std::string(to_string(s.info.kind)))
-          .t(4, s.pool_name);
-      ok = scope.i(5, s.entries)
-               .i(6, s.bytes_escaped)
-               .d(7, s.growth_per_entry_bytes)
-               .i(8, s.live_bytes_at_end)
-               .run() &&
-           ok;
-    }
-    Stmt mark(db, "INSERT INTO marks VALUES(?,?,?)");
-    for (const Mark& m : a.marks) ok = mark.i(1, m.time_ns).i(2, m.thread).t(3, m.text).run() && ok;
-  }
+  bool ok = insert_analysis(db, a);
   if (!ok) return fail("cannot insert the analysis tables");
   {
     TraceReader reader(a.path);

@@ -135,45 +135,51 @@ SiteLists site_lists(const Analysis& a, std::size_t top) {
   return out;
 }
 
-// Everything but the leak sites, the top-site lists and the frames table
-// (empty arrays, filled or streamed by the callers below).
-json report_skeleton(const Analysis& a, const detail::ReportFrames& frames) {
+json summary_json(const Analysis& a) {
   const Summary& s = a.summary;
-  json j;
-  j["schema"] = "memtrail.report/1";
-  j["summary"] = {{"events", s.events},
-                  {"allocations", s.allocations},
-                  {"frees", s.frees},
-                  {"temporary_allocations", s.temporary_allocations},
-                  {"peak_used_bytes", s.peak_used_bytes},
-                  {"leaked_bytes", s.leaked.bytes},
-                  {"leaked_blocks", s.leaked.blocks},
-                  {"duration_ns", s.duration_ns},
-                  {"peak_time_ns", s.peak_time_ns},
-                  {"bytes_allocated", s.bytes_allocated},
-                  {"final_used_bytes", s.final_used_bytes},
-                  {"unmatched_frees", s.unmatched_frees},
-                  {"late_matched_frees", s.late_matched_frees},
-                  {"replaced_blocks", s.replaced_blocks},
-                  {"live_at_range_end_bytes", s.live_at_range_end.bytes},
-                  {"live_at_range_end_blocks", s.live_at_range_end.blocks},
-                  {"peak_rss_bytes", s.peak_rss_bytes},
-                  {"peak_heap_used_bytes", series_max(a.samples.heap_used)},
-                  {"peak_heap_reserved_bytes", series_max(a.samples.heap_reserved)},
-                  {"samples", s.samples}};
+  return {{"events", s.events},
+          {"allocations", s.allocations},
+          {"frees", s.frees},
+          {"temporary_allocations", s.temporary_allocations},
+          {"peak_used_bytes", s.peak_used_bytes},
+          {"leaked_bytes", s.leaked.bytes},
+          {"leaked_blocks", s.leaked.blocks},
+          {"duration_ns", s.duration_ns},
+          {"peak_time_ns", s.peak_time_ns},
+          {"bytes_allocated", s.bytes_allocated},
+          {"final_used_bytes", s.final_used_bytes},
+          {"unmatched_frees", s.unmatched_frees},
+          {"late_matched_frees", s.late_matched_frees},
+          {"replaced_blocks", s.replaced_blocks},
+          {"live_at_range_end_bytes", s.live_at_range_end.bytes},
+          {"live_at_range_end_blocks", s.live_at_range_end.blocks},
+          {"peak_rss_bytes", s.peak_rss_bytes},
+          {"peak_heap_used_bytes", series_max(a.samples.heap_used)},
+          {"peak_heap_reserved_bytes", series_max(a.samples.heap_reserved)},
+          {"samples", s.samples}};
+}
 
-  json leak_sites = json::array();  // filled by the caller: for_each_leak_site_json
-  j["leaks"] = {
-      {"direct_bytes", a.leaks.direct.bytes},       {"direct_blocks", a.leaks.direct.blocks},
-      {"indirect_bytes", a.leaks.indirect.bytes},   {"indirect_blocks", a.leaks.indirect.blocks},
-      {"reachable_bytes", a.leaks.reachable.bytes}, {"reachable_blocks", a.leaks.reachable.blocks},
-      {"possible_bytes", a.leaks.possible.bytes},   {"possible_blocks", a.leaks.possible.blocks},
-      {"runtime_bytes", a.leaks.runtime.bytes},     {"runtime_blocks", a.leaks.runtime.blocks},
-      {"exec_replaced_bytes", a.leaks.exec_replaced.bytes},
-      {"exec_replaced_blocks", a.leaks.exec_replaced.blocks},
-      {"ended_at_exec", a.leaks.ended_at_exec},
-      {"classified", a.leaks.classified},           {"sites", leak_sites}};
+// The totals by class; "sites" is filled by the caller (for_each_leak_site_json).
+json leaks_json(const Analysis& a) {
+  json leak_sites = json::array();
+  return {{"direct_bytes", a.leaks.direct.bytes},
+          {"direct_blocks", a.leaks.direct.blocks},
+          {"indirect_bytes", a.leaks.indirect.bytes},
+          {"indirect_blocks", a.leaks.indirect.blocks},
+          {"reachable_bytes", a.leaks.reachable.bytes},
+          {"reachable_blocks", a.leaks.reachable.blocks},
+          {"possible_bytes", a.leaks.possible.bytes},
+          {"possible_blocks", a.leaks.possible.blocks},
+          {"runtime_bytes", a.leaks.runtime.bytes},
+          {"runtime_blocks", a.leaks.runtime.blocks},
+          {"exec_replaced_bytes", a.leaks.exec_replaced.bytes},
+          {"exec_replaced_blocks", a.leaks.exec_replaced.blocks},
+          {"ended_at_exec", a.leaks.ended_at_exec},
+          {"classified", a.leaks.classified},
+          {"sites", leak_sites}};
+}
 
+json pools_json(const Analysis& a) {
   json pools = json::array();
   for (const PoolStats& p : a.pools)
     pools.push_back({{"name", p.info.name},
@@ -203,8 +209,11 @@ json report_skeleton(const Analysis& a, const detail::ReportFrames& frames) {
                      {"fragmentation", p.has_segments && p.allocations + p.live_blocks > 0
                                            ? fragmentation_to_json(p.final_fragmentation)
                                            : json(nullptr)}});
-  j["pools"] = pools;
+  return pools;
+}
 
+// Each scope with its growth sites (as frames-table ids).
+json scopes_json(const Analysis& a, const detail::ReportFrames& frames) {
   json scopes = json::array();
   for (const ScopeStats& sc : a.scopes) {
     json growth = json::array();
@@ -226,9 +235,41 @@ json report_skeleton(const Analysis& a, const detail::ReportFrames& frames) {
                       {"escaped_per_entry", series_to_json(sc.escaped_per_entry)},
                       {"growth_sites", growth}});
   }
-  j["scopes"] = scopes;
-  if (!a.workspaces.empty()) j["workspaces"] = workspaces_to_json(a);
+  return scopes;
+}
 
+// Where the trace came from and how much of it was read.
+json trace_json(const Analysis& a) {
+  return {{"path", a.path},
+          {"pid", a.header.pid},
+          {"command_line", a.header.command_line},
+          {"executable", a.header.executable},
+          {"complete", a.read.complete},
+          {"chunks", a.read.chunks},
+          {"attached", a.attached},
+          {"lost_events", lost_events_json(a)},
+          {"ended_by_signal", a.ended_by_signal == 0 ? json(nullptr)
+                                                     : json{{"number", a.ended_by_signal},
+                                                            {"name", a.ended_by_signal_name}}}};
+}
+
+json warnings_json(const Analysis& a) {
+  json warnings = json::array();
+  if (!a.warning.empty()) warnings.push_back(a.warning);
+  for (const auto& w : a.symbol_warnings) warnings.push_back(w);
+  return warnings;
+}
+
+// Everything but the leak sites, the top-site lists and the frames table
+// (empty arrays, filled or streamed by the callers below).
+json report_skeleton(const Analysis& a, const detail::ReportFrames& frames) {
+  json j;
+  j["schema"] = "memtrail.report/1";
+  j["summary"] = summary_json(a);
+  j["leaks"] = leaks_json(a);
+  j["pools"] = pools_json(a);
+  j["scopes"] = scopes_json(a, frames);
+  if (!a.workspaces.empty()) j["workspaces"] = workspaces_to_json(a);
   json tops;
   for (auto& [name, order] : detail::kTopSiteLists) tops[name] = json::array();
   j["top_sites"] = tops;
@@ -241,22 +282,8 @@ json report_skeleton(const Analysis& a, const detail::ReportFrames& frames) {
                    {"heap_reserved", series_to_json(a.samples.heap_reserved)}};
   j["range"] = {{"from_ns", a.range_from_ns},
                 {"to_ns", a.range_to_ns == kTimeMax ? json(nullptr) : json(a.range_to_ns)}};
-  j["trace"] = {{"path", a.path},
-                {"pid", a.header.pid},
-                {"command_line", a.header.command_line},
-                {"executable", a.header.executable},
-                {"complete", a.read.complete},
-                {"chunks", a.read.chunks},
-                {"attached", a.attached},
-                {"lost_events", lost_events_json(a)},
-                {"ended_by_signal",
-                 a.ended_by_signal == 0
-                     ? json(nullptr)
-                     : json{{"number", a.ended_by_signal}, {"name", a.ended_by_signal_name}}}};
-  json warnings = json::array();
-  if (!a.warning.empty()) warnings.push_back(a.warning);
-  for (const auto& w : a.symbol_warnings) warnings.push_back(w);
-  j["warnings"] = warnings;
+  j["trace"] = trace_json(a);
+  j["warnings"] = warnings_json(a);
   return j;
 }
 

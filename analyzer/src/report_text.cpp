@@ -80,9 +80,11 @@ std::string format_stack(const FrameList& frames, std::size_t depth, const std::
   return out;
 }
 
-std::string report_text(const Analysis& a, const TextReportOptions& o) {
+namespace {
+
+// The trace, the command and the time range the report covers.
+std::string header_text(const Analysis& a) {
   std::string out;
-  const Summary& s = a.summary;
   out += fmt("memtrail report: %s\n", a.path.c_str());
   if (!a.header.command_line.empty())
     out += fmt("command: %s (pid %u)\n", a.header.command_line.c_str(), a.header.pid);
@@ -92,7 +94,13 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   if (opt.from_ns != 0 || opt.to_ns != kTimeMax || !opt.from_mark.empty() || !opt.to_mark.empty())
     out += fmt("range: %s .. %s\n", format_duration(a.range_from_ns).c_str(),
                a.range_to_ns == kTimeMax ? "end" : format_duration(a.range_to_ns).c_str());
+  return out;
+}
 
+// Totals of the whole trace (or range), and what the trace cannot tell.
+std::string summary_section(const Analysis& a) {
+  std::string out;
+  const Summary& s = a.summary;
   out += "\nSUMMARY\n";
   out += fmt("  duration               %s\n", format_duration(s.duration_ns).c_str());
   out += fmt("  events                 %s\n", count(s.events).c_str());
@@ -129,18 +137,21 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
     out += fmt("  unmatched frees        %s (late-matched %s, lost frees %s)\n",
                count(s.unmatched_frees).c_str(), count(s.late_matched_frees).c_str(),
                count(s.replaced_blocks).c_str());
+  return out;
+}
 
-  out += loops_text(a, o.stack_depth, o.top);
-
+// Leak totals by class, then the top leak sites of the kinds asked for.
+std::string leaks_section(const Analysis& a, const TextReportOptions& o) {
+  std::string out;
   const Leaks& l = a.leaks;
   out += "\nLEAKS";
   if (l.classified)
     out += " (classified at exit by reachability)\n";
   else if (l.ended_at_exec)
-    out += fmt(
-        " (the image was replaced by exec: not classified, as Valgrind does not; %s in %s were "
-        "live then)\n",
-        format_size(l.exec_replaced.bytes).c_str(), blocks(l.exec_replaced.blocks).c_str());
+    out +=
+        fmt(" (the image was replaced by exec: not classified, as Valgrind does not; %s in %s were "
+            "live then)\n",
+            format_size(l.exec_replaced.bytes).c_str(), blocks(l.exec_replaced.blocks).c_str());
   else if (a.attached)
     out +=
         " (attached: not classified; every block allocated in the window and live at the "
@@ -174,7 +185,12 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                    : "");
     out += format_stack(site.frames, o.stack_depth, "    ");
   }
+  return out;
+}
 
+// The top sites four ways: peak contribution, calls, bytes, temporaries.
+std::string top_sites_sections(const Analysis& a, const TextReportOptions& o) {
+  std::string out;
   struct List {
     const char* title;
     SiteOrder order;
@@ -195,7 +211,12 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
       out += format_stack(site.frames, o.stack_depth, "      ");
     }
   }
+  return out;
+}
 
+// Per pool: peaks, final state, reuse and fragmentation.
+std::string pools_section(const Analysis& a) {
+  std::string out;
   if (!a.pools.empty()) {
     out += "\nPOOLS\n";
     out +=
@@ -221,7 +242,12 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
       }
     }
   }
+  return out;
+}
 
+// Per scope: entries, bytes that escaped it, and growth per entry.
+std::string scopes_section(const Analysis& a) {
+  std::string out;
   if (!a.scopes.empty()) {
     out += "\nSCOPES\n";
     out += fmt("  %-24s %-9s %10s %14s %16s %14s\n", "name", "kind", "entries", "bytes escaped",
@@ -233,13 +259,13 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
                  format_size(sc.live_bytes_at_end).c_str());
     out += scope_growth_text(a, 8, false);  // loops: LOOPS above
   }
+  return out;
+}
 
-  out += memory_over_time_section(a);
-  out += workspaces_text(a);
-
-  histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
-  histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
-
+// Symbol warnings, then LSan's closing line.
+std::string closing_text(const Analysis& a) {
+  std::string out;
+  const Summary& s = a.summary;
   for (const auto& w : a.symbol_warnings) out += "\nnote: " + w;
   if (!a.symbol_warnings.empty()) out += "\n";
   // LSan's closing line, for the scripts and habits that grep for it. An
@@ -252,6 +278,24 @@ std::string report_text(const Analysis& a, const TextReportOptions& o) {
   else
     out += fmt("\nSUMMARY: memtrail: %" PRIu64 " byte(s) leaked in %" PRIu64 " allocation(s).\n",
                s.leaked.bytes, s.leaked.blocks);
+  return out;
+}
+
+}  // namespace
+
+std::string report_text(const Analysis& a, const TextReportOptions& o) {
+  std::string out = header_text(a);
+  out += summary_section(a);
+  out += loops_text(a, o.stack_depth, o.top);
+  out += leaks_section(a, o);
+  out += top_sites_sections(a, o);
+  out += pools_section(a);
+  out += scopes_section(a);
+  out += memory_over_time_section(a);
+  out += workspaces_text(a);
+  histogram_section(out, "ALLOCATION SIZES", a.size_histogram, true);
+  histogram_section(out, "LIFETIMES (freed blocks)", a.lifetime_histogram, false);
+  out += closing_text(a);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "model_scan.hpp"
+#include "record_layout.hpp"
 
 namespace memtrail::format {
 namespace {
@@ -55,6 +56,57 @@ TEST(ModelScan, RecordsAreSkippedNotCounted) {
   records += char(kRecordBit | kTagThreadSwitch) + std::string("\x21");
   EXPECT_EQ(scan(records), 0u);
   EXPECT_EQ(scan(ev(kFree) + records + ev(kAlloc | kOpAddrRef) + records + ev(kAlloc)), 2u);
+}
+
+// record_layout.hpp is the one definition of the records: what the writer
+// writes by it, the scan skips to the byte and the decoder reads back.
+template <RecordTag Tag, class... Values>
+void expect_skipped_exactly(const Values&... values) {
+  std::string bytes;
+  ByteSink out{bytes};
+  write_record_fields<Tag>(out, values...);
+  ByteSource skip(bytes.data(), bytes.size());
+  EXPECT_TRUE(skip_record(skip, Tag)) << int(Tag);
+  EXPECT_TRUE(skip.empty()) << int(Tag);
+  // One byte short: the scan, like the decoder, cannot read the record.
+  ByteSource cut(bytes.data(), bytes.size() - 1);
+  EXPECT_FALSE(skip_record(cut, Tag)) << int(Tag);
+}
+
+TEST(ModelScan, SkipsExactlyWhatTheWriterWrites) {
+  const std::string path(300, 'p');  // a length over one varint byte
+  expect_skipped_exactly<kTagString>(std::uint32_t{70000}, std::string_view("name"));
+  expect_skipped_exactly<kTagModule>(std::uint32_t{2}, path, std::uint64_t{0x7f0000000000},
+                                     std::uint64_t{0x7f0000001000}, std::uint64_t{1} << 63,
+                                     std::string("0a1b"));
+  expect_skipped_exactly<kTagThread>(std::uint32_t{3}, std::uint64_t{123456}, std::string("t"));
+  expect_skipped_exactly<kTagPool>(std::uint32_t{4}, std::uint32_t{1}, std::string("cuda"),
+                                   PoolKind::other, MemorySpace::mmap, std::int32_t{-1});
+  expect_skipped_exactly<kTagStackNode>(std::uint32_t{5}, std::uint32_t{4},
+                                        std::uint64_t{0xffffffffff600000});
+  expect_skipped_exactly<kTagScope>(std::uint32_t{6}, std::string("epoch"), ScopeKind::iteration,
+                                    std::uint32_t{4});
+  expect_skipped_exactly<kTagThreadSwitch>(std::uint32_t{0xffffffff});
+}
+
+TEST(ModelScan, DecoderReadsBackWhatTheWriterWrites) {
+  std::string bytes;
+  ByteSink out{bytes};
+  write_record_fields<kTagPool>(out, std::uint32_t{9}, std::uint32_t{2}, std::string("pool"),
+                                PoolKind::other, MemorySpace::mmap, std::int32_t{-7});
+  ByteSource in(bytes.data(), bytes.size());
+  std::uint32_t id = 0, parent = 0;
+  std::string_view name;
+  std::uint8_t kind = 0, space = 0;
+  std::int64_t device = 0;
+  ASSERT_TRUE(read_record_fields<kTagPool>(in, id, parent, name, kind, space, device));
+  EXPECT_TRUE(in.empty());
+  EXPECT_EQ(id, 9u);
+  EXPECT_EQ(parent, 2u);
+  EXPECT_EQ(name, "pool");
+  EXPECT_EQ(kind, static_cast<std::uint8_t>(PoolKind::other));
+  EXPECT_EQ(space, static_cast<std::uint8_t>(MemorySpace::mmap));
+  EXPECT_EQ(device, -7);
 }
 
 TEST(ModelScan, UnreadableStreamsKeepTheModelEverywhere) {

@@ -229,37 +229,24 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
   if (high > stack_top) ranges->push_back({stack_top, high});
 }
 
-// Everything below runs with the registers already spilled by run_leak_scan;
-// `stack_top` is the lowest address of run_leak_scan's frame we must scan,
-// used only when the program's call to exit() is not found.
-[[gnu::noinline]] void scan_and_record(std::uintptr_t stack_top) {
-  BeforeStop before = collect_before_stop();
-  const ExitCaller& exit_caller = before.exit_caller;
-  std::vector<MemoryRange> exit_registers;
-  // The caller of exit() sits above the scanner on the same stack; anything
-  // else (an unwind that went astray) keeps the fallback.
-  if (exit_caller.found && exit_caller.sp > stack_top) {
-    stack_top = exit_caller.sp;
+// The registers the program's exit() caller saved, as a root, when that
+// caller sits above the scanner on the same stack; it then moves `stack_top`
+// up to its stack pointer. Anything else (an unwind that went astray) keeps
+// the fallback `stack_top` and no registers.
+std::vector<MemoryRange> exit_caller_registers(const ExitCaller& exit_caller,
+                                               std::uintptr_t* stack_top) {
+  std::vector<MemoryRange> registers;
+  if (exit_caller.found && exit_caller.sp > *stack_top) {
+    *stack_top = exit_caller.sp;
     auto regs = reinterpret_cast<std::uintptr_t>(exit_caller.registers);
-    exit_registers.push_back(
+    registers.push_back(
         {regs, regs + exit_caller.register_count * sizeof(exit_caller.registers[0])});
   }
+  return registers;
+}
 
-  // From here to release(), the program's other threads do not run: their
-  // registers, stacks and blocks are read as of one instant.
-  WorldStop world(kAnswerTimeoutMs);
-  detail::flush_all_threads();  // their last events, so the live set is theirs too
-  std::vector<detail::LiveBlock> live = detail::live_blocks();
-  // Blocks an exited thread freed are recorded freed now, and not scanned.
-  std::erase_if(live,
-                [](const detail::LiveBlock& b) { return settle_late_free_at_exit(b.address); });
-  if (live.empty()) return;
-  const std::string maps = read_proc_file("/proc/self/maps");
-  SelfMemoryReader reader;
-  const ModuleRoots modules = module_roots(reader);
-  const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
-  const std::vector<detail::ThreadRecord>& threads = before.threads;
-  ScanDebug debug;
+// The modules' writable segments and the program's anonymous mappings.
+std::vector<MemoryRange> module_and_mapping_roots(const ModuleRoots& modules, ScanDebug& debug) {
   // Not roots: our modules, and glibc malloc's own state (its stale
   // last_remainder points into whatever block now covers that old chunk).
   std::vector<MemoryRange> not_roots = modules.own;
@@ -273,62 +260,100 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
       roots.push_back(r);
       debug.label("program mapping", 0, std::span(&r, 1));
     }
-  const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
-  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
-  debug.label("exit() caller's registers", self_tid, exit_registers);
-  const std::uintptr_t descriptor_extent = descriptor_extent_of(threads);
+  return roots;
+}
 
-  std::vector<MemoryRange> thread_ranges;
-  std::vector<std::uintptr_t> thread_pointers;
-  auto add_tls = [&](std::uintptr_t tp) {
-    if (tp == 0) return;
-    thread_pointers.push_back(tp);
-    MemoryRange tls = glibc_static_tls_range(tp, before.tls_size, descriptor_extent);
-    std::vector<MemoryRange> holes;
-    for (const auto& own : modules.own_tls) holes.push_back({tp + own.begin, tp + own.end});
-    for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) {
-      thread_ranges.push_back(r);
-      debug.label("static TLS", 0, std::span(&r, 1));
-    }
-  };
-  // Every other thread alive now, whether or not it ever recorded an event.
-  std::vector<MemoryRange> live_ranges;
-  for (const auto& b : live) live_ranges.push_back({b.address, b.address + b.size});
-  std::sort(live_ranges.begin(), live_ranges.end(),
-            [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
-  auto on_heap_block = [&](std::uintptr_t address) {
-    auto it = std::upper_bound(live_ranges.begin(), live_ranges.end(), address,
+// The live blocks' ranges, sorted, to ask whether an address is in one.
+class LiveRanges {
+ public:
+  explicit LiveRanges(const std::vector<detail::LiveBlock>& live) {
+    for (const auto& b : live) ranges_.push_back({b.address, b.address + b.size});
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  }
+  bool contains(std::uintptr_t address) const {
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
                                [](std::uintptr_t a, const MemoryRange& r) { return a < r.begin; });
-    return it != live_ranges.begin() && address < std::prev(it)->end;
-  };
-  for (const StoppedThread& stopped : world.threads()) {
-    const detail::ThreadRecord* record = record_of(threads, stopped.tid);
+    return it != ranges_.begin() && address < std::prev(it)->end;
+  }
+
+ private:
+  std::vector<MemoryRange> ranges_;
+};
+
+// The threads' roots: stacks, registers and static TLS of every thread,
+// gathered in the order ScanDebug labels them; finish() takes our own TLS
+// (event buffers) out of them.
+class ThreadRoots {
+ public:
+  ThreadRoots(const ModuleRoots& modules, const BeforeStop& before, ScanDebug& debug)
+      : modules_(modules),
+        tls_size_(before.tls_size),
+        descriptor_extent_(descriptor_extent_of(before.threads)),
+        debug_(debug) {}
+
+  // A stopped thread: its stack in use, its registers when it answered, and
+  // its static TLS (the TLS inside a glibc thread's stack mapping is then
+  // scanned twice; cheap).
+  void add_stopped(const StoppedThread& stopped, const detail::ThreadRecord* record,
+                   const std::string& maps, const LiveRanges& live) {
     MemoryRange stack;
+    auto on_heap_block = [&](std::uintptr_t address) { return live.contains(address); };
     if (stack_in_use(stopped, record, maps, on_heap_block, &stack)) {
-      thread_ranges.push_back(stack);
-      debug.label(stopped.answered ? "stopped thread's stack" : "unanswered thread's stack",
-                  stopped.tid, std::span(&stack, 1));
+      ranges_.push_back(stack);
+      debug_.label(stopped.answered ? "stopped thread's stack" : "unanswered thread's stack",
+                   stopped.tid, std::span(&stack, 1));
     }
     if (stopped.answered) {
-      thread_ranges.push_back({stopped.regs_begin, stopped.regs_end});
-      debug.label("stopped thread's registers", stopped.tid, std::span(&thread_ranges.back(), 1));
+      ranges_.push_back({stopped.regs_begin, stopped.regs_end});
+      debug_.label("stopped thread's registers", stopped.tid, std::span(&ranges_.back(), 1));
     }
-    // The TLS inside a glibc thread's stack mapping is scanned twice; cheap.
     add_tls(stopped.answered ? stopped.thread_pointer : record ? record->thread_pointer : 0);
   }
-  // The exiting thread, from its call to exit() up.
-  const detail::ThreadRecord* self = record_of(threads, self_tid);
-  std::size_t before_exiting = thread_ranges.size();
-  add_exiting_stack(self, before.self_high, stack_top, &thread_ranges);
-  debug.label("exiting thread's stack", self_tid, std::span(thread_ranges).subspan(before_exiting));
-  add_tls(self_pointer);
-  // Our own TLS (event buffers) must not act as a root inside stack mappings.
-  std::vector<MemoryRange> own_tls_everywhere;
-  for (std::uintptr_t tp : thread_pointers)
-    for (const auto& own : modules.own_tls)
-      own_tls_everywhere.push_back({tp + own.begin, tp + own.end});
-  for (const auto& r : subtract_ranges(thread_ranges, own_tls_everywhere)) roots.push_back(r);
 
+  // The exiting thread, from its call to exit() (`stack_top`) up.
+  void add_exiting(const detail::ThreadRecord* self, std::uint64_t self_tid,
+                   std::uintptr_t self_high, std::uintptr_t stack_top,
+                   std::uintptr_t self_pointer) {
+    std::size_t before_exiting = ranges_.size();
+    add_exiting_stack(self, self_high, stack_top, &ranges_);
+    debug_.label("exiting thread's stack", self_tid, std::span(ranges_).subspan(before_exiting));
+    add_tls(self_pointer);
+  }
+
+  // Our own TLS (event buffers) must not act as a root inside stack mappings.
+  std::vector<MemoryRange> finish() const {
+    std::vector<MemoryRange> own_tls_everywhere;
+    for (std::uintptr_t tp : thread_pointers_)
+      for (const auto& own : modules_.own_tls)
+        own_tls_everywhere.push_back({tp + own.begin, tp + own.end});
+    return subtract_ranges(ranges_, own_tls_everywhere);
+  }
+
+ private:
+  void add_tls(std::uintptr_t tp) {
+    if (tp == 0) return;
+    thread_pointers_.push_back(tp);
+    MemoryRange tls = glibc_static_tls_range(tp, tls_size_, descriptor_extent_);
+    std::vector<MemoryRange> holes;
+    for (const auto& own : modules_.own_tls) holes.push_back({tp + own.begin, tp + own.end});
+    for (const auto& r : subtract_ranges(std::span(&tls, 1), holes)) {
+      ranges_.push_back(r);
+      debug_.label("static TLS", 0, std::span(&r, 1));
+    }
+  }
+
+  const ModuleRoots& modules_;
+  std::size_t tls_size_;
+  std::uintptr_t descriptor_extent_;
+  ScanDebug& debug_;
+  std::vector<MemoryRange> ranges_;
+  std::vector<std::uintptr_t> thread_pointers_;
+};
+
+// The classifier's view of the live blocks: the runtime's own ones (ld.so's,
+// stdio's buffers) are reachable whatever points to them.
+std::vector<HeapBlock> heap_blocks_of(const std::vector<detail::LiveBlock>& live) {
   std::vector<HeapBlock> blocks(live.size());
   for (std::size_t i = 0; i < live.size(); ++i) {
     HeapBlock& b = blocks[i];
@@ -338,7 +363,15 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
         linker_block_contains(b.address) || (heap_is_glibc() && is_libc_stream_buffer(b.address));
     b.age = live[i].time_ns;
   }
+  return blocks;
+}
 
+// Classifies the blocks from the roots; with MEMTRAIL_SCAN_DEBUG it reports
+// why each possible leak is one.
+std::vector<LeakClass> classify(const std::vector<HeapBlock>& blocks,
+                                const std::vector<MemoryRange>& roots, const ModuleRoots& modules,
+                                SelfMemoryReader& reader, const std::string& maps,
+                                const ScanDebug& debug) {
   // glibc lends a chunk's last 8 usable bytes to the next chunk's header; a
   // pointer to that header (glibc's bins and `top` hold them) is not ours.
   const FileMappingVtables vtables(maps);
@@ -353,9 +386,14 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
                                       .image_constants = &image_constants,
                                       .possible_causes = debug.on() ? &causes : nullptr});
   debug.report(blocks, classes, causes, maps);
-  // The runtime's own blocks (ld.so's, stdio's buffers) are roots'
-  // extensions for the scan (force reachable) but not the program's blocks
-  // (LeakClass::runtime).
+  return classes;
+}
+
+// One reachability event per live block. The runtime's own blocks were
+// roots' extensions for the scan (force reachable) but are not the
+// program's blocks (LeakClass::runtime).
+void record_classes(const std::vector<detail::LiveBlock>& live,
+                    const std::vector<HeapBlock>& blocks, std::vector<LeakClass>& classes) {
   for (std::size_t i = 0; i < live.size(); ++i)
     if (blocks[i].force_reachable) classes[i] = LeakClass::runtime;
   for (std::size_t i = 0; i < live.size(); ++i) {
@@ -368,6 +406,47 @@ void add_exiting_stack(const detail::ThreadRecord* self, std::uintptr_t fallback
     e.detail = static_cast<std::uint8_t>(classes[i]);
     detail::record_unwalked_past_guard(e);
   }
+}
+
+// Everything below runs with the registers already spilled by run_leak_scan;
+// `stack_top` is the lowest address of run_leak_scan's frame we must scan,
+// used only when the program's call to exit() is not found.
+[[gnu::noinline]] void scan_and_record(std::uintptr_t stack_top) {
+  BeforeStop before = collect_before_stop();
+  std::vector<MemoryRange> exit_registers = exit_caller_registers(before.exit_caller, &stack_top);
+
+  // From here to release(), the program's other threads do not run: their
+  // registers, stacks and blocks are read as of one instant.
+  WorldStop world(kAnswerTimeoutMs);
+  detail::flush_all_threads();  // their last events, so the live set is theirs too
+  std::vector<detail::LiveBlock> live = detail::live_blocks();
+  // Blocks an exited thread freed are recorded freed now, and not scanned.
+  std::erase_if(live,
+                [](const detail::LiveBlock& b) { return settle_late_free_at_exit(b.address); });
+  if (live.empty()) return;
+  const std::string maps = read_proc_file("/proc/self/maps");
+  SelfMemoryReader reader;
+  const ModuleRoots modules = module_roots(reader);
+  const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
+  ScanDebug debug;
+  std::vector<MemoryRange> roots = module_and_mapping_roots(modules, debug);
+  const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
+  debug.label("exit() caller's registers", self_tid, exit_registers);
+
+  // Every other thread alive now, whether or not it ever recorded an event,
+  // then the exiting one.
+  ThreadRoots threads(modules, before, debug);
+  const LiveRanges live_ranges(live);
+  for (const StoppedThread& stopped : world.threads())
+    threads.add_stopped(stopped, record_of(before.threads, stopped.tid), maps, live_ranges);
+  threads.add_exiting(record_of(before.threads, self_tid), self_tid, before.self_high, stack_top,
+                      self_pointer);
+  for (const auto& r : threads.finish()) roots.push_back(r);
+
+  std::vector<HeapBlock> blocks = heap_blocks_of(live);
+  std::vector<LeakClass> classes = classify(blocks, roots, modules, reader, maps, debug);
+  record_classes(live, blocks, classes);
   // The stopped threads record nothing more: a block one of them allocated
   // after the scan would be live at the trace's end with no class, which the
   // analyzer counts as a direct leak. The session is ending anyway.

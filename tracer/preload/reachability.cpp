@@ -134,22 +134,20 @@ std::uint64_t glibc_next_header_offset(std::uint64_t address, MemoryReader& read
   return usable - 8;
 }
 
-std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
-                                       std::span<const MemoryRange> roots, MemoryReader& reader,
-                                       ClassifyOptions options) {
-  BlockIndex index(blocks, reader, options.glibc_chunks);
-  std::vector<State> state(blocks.size(), unreached);
-  std::vector<std::uint32_t> work;
-  std::vector<std::uint64_t> buffer;
+namespace {
 
-  auto scan_block = [&](std::uint32_t b, auto&& on_block) {
-    const HeapBlock& block = blocks[b];
-    for_each_word(reader, block.address, block.address + block.size, buffer,
-                  [&](std::uintptr_t at, std::uint64_t w) {
-                    long hit = index.find(w);
-                    if (hit >= 0) on_block(at, w, static_cast<std::uint32_t>(hit));
-                  });
-  };
+// One classification: the blocks' states as memcheck's leak check
+// (mc_leak.c) moves them, from the roots, then clique by clique.
+class Classifier {
+ public:
+  Classifier(std::span<const HeapBlock> blocks, MemoryReader& reader, ClassifyOptions options)
+      : blocks_(blocks),
+        reader_(reader),
+        options_(options),
+        index_(blocks, reader, options.glibc_chunks),
+        state_(blocks.size(), unreached) {
+    if (options_.possible_causes != nullptr) options_.possible_causes->assign(blocks.size(), {});
+  }
 
   // 1. From the roots, memcheck's way (mc_leak.c, lc_push_without_clique):
   // a pointer to a block's start (or an interior pointer a heuristic
@@ -157,94 +155,136 @@ std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
   // pointer from the roots' side makes an unreached block possibly lost. A
   // block is scanned again when its state rises, so what it points to rises
   // with it.
-  // Where the pointer being followed lies, for options.possible_causes.
-  PossibleCause source;
-  auto reach = [&](std::uint64_t pointer, std::uint32_t b, bool from_definite) {
-    if (state[b] == reachable) return;
-    const HeapBlock& block = blocks[b];
-    bool to_start = pointer == block.address ||
-                    interior_pointer_is_intended(pointer, block, reader, options.vtables);
-    if (to_start && from_definite) {
-      state[b] = reachable;
-      work.push_back(b);
-    } else if (state[b] == unreached) {
-      state[b] = possible;
-      work.push_back(b);
-      if (options.possible_causes != nullptr) (*options.possible_causes)[b] = source;
+  void reach_from_roots(std::span<const MemoryRange> roots) {
+    for (std::uint32_t b = 0; b < blocks_.size(); ++b)
+      if (blocks_[b].force_reachable) reach(blocks_[b].address, b, true);
+    for (std::size_t r = 0; r < roots.size(); ++r) scan_root(roots[r], static_cast<long>(r));
+    source_.root = -1;
+    while (!work_.empty()) {
+      std::uint32_t b = work_.back();
+      work_.pop_back();
+      const bool definite = state_[b] == reachable;
+      scan_block(b, [&](std::uintptr_t at, std::uint64_t w, std::uint32_t hit) {
+        source_ = {.root = -1, .block = static_cast<long>(b), .at = at, .value = w};
+        reach(w, hit, definite);
+      });
     }
-  };
-  if (options.possible_causes != nullptr) options.possible_causes->assign(blocks.size(), {});
-  for (std::uint32_t b = 0; b < blocks.size(); ++b)
-    if (blocks[b].force_reachable) reach(blocks[b].address, b, true);
-  for (std::size_t r = 0; r < roots.size(); ++r) {
-    source.root = static_cast<long>(r);
-    for_each_word(reader, roots[r].begin, roots[r].end, buffer,
-                  [&](std::uintptr_t at, std::uint64_t w) {
-                    long hit = index.find(w);
-                    if (hit < 0) return;
-                    if (options.image_constants != nullptr &&
-                        options.image_constants->holds_file_value(at, w))
-                      return;
-                    source.at = at;
-                    source.value = w;
-                    reach(w, static_cast<std::uint32_t>(hit), true);
-                  });
-  }
-  source.root = -1;
-  while (!work.empty()) {
-    std::uint32_t b = work.back();
-    work.pop_back();
-    const bool definite = state[b] == reachable;
-    scan_block(b, [&](std::uintptr_t at, std::uint64_t w, std::uint32_t hit) {
-      source = {.root = -1, .block = static_cast<long>(b), .at = at, .value = w};
-      reach(w, hit, definite);
-    });
   }
 
   // 2. Leaks: each unreached block, in allocation order, leads a clique.
-  std::vector<std::uint32_t> leaders = index.address_order();
-  std::stable_sort(leaders.begin(), leaders.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return blocks[a].age < blocks[b].age; });
-  for (std::uint32_t leader : leaders) {
-    if (state[leader] != unreached) continue;
-    state[leader] = direct;
-    work.push_back(leader);
-    while (!work.empty()) {
-      std::uint32_t b = work.back();
-      work.pop_back();
+  void mark_leak_cliques() {
+    std::vector<std::uint32_t> leaders = index_.address_order();
+    std::stable_sort(leaders.begin(), leaders.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return blocks_[a].age < blocks_[b].age;
+    });
+    for (std::uint32_t leader : leaders)
+      if (state_[leader] == unreached) walk_clique(leader);
+  }
+
+  std::vector<LeakClass> classes() const {
+    std::vector<LeakClass> classes(blocks_.size());
+    for (std::size_t b = 0; b < blocks_.size(); ++b) classes[b] = class_of(state_[b]);
+    return classes;
+  }
+
+ private:
+  static LeakClass class_of(State state) {
+    switch (state) {
+      case reachable:
+        return LeakClass::reachable;
+      case possible:
+        return LeakClass::possible;
+      case direct:
+        return LeakClass::direct;
+      case indirect:
+        return LeakClass::indirect;
+      case unreached:
+        break;
+    }
+    return LeakClass::unknown;
+  }
+
+  // Calls on_block(at, word, block) for each word of block `b` that points
+  // into a block.
+  template <typename OnBlock>
+  void scan_block(std::uint32_t b, OnBlock&& on_block) {
+    const HeapBlock& block = blocks_[b];
+    for_each_word(reader_, block.address, block.address + block.size, buffer_,
+                  [&](std::uintptr_t at, std::uint64_t w) {
+                    long hit = index_.find(w);
+                    if (hit >= 0) on_block(at, w, static_cast<std::uint32_t>(hit));
+                  });
+  }
+
+  // A root's words that point into a block, except those that still hold
+  // their module file's value (link-time constants, not pointers).
+  void scan_root(const MemoryRange& root, long r) {
+    source_.root = r;
+    for_each_word(reader_, root.begin, root.end, buffer_, [&](std::uintptr_t at, std::uint64_t w) {
+      long hit = index_.find(w);
+      if (hit < 0) return;
+      if (options_.image_constants != nullptr && options_.image_constants->holds_file_value(at, w))
+        return;
+      source_.at = at;
+      source_.value = w;
+      reach(w, static_cast<std::uint32_t>(hit), true);
+    });
+  }
+
+  void reach(std::uint64_t pointer, std::uint32_t b, bool from_definite) {
+    if (state_[b] == reachable) return;
+    const HeapBlock& block = blocks_[b];
+    bool to_start = pointer == block.address ||
+                    interior_pointer_is_intended(pointer, block, reader_, options_.vtables);
+    if (to_start && from_definite) {
+      state_[b] = reachable;
+      work_.push_back(b);
+    } else if (state_[b] == unreached) {
+      state_[b] = possible;
+      work_.push_back(b);
+      if (options_.possible_causes != nullptr) (*options_.possible_causes)[b] = source_;
+    }
+  }
+
+  // The leader is lost directly; what only it reaches, indirectly. A direct
+  // leader of an earlier clique it reaches becomes indirect.
+  void walk_clique(std::uint32_t leader) {
+    state_[leader] = direct;
+    work_.push_back(leader);
+    while (!work_.empty()) {
+      std::uint32_t b = work_.back();
+      work_.pop_back();
       scan_block(b, [&](std::uintptr_t, std::uint64_t, std::uint32_t hit) {
         if (hit == leader) return;
-        if (state[hit] == unreached) {
-          state[hit] = indirect;
-          work.push_back(hit);
-        } else if (state[hit] == direct) {
-          state[hit] = indirect;  // an earlier clique, already walked
+        if (state_[hit] == unreached) {
+          state_[hit] = indirect;
+          work_.push_back(hit);
+        } else if (state_[hit] == direct) {
+          state_[hit] = indirect;  // an earlier clique, already walked
         }
       });
     }
   }
 
-  std::vector<LeakClass> classes(blocks.size());
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    switch (state[b]) {
-      case reachable:
-        classes[b] = LeakClass::reachable;
-        break;
-      case possible:
-        classes[b] = LeakClass::possible;
-        break;
-      case direct:
-        classes[b] = LeakClass::direct;
-        break;
-      case indirect:
-        classes[b] = LeakClass::indirect;
-        break;
-      case unreached:
-        classes[b] = LeakClass::unknown;
-        break;
-    }
-  }
-  return classes;
+  std::span<const HeapBlock> blocks_;
+  MemoryReader& reader_;
+  ClassifyOptions options_;
+  BlockIndex index_;
+  std::vector<State> state_;
+  std::vector<std::uint32_t> work_;
+  std::vector<std::uint64_t> buffer_;
+  PossibleCause source_;  // where the pointer being followed lies, for possible_causes
+};
+
+}  // namespace
+
+std::vector<LeakClass> classify_blocks(std::span<const HeapBlock> blocks,
+                                       std::span<const MemoryRange> roots, MemoryReader& reader,
+                                       ClassifyOptions options) {
+  Classifier classifier(blocks, reader, options);
+  classifier.reach_from_roots(roots);
+  classifier.mark_leak_cliques();
+  return classifier.classes();
 }
 
 std::vector<MemoryRange> subtract_ranges(std::span<const MemoryRange> ranges,

@@ -11,46 +11,16 @@
 
 #include <cstdint>
 #include <limits>
-#include <string_view>
 
 #include "byte_io.hpp"
 #include "format_layout.hpp"
+#include "record_layout.hpp"  // skip_record
 
 namespace memtrail::format {
 
 // The answer when OPS cannot be read to its end: keep the model for every
 // event (the decoder then finds and reports the fault as it always did).
 inline constexpr std::uint64_t kModelForAll = std::numeric_limits<std::uint64_t>::max();
-
-// Skips one table record's fields as the decoder reads them; false where the
-// decoder would fail.
-inline bool skip_record(ByteSource& ops, std::uint8_t tag) {
-  std::uint64_t v;
-  std::uint32_t v32;
-  std::uint8_t b;
-  std::int64_t sv;
-  std::string_view text;
-  switch (tag) {
-    case kTagString:
-      return ops.varint32(v32) && ops.str(text);
-    case kTagModule:
-      return ops.varint32(v32) && ops.str(text) && ops.varint(v) && ops.varint(v) &&
-             ops.varint(v) && ops.str(text);
-    case kTagThread:
-      return ops.varint32(v32) && ops.varint(v) && ops.str(text);
-    case kTagPool:
-      return ops.varint32(v32) && ops.varint32(v32) && ops.str(text) && ops.u8(b) && ops.u8(b) &&
-             ops.svarint(sv);
-    case kTagStackNode:
-      return ops.varint32(v32) && ops.varint32(v32) && ops.varint(v);
-    case kTagScope:
-      return ops.varint32(v32) && ops.str(text) && ops.u8(b) && ops.varint32(v32);
-    case kTagThreadSwitch:
-      return ops.varint32(v32);
-    default:
-      return false;
-  }
-}
 
 // The number of events up to and including the chunk's last alloc or reuse
 // coded by candidate: 0 when it has none, kModelForAll when OPS cannot be

@@ -27,6 +27,7 @@
 #include "memtrail/detail/address_table.hpp"
 #include "memtrail/trace_file.hpp"
 #include "private_fd.hpp"
+#include "record_layout.hpp"
 
 namespace memtrail {
 
@@ -484,129 +485,182 @@ struct TraceWriter::Impl {
     --reserved_events;
   }
 
+  // One event's code while encode() builds it: the op and mask bytes and the
+  // values its steps pass on to the ones after.
+  struct EventCode {
+    std::uint8_t kind_index = 0;
+    std::uint8_t op = 0;
+    std::uint8_t mask = 0;
+    bool alloc = false;
+    std::uint64_t cls = 0;           // the alloc's size class (allocator model)
+    std::uint64_t dt = 0;            // time delta, in resolution units
+    std::uint64_t ref_distance = 0;  // kOpAddrRef: alloc ordinals back, or candidate index
+    std::uint64_t ref_size = 0;      // the size of the block a free refers to
+    SizeMode size_mode = kSizeExplicit;
+    int slot = -1;  // the recent-size cache slot of the event's size
+  };
+
   // `tracked`: the caller's BlockRef for this event's block (add_tracked_event),
   // which stands in for the chunk's table `live`; nullptr: use `live`.
+  // Each step is inlined: this is the writer's per-event path.
   [[gnu::always_inline]] void encode(const Event& e, TraceWriter::BlockRef* tracked = nullptr,
                                      std::uint64_t tracked_size = 0) {
-    auto kind_index = static_cast<std::uint8_t>(e.kind);
-    if (kind_index == 0 || kind_index >= kEventKindCount)
-      throw std::invalid_argument("TraceWriter: invalid event kind " + std::to_string(kind_index));
+    EventCode c;
+    c.kind_index = static_cast<std::uint8_t>(e.kind);
+    if (c.kind_index == 0 || c.kind_index >= kEventKindCount)
+      throw std::invalid_argument("TraceWriter: invalid event kind " +
+                                  std::to_string(c.kind_index));
     reserve_event();
+    EncoderThreadState& st = switch_to_thread(e.thread);
+    c.op = c.kind_index;
+    code_time(e, st, c);
+    code_address_reference(e, st, tracked, tracked_size, c);
+    code_size_mode(e, st, c);
+    code_mask(e, st, c);
+    write_event(e, st, c);
+    remember_event(e, st, tracked, c);
+  }
+
+  // Writes a thread switch record when the event's thread is not the last
+  // one's, and finds that thread's state. Runs of one thread's events are the
+  // norm: its state is looked up once per run.
+  [[gnu::always_inline]] EncoderThreadState& switch_to_thread(std::uint32_t thread) {
     OutBuf& ops = streams[kOps];
-    if (e.thread != current_thread) {
+    if (thread != current_thread) {
       ops.u8(kRecordBit | kTagThreadSwitch);
-      ops.varint(e.thread);
-      current_thread = e.thread;
+      write_record_fields<kTagThreadSwitch>(ops, thread);
+      current_thread = thread;
       current_state = nullptr;
     }
-    // Runs of one thread's events are the norm: look its state up once.
     if (current_state == nullptr) {
-      if (threads.size() >= kMaxThreadsPerChunk && !threads.count(e.thread)) {
+      if (threads.size() >= kMaxThreadsPerChunk && !threads.count(thread)) {
         flush_chunk();  // bounds the reader's per-chunk state (room only grows)
         ops.u8(kRecordBit | kTagThreadSwitch);
-        ops.varint(e.thread);
-        current_thread = e.thread;
+        write_record_fields<kTagThreadSwitch>(ops, thread);
+        current_thread = thread;
       }
-      current_state = state_of(e.thread);
+      current_state = state_of(thread);
     }
-    EncoderThreadState& st = *current_state;
-    std::uint8_t op = kind_index;
-    std::uint8_t mask = 0;
+    return *current_state;
+  }
 
-    // Time: unsigned delta, in resolution units, from the thread's previous event.
+  // Time: unsigned delta, in resolution units, from the thread's previous event.
+  [[gnu::always_inline]] void code_time(const Event& e, EncoderThreadState& st, EventCode& c) {
     std::uint64_t units = time_resolution.divide(e.time_ns);
-    std::uint64_t dt;
     if (units >= st.last_time) {
-      dt = units - st.last_time;
+      c.dt = units - st.last_time;
     } else {
-      dt = st.last_time - units;
-      op |= kOpTimeBack;
+      c.dt = st.last_time - units;
+      c.op |= kOpTimeBack;
     }
     st.last_time = units;
+  }
 
-    // Address: a free of a block allocated earlier in this chunk is the
-    // distance back in alloc ordinals; an alloc's is its index among the
-    // allocator-model candidates (AllocCandidates); anything else a zigzag delta.
-    std::uint64_t ref_distance = 0, ref_size = 0;
-    bool alloc = is_alloc_kind(e.kind);
-    std::uint64_t cls = alloc ? chunk_class(e.size) : 0;
+  // Address: a free of a block allocated earlier in this chunk is the
+  // distance back in alloc ordinals; an alloc's is its index among the
+  // allocator-model candidates (AllocCandidates); anything else (no
+  // kOpAddrRef) a zigzag delta, written by write_event.
+  [[gnu::always_inline]] void code_address_reference(const Event& e, EncoderThreadState& st,
+                                                     TraceWriter::BlockRef* tracked,
+                                                     std::uint64_t tracked_size, EventCode& c) {
+    c.alloc = is_alloc_kind(e.kind);
+    c.cls = c.alloc ? chunk_class(e.size) : 0;
     if (e.kind == EventKind::free && e.address != 0) {
       std::uint64_t ordinal;
       bool found;
       if (tracked) {
         found = tracked->chunk == chunk_serial;
         ordinal = tracked->ordinal;
-        ref_size = found ? tracked_size : 0;
+        c.ref_size = found ? tracked_size : 0;
       } else {
-        found = live.take(e.pool, e.address, ordinal, ref_size);
+        // Locals, not c's fields, take the outputs: c then stays in registers.
+        std::uint64_t size = 0;
+        found = live.take(e.pool, e.address, ordinal, size);
+        c.ref_size = size;
       }
       if (found) {
-        ref_distance = ordinals - ordinal;
-        op |= kOpAddrRef;
+        c.ref_distance = ordinals - ordinal;
+        c.op |= kOpAddrRef;
       }
-    } else if (alloc && e.address != 0 && model) {
-      if (st.alloc_index_and_take(cls, e.address, ref_distance)) op |= kOpAddrRef;
+    } else if (c.alloc && e.address != 0 && model) {
+      std::uint64_t index = 0;
+      if (st.alloc_index_and_take(c.cls, e.address, index)) c.op |= kOpAddrRef;
+      c.ref_distance = index;
     }
+  }
 
-    // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
-    SizeMode size_mode;
-    int slot = -1;
+  // Size: zero, a slot of the recent-size cache, the referenced block's, or explicit.
+  [[gnu::always_inline]] void code_size_mode(const Event& e, EncoderThreadState& st, EventCode& c) {
     if (e.size == 0) {
-      size_mode = kSizeZero;
-    } else if (e.kind == EventKind::free && (op & kOpAddrRef) && e.size == ref_size) {
-      size_mode = kSizeOfRef;
-    } else if ((slot = st.find_size(e.size)) >= 0) {
-      size_mode = kSizeCached;
+      c.size_mode = kSizeZero;
+    } else if (e.kind == EventKind::free && (c.op & kOpAddrRef) && e.size == c.ref_size) {
+      c.size_mode = kSizeOfRef;
+    } else if ((c.slot = st.find_size(e.size)) >= 0) {
+      c.size_mode = kSizeCached;
     } else {
-      size_mode = kSizeExplicit;
+      c.size_mode = kSizeExplicit;
     }
-    mask |= size_mode << kMaskSizeShift;
-    if (e.pool != st.last_pool) mask |= kMaskPool;
-    if (e.stack != st.last_stack[kind_index]) mask |= kMaskStack;
-    if (e.detail != st.last_detail[kind_index]) mask |= kMaskDetail;
-    if (e.requested != default_requested(e.kind, e.size)) mask |= kMaskRequested;
-    if (e.aux != 0) mask |= kMaskAux;
-    if (!(op & kOpAddrRef) && e.address != 0) mask |= kMaskAddr;
+  }
 
+  // The mask says which fields differ from what the thread's state predicts.
+  [[gnu::always_inline]] void code_mask(const Event& e, const EncoderThreadState& st,
+                                        EventCode& c) {
+    c.mask |= c.size_mode << kMaskSizeShift;
+    if (e.pool != st.last_pool) c.mask |= kMaskPool;
+    if (e.stack != st.last_stack[c.kind_index]) c.mask |= kMaskStack;
+    if (e.detail != st.last_detail[c.kind_index]) c.mask |= kMaskDetail;
+    if (e.requested != default_requested(e.kind, e.size)) c.mask |= kMaskRequested;
+    if (e.aux != 0) c.mask |= kMaskAux;
+    if (!(c.op & kOpAddrRef) && e.address != 0) c.mask |= kMaskAddr;
+  }
+
+  // Appends the event's bytes to the streams (room was reserved). An explicit
+  // size takes a cache slot here, whose address then predicts this one.
+  [[gnu::always_inline]] void write_event(const Event& e, EncoderThreadState& st, EventCode& c) {
     OutBuf &misc = streams[kMisc], &sizes = streams[kSize], &addr = streams[kAddr];
-    ops.u8(op);
-    ops.u8(mask);
-    split_varint(streams[kTime], streams[kTimeHigh], dt);
-    if (mask & kMaskPool) misc.varint(e.pool);
-    if (mask & kMaskStack) misc.varint(st.stack_code(kind_index, e.stack));
-    if (mask & kMaskDetail) misc.u8(e.detail);
-    if (mask & kMaskAux) misc.varint(e.aux);
-    if (size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(slot));
-    if (size_mode == kSizeExplicit) {
+    streams[kOps].u8(c.op);
+    streams[kOps].u8(c.mask);
+    split_varint(streams[kTime], streams[kTimeHigh], c.dt);
+    if (c.mask & kMaskPool) misc.varint(e.pool);
+    if (c.mask & kMaskStack) misc.varint(st.stack_code(c.kind_index, e.stack));
+    if (c.mask & kMaskDetail) misc.u8(e.detail);
+    if (c.mask & kMaskAux) misc.varint(e.aux);
+    if (c.size_mode == kSizeCached) sizes.u8(static_cast<std::uint8_t>(c.slot));
+    if (c.size_mode == kSizeExplicit) {
       split_varint(sizes, streams[kSizeHigh], e.size);
-      slot = st.insert_size(e.size);
+      c.slot = st.insert_size(e.size);
     }
-    if (mask & kMaskRequested)
+    if (c.mask & kMaskRequested)
       sizes.varint(zigzag(static_cast<std::int64_t>(e.size - e.requested)));
-    if (op & kOpAddrRef) {
-      addr.varint(ref_distance);
-    } else if (mask & kMaskAddr) {
-      std::uint64_t predicted = slot >= 0 ? st.slot_address[slot] : st.last_address;
+    if (c.op & kOpAddrRef) {
+      addr.varint(c.ref_distance);
+    } else if (c.mask & kMaskAddr) {
+      std::uint64_t predicted = c.slot >= 0 ? st.slot_address[c.slot] : st.last_address;
       split_varint(addr, streams[kAddrHigh],
                    zigzag(static_cast<std::int64_t>(e.address - predicted)));
     }
+  }
 
+  // Updates the thread's state and the chunk's block table as the reader
+  // will when it decodes this event, so the next one is predicted alike.
+  [[gnu::always_inline]] void remember_event(const Event& e, EncoderThreadState& st,
+                                             TraceWriter::BlockRef* tracked, const EventCode& c) {
     st.last_pool = e.pool;
-    st.set_stack(kind_index, e.stack);
-    st.last_detail[kind_index] = e.detail;
+    st.set_stack(c.kind_index, e.stack);
+    st.last_detail[c.kind_index] = e.detail;
     st.last_address = e.address;
-    if (slot >= 0) st.slot_address[slot] = e.address;
+    if (c.slot >= 0) st.slot_address[c.slot] = e.address;
     // Without the model no alloc is coded as a candidate, so the lists
     // that name candidates need not be kept (the reader keeps its own).
     if (e.kind == EventKind::free && e.address != 0 && model)
-      st.push_freed(e.address, e.size != 0 ? e.size : ref_size);
-    if (alloc) {
+      st.push_freed(e.address, e.size != 0 ? e.size : c.ref_size);
+    if (c.alloc) {
       if (e.address != 0) {
         if (tracked)
           *tracked = TraceWriter::BlockRef{chunk_serial, static_cast<std::uint32_t>(ordinals)};
         else
           live.put(e.pool, e.address, ordinals, e.size);
-        if (model) st.push_fresh(e.address + cls);
+        if (model) st.push_fresh(e.address + c.cls);
       }
       ++ordinals;
     }
@@ -719,8 +773,7 @@ void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
   impl_->max_string_id = std::max(impl_->max_string_id, id);
   impl_->record(kTagString);
   ByteSink s = impl_->record_sink();
-  s.varint(id);
-  s.str(text);
+  write_record_fields<kTagString>(s, id, text);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -728,12 +781,7 @@ void TraceWriter::add_string(std::uint32_t id, std::string_view text) {
 void TraceWriter::add_module(const ModuleInfo& m) {
   impl_->record(kTagModule);
   ByteSink s = impl_->record_sink();
-  s.varint(m.id);
-  s.str(m.path);
-  s.varint(m.load_address);
-  s.varint(m.start);
-  s.varint(m.end);
-  s.str(m.build_id);
+  write_record_fields<kTagModule>(s, m.id, m.path, m.load_address, m.start, m.end, m.build_id);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -741,9 +789,7 @@ void TraceWriter::add_module(const ModuleInfo& m) {
 void TraceWriter::add_thread(const ThreadInfo& t) {
   impl_->record(kTagThread);
   ByteSink s = impl_->record_sink();
-  s.varint(t.id);
-  s.varint(t.tid);
-  s.str(t.name);
+  write_record_fields<kTagThread>(s, t.id, t.tid, t.name);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -751,12 +797,7 @@ void TraceWriter::add_thread(const ThreadInfo& t) {
 void TraceWriter::add_pool(const PoolInfo& p) {
   impl_->record(kTagPool);
   ByteSink s = impl_->record_sink();
-  s.varint(p.id);
-  s.varint(p.parent);
-  s.str(p.name);
-  s.u8(static_cast<std::uint8_t>(p.kind));
-  s.u8(static_cast<std::uint8_t>(p.space));
-  s.svarint(p.device);
+  write_record_fields<kTagPool>(s, p.id, p.parent, p.name, p.kind, p.space, p.device);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -764,9 +805,7 @@ void TraceWriter::add_pool(const PoolInfo& p) {
 void TraceWriter::add_stack_node(const StackNode& n) {
   impl_->record(kTagStackNode);
   ByteSink s = impl_->record_sink();
-  s.varint(n.id);
-  s.varint(n.parent);
-  s.varint(n.ip);
+  write_record_fields<kTagStackNode>(s, n.id, n.parent, n.ip);
   impl_->end_record();
   impl_->maybe_flush();
 }
@@ -774,10 +813,7 @@ void TraceWriter::add_stack_node(const StackNode& n) {
 void TraceWriter::add_scope(const ScopeInfo& sc) {
   impl_->record(kTagScope);
   ByteSink s = impl_->record_sink();
-  s.varint(sc.id);
-  s.str(sc.name);
-  s.u8(static_cast<std::uint8_t>(sc.kind));
-  s.varint(sc.pool);
+  write_record_fields<kTagScope>(s, sc.id, sc.name, sc.kind, sc.pool);
   impl_->end_record();
   impl_->maybe_flush();
 }

@@ -24,6 +24,7 @@
 #include "model_scan.hpp"
 #include "reader/decode_error.hpp"
 #include "reader/frame_source.hpp"
+#include "record_layout.hpp"
 
 namespace memtrail::reader {
 
@@ -173,29 +174,48 @@ bool ChunkDecoder::decode(const Frame& f, std::uint64_t time_resolution, Sink& s
   return true;
 }
 
-// A table record, after its op byte: read, checked alone, handed to the sink.
+// A pool record, its values range-checked.
+inline PoolInfo read_pool_record(ByteSource& ops) {
+  PoolInfo p;
+  std::string_view name;
+  std::uint8_t kind = 0, space = 0;
+  std::int64_t device = 0;
+  need(read_record_fields<kTagPool>(ops, p.id, p.parent, name, kind, space, device), "pool record");
+  if (p.id == 0) throw DecodeError{"pool record with id 0"};
+  need(kind <= static_cast<std::uint8_t>(PoolKind::other) &&
+           space <= static_cast<std::uint8_t>(MemorySpace::mmap) && device >= INT32_MIN &&
+           device <= INT32_MAX,
+       "pool record (value out of range)");
+  p.name = name;
+  p.kind = static_cast<PoolKind>(kind);
+  p.space = static_cast<MemorySpace>(space);
+  p.device = static_cast<std::int32_t>(device);
+  return p;
+}
+
+// A table record, after its op byte: read (record_layout.hpp gives its
+// fields), checked alone, handed to the sink.
 template <class Sink>
 void ChunkDecoder::read_record(ByteSource& ops, std::uint8_t tag, Cursor& c, Sink& sink) {
-  auto table_id = [&](std::uint32_t& id, const char* what) {
-    need(ops.varint32(id), what);
+  auto table_id = [&](std::uint32_t id, const char* what) {
     if (id == 0) throw DecodeError{std::string(what) + " record with id 0"};
   };
   std::string_view text;
   switch (tag) {
     case kTagString: {
       std::uint32_t id;
+      need(read_record_fields<kTagString>(ops, id, text), "string record");
       table_id(id, "string");
-      need(ops.str(text), "string record");
       sink.string(id, text);
       break;
     }
     case kTagModule: {
       ModuleInfo m;
       std::string_view build_id;
+      need(
+          read_record_fields<kTagModule>(ops, m.id, text, m.load_address, m.start, m.end, build_id),
+          "module record");
       table_id(m.id, "module");
-      need(ops.str(text) && ops.varint(m.load_address) && ops.varint(m.start) &&
-               ops.varint(m.end) && ops.str(build_id),
-           "module record");
       m.path = text;
       m.build_id = build_id;
       sink.module(m);
@@ -203,43 +223,27 @@ void ChunkDecoder::read_record(ByteSource& ops, std::uint8_t tag, Cursor& c, Sin
     }
     case kTagThread: {
       ThreadInfo t;
+      need(read_record_fields<kTagThread>(ops, t.id, t.tid, text), "thread record");
       table_id(t.id, "thread");
-      need(ops.varint(t.tid) && ops.str(text), "thread record");
       t.name = text;
       sink.thread(t);
       break;
     }
-    case kTagPool: {
-      PoolInfo p;
-      std::uint8_t kind = 0, space = 0;
-      std::int64_t device = 0;
-      table_id(p.id, "pool");
-      need(ops.varint32(p.parent) && ops.str(text) && ops.u8(kind) && ops.u8(space) &&
-               ops.svarint(device),
-           "pool record");
-      need(kind <= static_cast<std::uint8_t>(PoolKind::other) &&
-               space <= static_cast<std::uint8_t>(MemorySpace::mmap) && device >= INT32_MIN &&
-               device <= INT32_MAX,
-           "pool record (value out of range)");
-      p.name = text;
-      p.kind = static_cast<PoolKind>(kind);
-      p.space = static_cast<MemorySpace>(space);
-      p.device = static_cast<std::int32_t>(device);
-      sink.pool(p);
+    case kTagPool:
+      sink.pool(read_pool_record(ops));
       break;
-    }
     case kTagStackNode: {
       StackNode n;
+      need(read_record_fields<kTagStackNode>(ops, n.id, n.parent, n.ip), "stack node record");
       table_id(n.id, "stack node");
-      need(ops.varint32(n.parent) && ops.varint(n.ip), "stack node record");
       sink.stack_node(n);
       break;
     }
     case kTagScope: {
       ScopeInfo sc;
       std::uint8_t kind = 0;
+      need(read_record_fields<kTagScope>(ops, sc.id, text, kind, sc.pool), "scope record");
       table_id(sc.id, "scope");
-      need(ops.str(text) && ops.u8(kind) && ops.varint32(sc.pool), "scope record");
       need(kind <= static_cast<std::uint8_t>(ScopeKind::iteration),
            "scope record (kind out of range)");
       sc.name = text;
@@ -248,7 +252,7 @@ void ChunkDecoder::read_record(ByteSource& ops, std::uint8_t tag, Cursor& c, Sin
       break;
     }
     case kTagThreadSwitch:
-      need(ops.varint32(c.thread), "thread switch");
+      need(read_record_fields<kTagThreadSwitch>(ops, c.thread), "thread switch");
       c.state = nullptr;
       sink.thread_switch(c.thread);
       break;

@@ -6,6 +6,7 @@
 // environment sizes (issue 27: heap and stack layout move with both).
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <string>
 #include <tuple>
 
@@ -70,11 +71,22 @@ TEST_P(LeakSuite, ValgrindAgreesWithTheExpectedClasses) {
   const std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary());
   ASSERT_FALSE(where.empty());
   // The shortest path with the smallest environment, the longest with the largest.
+  // Valgrind is not deterministic on a threaded program either (one run in
+  // a full ctest read one of threads200's 200 leaks "possibly lost"): its
+  // answer is the one most of three runs give. A first run that agrees
+  // settles it; after one that does not, both of the next two must.
+  const ValgrindCounts expected = program().expected + program().valgrind_runtime;
   for (const RunPlace* place : {&where.front(), &where.back()}) {
     SCOPED_TRACE(place->label);
-    ValgrindRun r = valgrind_run(*place, binary());
-    ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
-    EXPECT_EQ(r.counts, program().expected + program().valgrind_runtime) << r.run.err;
+    ValgrindRun first = valgrind_run(*place, binary());
+    ASSERT_EQ(first.run.exit_code, 0) << first.run.err;
+    if (first.counts == expected) continue;
+    std::cout << "Valgrind's first run differs from the table, two more decide:\n" << first.run.err;
+    for (int i = 0; i < 2; ++i) {
+      ValgrindRun again = valgrind_run(*place, binary());
+      ASSERT_EQ(again.run.exit_code, 0) << again.run.err;
+      EXPECT_EQ(again.counts, expected) << again.run.err;
+    }
   }
 }
 

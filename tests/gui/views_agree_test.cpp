@@ -103,6 +103,14 @@ class ViewsAgreeTest : public QObject {
     QVERIFY2(pie, qPrintable(v.pieTitles().join(" | ")));
     const nlohmann::json at = reportAtPool(test::leaksTrace(), s.peak_time_ns, "malloc");
     QVERIFY(!at.is_null());
+    // The writer samples glibc's heap every few ms: on a loaded machine the
+    // short sample can reach its peak before the first sample, and then
+    // neither view may claim a reserve (the bug was the pie alone saying
+    // "unknown" where report --at knew it).
+    if (at["source"] == "none") {
+      QVERIFY2(!pie->reserved_known, "report --at knows no reserve at the peak; the pie does");
+      return;
+    }
     QCOMPARE(QString::fromStdString(at["source"]), QString("heap samples"));
     QVERIFY2(pie->reserved_known, "the pie says reserved unknown: used only");
     QCOMPARE(pieReserved(*pie), std::uint64_t(at["reserved_bytes"]));

@@ -161,9 +161,12 @@ TEST_P(ForkExec, MemtrailGivesValgrindsClassesPerProcess) {
   }
 }
 
-// Valgrind's own answer, per ==PID==, parent first.
+// Valgrind's own answer, per ==PID==, parent first: in the order the pids
+// first speak (the parent's banner comes before it forks), not by number — a
+// pid wraparound gave a child a lower pid than its parent once.
 std::vector<ValgrindCounts> valgrind_by_pid(const std::string& err) {
   std::map<int, std::string> lines;
+  std::vector<int> order;
   std::regex prefix(R"(^==([0-9]+)== ?(.*)$)");
   std::smatch m;
   std::size_t at = 0;
@@ -171,11 +174,16 @@ std::vector<ValgrindCounts> valgrind_by_pid(const std::string& err) {
     std::size_t end = err.find('\n', at);
     if (end == std::string::npos) end = err.size();
     std::string line = err.substr(at, end - at);
-    if (std::regex_match(line, m, prefix)) lines[std::stoi(m[1].str())] += m[2].str() + "\n";
+    if (std::regex_match(line, m, prefix)) {
+      const int pid = std::stoi(m[1].str());
+      if (!lines.count(pid)) order.push_back(pid);
+      lines[pid] += m[2].str() + "\n";
+    }
     at = end + 1;
   }
   std::vector<ValgrindCounts> out;
-  for (const auto& [pid, text] : lines) {
+  for (int pid : order) {
+    const std::string& text = lines[pid];
     if (test::contains(text, "All heap blocks were freed")) {
       out.push_back({});
       continue;

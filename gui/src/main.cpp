@@ -1,7 +1,9 @@
 // memtrail-gui: open a trace and see it (docs/gui.md).
 //   memtrail-gui [TRACE] [--view ID] [--screenshot OUT.png] [--size WxH] [--range T0:T1]
+#include <malloc.h>
 #include <QApplication>
 #include <QTimer>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -48,9 +50,19 @@ void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& m
     std::fprintf(stderr, "memtrail-gui: %s\n", message.toLocal8Bit().constData());
 }
 
+// The views load in parallel, each on its own worker thread; glibc gives
+// each thread an arena that keeps its peak resident after the work moves
+// on (101-110 MiB on a 10^5-stack trace; one arena: 98-99 MiB, no slower).
+// A user's own MALLOC_ARENA_MAX or GLIBC_TUNABLES wins.
+void share_one_malloc_arena() {
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr && std::getenv("GLIBC_TUNABLES") == nullptr)
+    mallopt(M_ARENA_MAX, 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  share_one_malloc_arena();
   memtrail::gui::timing_start();
   std::vector<std::string> raw(argv + 1, argv + argc);
   std::string error;

@@ -199,11 +199,11 @@ void release_signals_after_fork() {
 void before_fork() {
   hold_signals_across_fork();
   g_forking_session = g_session.load(std::memory_order_acquire);
-  // The child's session creates and reports its trace through the run
-  // directory and its list, which are in the writer's table only.
-  if (g_forking_session && g_forking_session->options.follow_forks) lend_run_directory_for_fork();
   if (g_forking_session) {
-    g_forking_session->work_mutex.lock();   // writer idle
+    g_forking_session->work_mutex.lock();  // writer idle
+    // The child's session creates and reports its trace through the run
+    // directory and its list, which are in the writer's table only.
+    if (g_forking_session->options.follow_forks) lend_run_directory_for_fork();
     drain_before_fork(*g_forking_session);  // the live map the child inherits
   }
   tables().mutex.lock();
@@ -215,6 +215,7 @@ void before_fork() {
 }
 
 void after_fork_parent() {
+  run_directory_after_fork(false, false);  // before work_mutex: a next fork lends anew
   detail::own_heap_unlock();
   if (g_forking_session) {
     g_forking_session->live_mutex.unlock();
@@ -222,7 +223,6 @@ void after_fork_parent() {
     g_forking_session->work_mutex.unlock();
   }
   tables().mutex.unlock();
-  run_directory_after_fork(false, false);
   release_signals_after_fork();
 }
 

@@ -35,7 +35,7 @@ int move_fd_high(int fd) {
       ::close(moved);
       continue;
     }
-    ::close(fd);
+    ::syscall(SYS_close, fd);  // not the preload's close: it takes the registry's lock
     return moved;
   }
   return fd;
@@ -73,6 +73,10 @@ std::unique_lock<std::mutex> private_fd_lock() {
 
 bool register_private_fd(int* slot) {
   auto lock = private_fd_lock();
+  return register_private_fd_locked(slot);
+}
+
+bool register_private_fd_locked(int* slot) {
   for (int*& s : g_slots)
     if (s == slot) return true;
   for (int*& s : g_slots)
@@ -124,10 +128,47 @@ void close_numbers(unsigned low, unsigned high) {
 
 }  // namespace
 
+namespace {
+std::atomic<pid_t> g_private_table_owner{0};
+
+#ifndef PIDFD_THREAD
+constexpr unsigned kPidfdThread = O_EXCL;  // linux/pidfd.h, Linux 6.9
+#else
+constexpr unsigned kPidfdThread = PIDFD_THREAD;
+#endif
+
+// A pidfd for the thread `tid` (not its process: its own table), or -1.
+int thread_pidfd(pid_t tid) {
+  return tid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, tid, kPidfdThread)) : -1;
+}
+}  // namespace
+
+pid_t private_table_owner() {
+  return g_private_table_owner.load(std::memory_order_acquire);
+}
+
+bool can_copy_from_thread_table(pid_t tid) {
+  int pidfd = thread_pidfd(tid);
+  if (pidfd < 0) return false;
+  ::syscall(SYS_close, pidfd);
+  return true;
+}
+
+int copy_from_thread_table(pid_t tid, int number) {
+  if (number < 0) return -1;
+  int pidfd = thread_pidfd(tid);
+  if (pidfd < 0) return -1;
+  // Our own thread: no ptrace permission is needed (same thread group).
+  int copy = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, number, 0));  // close-on-exec
+  ::syscall(SYS_close, pidfd);
+  return copy >= 0 ? move_fd_high(copy) : -1;
+}
+
 bool enter_private_table(const int* keep, int count) {
   // The system call, not glibc's unshare: that is the preload's, which
   // pauses the recorder's threads for a namespace.
   if (::syscall(SYS_unshare, CLONE_FILES) != 0) return false;
+  g_private_table_owner.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
   int kept[16];
   int n = 0;
   for (int i = 0; i < count && n < 16; ++i)
@@ -174,6 +215,41 @@ bool vacate_private_fd_locked(int fd) {
   for (int* s : g_slots)
     if (s != nullptr && *s == fd) *s = moved;
   return true;
+}
+
+bool place_above_soft_limit(int* fds, int count) {
+  // The system call: glibc's getrlimit/setrlimit are plain wrappers of it,
+  // and nothing of the program's sees this one.
+  rlimit limit{};
+  if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &limit) != 0) return false;
+  const rlim_t soft = limit.rlim_cur;
+  if (soft == RLIM_INFINITY || soft > kMaxLimitToClimb) return false;
+  const rlim_t room = static_cast<rlim_t>(count);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < soft + room) return false;
+  rlimit raised = limit;
+  raised.rlim_cur = soft + room;
+  if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &raised, nullptr) != 0) return false;
+  bool all = true;
+  for (int i = 0; i < count; ++i) {
+    if (fds[i] < 0 || static_cast<rlim_t>(fds[i]) >= soft) continue;
+    int moved = ::fcntl(fds[i], F_DUPFD_CLOEXEC, static_cast<int>(soft));
+    if (moved < 0) {
+      all = false;
+      continue;
+    }
+    ::syscall(SYS_close, fds[i]);  // the raw call: the preload's close refuses our numbers
+    fds[i] = moved;
+  }
+  // Back to the program's limit: numbers above it stay open, out of its
+  // count (a program that raises its limit later sees them again).
+  ::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &limit, nullptr);
+  return all;
+}
+
+bool is_registered_slot(const int* slot) {
+  for (int* s : g_slots)
+    if (__atomic_load_n(&s, __ATOMIC_RELAXED) == slot) return slot != nullptr;
+  return false;
 }
 
 std::atomic<bool> g_expect_unwind_pipe{false};

@@ -53,6 +53,7 @@ std::unique_lock<std::mutex> private_fd_lock();
 // `slot` holds a descriptor number (-1: none) for as long as it is
 // registered. At most 8 slots; false when full.
 bool register_private_fd(int* slot);
+bool register_private_fd_locked(int* slot);
 void unregister_private_fd(int* slot);
 // A look without the lock (close is common, a tracer number rare): false
 // means certainly not ours; true is confirmed under the lock.
@@ -71,6 +72,16 @@ bool vacate_private_fd_locked(int fd);
 // cannot reach it, nor can a fork child, which copies the forking thread's
 // table. False (nothing changed) when the kernel refuses the unshare.
 bool enter_private_table(const int* keep, int count);
+// The thread id of the last thread that entered a private table (the
+// session's writer), 0 before any: another thread may copy a descriptor
+// out of that table (pidfd_getfd on a PIDFD_THREAD pidfd, Linux 6.9).
+pid_t private_table_owner();
+// A copy, in the calling thread's table and moved high with close-on-exec,
+// of descriptor `number` of thread `tid`'s table; -1 when the kernel
+// cannot (before 6.9, or `tid` gone).
+int copy_from_thread_table(pid_t tid, int number);
+// Whether copy_from_thread_table can work for `tid` on this kernel.
+bool can_copy_from_thread_table(pid_t tid);
 // The trace file's number in the program's table goes once the writer holds
 // its copy: closed there (the caller holds private_fd_lock(); `slot` is
 // registered) and unregistered, and `slot` gets the writer's number.
@@ -83,6 +94,20 @@ void unregister_private_fd_locked(int* slot);
 // validates through it) made libunwind reopen it there, at 0 and 1, which
 // a program thread then closed in the program's table (its stdout).
 int registered_private_fds_locked(int* out, int max);
+
+// Moves each of fds[0..count) that is below the soft RLIMIT_NOFILE to the
+// lowest free numbers at or above it, with close-on-exec (raising the soft
+// limit for the moment of the dup, then restoring it): a program counts
+// its descriptors and looks for free numbers below its limit only. False,
+// with nothing moved, where the hard limit leaves no room above the soft
+// one, or the soft limit is above kMaxLimitToClimb (the kernel sizes the
+// table by the highest number: 8 bytes a number, copied at each fork).
+// The caller holds the lock when the slots are registered.
+constexpr unsigned long kMaxLimitToClimb = 4096;
+bool place_above_soft_limit(int* fds, int count);
+// True when `slot` is registered (a look without the lock: slots change
+// only at a session's start and end).
+bool is_registered_slot(const int* slot);
 
 // Set while the recorder first initialises libunwind, which opens its
 // validation pipe then (note_pipe in program_fds.hpp registers it).

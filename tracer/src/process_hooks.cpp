@@ -200,7 +200,10 @@ void before_fork() {
   hold_signals_across_fork();
   g_forking_session = g_session.load(std::memory_order_acquire);
   if (g_forking_session) {
-    g_forking_session->work_mutex.lock();   // writer idle
+    g_forking_session->work_mutex.lock();  // writer idle
+    // The child's session creates and reports its trace through the run
+    // directory and its list, which are in the writer's table only.
+    if (g_forking_session->options.follow_forks) lend_run_directory_for_fork();
     drain_before_fork(*g_forking_session);  // the live map the child inherits
   }
   tables().mutex.lock();
@@ -212,6 +215,7 @@ void before_fork() {
 }
 
 void after_fork_parent() {
+  run_directory_after_fork(false, false);  // before work_mutex: a next fork lends anew
   detail::own_heap_unlock();
   if (g_forking_session) {
     g_forking_session->live_mutex.unlock();
@@ -247,6 +251,7 @@ void start_child_session() {
   tables().mutex.unlock();
   if (!parent) return;
   abandon_parent_session(parent);
+  run_directory_after_fork(true, parent->options.follow_forks);
   if (!parent->options.follow_forks) return;  // --no-follow: the child runs untraced
   ++t_internal;
   // The parent's live map and stack trie, as the fork copied them, are

@@ -467,12 +467,21 @@ void init_libunwind_high() {
   const int ceiling = detail::private_fd_ceiling();
   const int source = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int fd; source >= 0 && (fd = ::fcntl(source, F_DUPFD_CLOEXEC, 0)) >= 0;) {
-    if (fd >= ceiling - 2 || fd >= static_cast<int>(held.size())) {
+    if (fd >= ceiling || fd >= static_cast<int>(held.size())) {
       ::close(fd);
       break;
     }
     held.set(fd);
   }
+  // The two highest free numbers go to the pipe (the run directory's two
+  // may hold the top ones already: the pipe once got 3 and 4 under a
+  // limit of 1024).
+  for (int fd = static_cast<int>(held.size()) - 1, freed = 0; fd >= 0 && freed < 2; --fd)
+    if (held[fd]) {
+      held.reset(fd);
+      ::close(fd);
+      ++freed;
+    }
   detail::g_expect_unwind_pipe.store(true, std::memory_order_release);
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   detail::g_expect_unwind_pipe.store(false, std::memory_order_release);

@@ -59,7 +59,26 @@ std::string g_run_directory_path;
 detail::OwnFd g_missing_list;
 constexpr const char* kRunMissingFile = ".memtrail-run.missing";  // as in run_index.hpp
 
+// Where the two are: in the program's table (registered: the descriptor
+// interposers keep the program's dup2 and close off them) until the
+// session's writer holds its copies, then only in the writer's private
+// table (hand_over_run_directory_locked), whose thread id is g_writer_tid.
+// A kernel before 6.9 cannot copy them back out of that table for a fork
+// child (pidfd_getfd of a PIDFD_THREAD pidfd): they stay in the program's.
+bool g_in_writer_table = false;
+pid_t g_writer_tid = 0;
+// Across a fork: the writer's numbers, while the slots hold the copies
+// lent to the program's table for the child (lend_run_directory_for_fork).
+int g_writer_directory_fd = -1, g_writer_list_fd = -1;
+bool g_lent = false;
+
 void open_run_directory(const std::string& directory) {
+  if (g_in_writer_table) {
+    // That writer is gone (a start after stop, or after a failed exec):
+    // its table and these numbers with it. The numbers are the program's.
+    g_run_directory.fd = g_missing_list.fd = -1;
+    g_in_writer_table = false;
+  }
   if (g_run_directory.fd >= 0 || detail::private_fd_ceiling() < 64) return;
   if (!g_run_directory.adopt(::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))) return;
   g_run_directory_path = directory;
@@ -74,7 +93,81 @@ int run_directory_fd(const std::string& directory) {
   return g_run_directory.still_ours() ? g_run_directory.fd : -1;
 }
 
+// The program's table gives up `slot`'s number: closed there, unregistered;
+// the number stays the writer's.
+void leave_program_table_locked(detail::OwnFd& slot) {
+  if (slot.fd >= 0) detail::hand_over_locked(&slot.fd, slot.fd);
+}
+
+// Adopts `opened` into `slot` if it is the file `slot` had (same device
+// and inode), else closes it.
+void adopt_same_file(detail::OwnFd& slot, int opened) {
+  detail::OwnFd was = slot;
+  slot.fd = -1;
+  if (was.fd < 0) {  // there was none (no list in this run)
+    if (opened >= 0) ::close(opened);
+    return;
+  }
+  if (!slot.adopt(opened)) return;
+  if (slot.dev != was.dev || slot.ino != was.ino) slot.release();
+}
+
 }  // namespace
+
+void hand_over_run_directory_locked() {
+  if (g_in_writer_table || (g_run_directory.fd < 0 && g_missing_list.fd < 0)) return;
+  const pid_t writer = detail::private_table_owner();
+  if (!detail::can_copy_from_thread_table(writer)) return;  // a fork child could not get them
+  leave_program_table_locked(g_run_directory);
+  leave_program_table_locked(g_missing_list);
+  g_in_writer_table = true;
+  g_writer_tid = writer;
+}
+
+void lend_run_directory_for_fork() {
+  auto lock = detail::private_fd_lock();
+  if (!g_in_writer_table || g_lent) return;
+  g_lent = true;
+  g_writer_directory_fd = g_run_directory.fd;
+  g_writer_list_fd = g_missing_list.fd;
+  g_run_directory.fd = detail::copy_from_thread_table(g_writer_tid, g_writer_directory_fd);
+  g_missing_list.fd = detail::copy_from_thread_table(g_writer_tid, g_writer_list_fd);
+  detail::register_private_fd_locked(&g_run_directory.fd);
+  detail::register_private_fd_locked(&g_missing_list.fd);
+}
+
+void run_directory_after_fork(bool child, bool child_traced) {
+  auto lock = detail::private_fd_lock();
+  if (!g_lent) return;
+  g_lent = false;
+  if (child && child_traced) {  // the copies are the child's, in its program table
+    g_in_writer_table = false;  // until its writer takes them
+    return;
+  }
+  leave_program_table_locked(g_run_directory);
+  leave_program_table_locked(g_missing_list);
+  if (child) {  // untraced: nothing of the parent's run is left in its table
+    g_run_directory.fd = g_missing_list.fd = -1;
+    g_in_writer_table = false;
+    return;
+  }
+  g_run_directory.fd = g_writer_directory_fd;
+  g_missing_list.fd = g_writer_list_fd;
+}
+
+void reopen_run_directory_in_writer() {
+  auto lock = detail::private_fd_lock();
+  if (!g_in_writer_table) return;  // in the program's table, kept in this one too
+  // The last writer's table went with it (a pause for a namespace): the
+  // same directory and list again, by path, in this writer's table.
+  adopt_same_file(g_run_directory,
+                  ::open(g_run_directory_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  adopt_same_file(g_missing_list, g_run_directory.fd < 0
+                                      ? -1
+                                      : ::openat(g_run_directory.fd, kRunMissingFile,
+                                                 O_WRONLY | O_APPEND | O_CLOEXEC));
+  g_writer_tid = detail::private_table_owner();
+}
 
 bool is_run_directory_output(const std::string& output) {
   return !output.empty() && output.back() == '/';

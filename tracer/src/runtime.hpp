@@ -494,6 +494,17 @@ void note_lost_events(const std::string& what);
 // fork child after chroot), else by its path.
 int open_in_run_directory(const std::string& directory, const std::string& path, int flags);
 void unlink_in_run_directory(const std::string& directory, const std::string& path);
+// The run directory and its list leave the program's table once the
+// session's writer holds them in its own (start_session's side of the
+// hand-over, under private_fd_lock()); kept there where the kernel cannot
+// copy them back out for a fork child. The fork's prepare handler lends
+// copies to the program's table for the child; after the fork the parent
+// closes its copies, the child's writer takes them (`child_traced`) or the
+// child closes them. A writer started again after a pause reopens them.
+void hand_over_run_directory_locked();
+void lend_run_directory_for_fork();
+void run_directory_after_fork(bool child, bool child_traced);
+void reopen_run_directory_in_writer();
 TraceHeader make_header(std::uint64_t start_monotonic_ns);
 
 // The writer thread starts with these blocked. A signal sent to the process

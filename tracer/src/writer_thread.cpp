@@ -421,6 +421,7 @@ void Session::enter_own_table() {
     own_table = detail::enter_private_table(keep, n);
   }
   if (own_table && writer) writer->write_only_from_this_thread();
+  if (own_table && !hand_over) reopen_run_directory_in_writer();  // after a pause
   if (!hand_over) return;
   table_step.store(own_table ? kTablePrivate : kTableShared, std::memory_order_release);
   futex_wake(table_step);
@@ -436,6 +437,7 @@ void Session::hand_over_trace_file() {
   if (step == kTablePrivate) {
     auto lock = detail::private_fd_lock();
     writer->hand_over_to_private_table(private_trace_fd);
+    hand_over_run_directory_locked();
   }
   table_step.store(kTableHandedOver, std::memory_order_release);
   futex_wake(table_step);

@@ -149,6 +149,12 @@ struct WindowCount {
 
 }  // namespace
 
+// `c`'s thread had exited before the pass, and the pass read its last
+// event: it will have no more. Once cursor_next() returned false.
+bool Session::thread_drained(const DrainCursor& c) {
+  return c.exited && !c.stopped && c.chain_end && c.block == c.last;
+}
+
 bool Session::cursor_next_block(DrainCursor& c) {
   for (;;) {
     // A block before `last` was final (it had a successor) at the snapshot.
@@ -254,7 +260,15 @@ void Session::merge_events(std::uint64_t cut) {
     live_lock.lock();
     window_count.win = window;
   }
+  // A thread whose last event the previous round encoded: its encoder
+  // state goes now, not at the pass's end (a pass may take the whole lives
+  // of hundreds of short threads, each state ~70 KiB).
+  std::uint32_t ended = 0;
   while (merge.pending() != 0) {
+    if (ended != 0) {
+      w->end_thread(ended);
+      ended = 0;
+    }
     std::size_t top = merge.top();
     DrainCursor& c = merge.at(top);
     const std::uint32_t thread = c.thread;
@@ -265,7 +279,9 @@ void Session::merge_events(std::uint64_t cut) {
     // and the lines after it are on their way while this one is encoded.
     c.pos += static_cast<std::uint32_t>((fixed_words + raw.frames) * 8);
     __builtin_prefetch(reinterpret_cast<const char*>(record) + 256);
-    merge.moved(top, cursor_next(c, cut));
+    const bool has_next = cursor_next(c, cut);
+    if (!has_next && thread_drained(c)) ended = thread;
+    merge.moved(top, has_next);
     const std::uint64_t* frames = record + fixed_words;
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
@@ -288,6 +304,7 @@ void Session::merge_events(std::uint64_t cut) {
     if (live_on && e.pool == heap_pool_id && add_heap_event(e, live, window_count, w)) continue;
     w->add_event(e);
   }
+  if (ended != 0) w->end_thread(ended);
   heap.resize(merge.pending());
   clock.last_ns = clk.last_ns;
   if (live_on) window = window_count.win;
@@ -303,12 +320,13 @@ void Session::give_back_blocks() {
     ThreadBuffer* tb = c.tb;
     tb->read_block = c.block;
     tb->read_pos = c.pos;
-    if (c.exited && !c.stopped && c.chain_end && c.block == c.last) {
+    if (thread_drained(c)) {
       consumed.push_back(c.block);
       tb->retired = true;
       unmap_thread_tables(tb->tables);  // nothing reads them from here on
       tb->tables = nullptr;
       tb->stack_cache = nullptr;
+      writer->end_thread(tb->id);  // its encoder state for this chunk, too
     }
   }
   for (Block* b : consumed) blocks.put(b);

@@ -449,6 +449,7 @@ struct Session {
   }
   // Moves `c` to where its next event is; false at the end of the pass's share.
   bool cursor_next_block(DrainCursor& c);
+  static bool thread_drained(const DrainCursor& c);
   void emit_tables();
   // The glibc figures for a sample now due (read outside work_mutex).
   std::optional<HeapProbe::Figures> heap_figures_if_sample_due();

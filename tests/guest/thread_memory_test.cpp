@@ -84,8 +84,7 @@ TEST(ThreadMemory, TenThousandEndedThreadsLeaveNothingBehind) {
   ASSERT_GT(plain_maps, 0);
   EXPECT_LE(traced_maps, plain_maps + 3000) << "mappings: untraced " << plain_maps;
   long long plain_rss = observed_number(r.plain, "rss_kib");
-  EXPECT_LE(r.extra_rss_kib(), plain_rss / 10 + 16 * 1024)
-      << "VmRSS KiB: untraced " << plain_rss;
+  EXPECT_LE(r.extra_rss_kib(), plain_rss / 10 + 16 * 1024) << "VmRSS KiB: untraced " << plain_rss;
 }
 
 }  // namespace

@@ -149,6 +149,12 @@ struct WindowCount {
 
 }  // namespace
 
+// `c`'s thread had exited before the pass, and the pass read its last
+// event: it will have no more. Once cursor_next() returned false.
+bool Session::thread_drained(const DrainCursor& c) {
+  return c.exited && !c.stopped && c.chain_end && c.block == c.last;
+}
+
 bool Session::cursor_next_block(DrainCursor& c) {
   for (;;) {
     // A block before `last` was final (it had a successor) at the snapshot.
@@ -254,7 +260,15 @@ void Session::merge_events(std::uint64_t cut) {
     live_lock.lock();
     window_count.win = window;
   }
+  // A thread whose last event the previous round encoded: its encoder
+  // state goes now, not at the pass's end (a pass may take the whole lives
+  // of hundreds of short threads, each state ~70 KiB).
+  std::uint32_t ended = 0;
   while (merge.pending() != 0) {
+    if (ended != 0) {
+      w->end_thread(ended);
+      ended = 0;
+    }
     std::size_t top = merge.top();
     DrainCursor& c = merge.at(top);
     const std::uint32_t thread = c.thread;
@@ -265,7 +279,9 @@ void Session::merge_events(std::uint64_t cut) {
     // and the lines after it are on their way while this one is encoded.
     c.pos += static_cast<std::uint32_t>((fixed_words + raw.frames) * 8);
     __builtin_prefetch(reinterpret_cast<const char*>(record) + 256);
-    merge.moved(top, cursor_next(c, cut));
+    const bool has_next = cursor_next(c, cut);
+    if (!has_next && thread_drained(c)) ended = thread;
+    merge.moved(top, has_next);
     const std::uint64_t* frames = record + fixed_words;
     if (raw.kind == kRawRename) {
       char name[kMaxNameBytes];
@@ -288,6 +304,7 @@ void Session::merge_events(std::uint64_t cut) {
     if (live_on && e.pool == heap_pool_id && add_heap_event(e, live, window_count, w)) continue;
     w->add_event(e);
   }
+  if (ended != 0) w->end_thread(ended);
   heap.resize(merge.pending());
   clock.last_ns = clk.last_ns;
   if (live_on) window = window_count.win;
@@ -299,18 +316,22 @@ void Session::merge_events(std::uint64_t cut) {
 // threads then hit the backlog bound in next_block() and drain or wait,
 // instead of the backlog growing.
 void Session::give_back_blocks() {
+  bool retired_some = false;
   for (DrainCursor& c : cursors) {
     ThreadBuffer* tb = c.tb;
     tb->read_block = c.block;
     tb->read_pos = c.pos;
-    if (c.exited && !c.stopped && c.chain_end && c.block == c.last) {
+    if (thread_drained(c)) {
       consumed.push_back(c.block);
       tb->retired = true;
       unmap_thread_tables(tb->tables);  // nothing reads them from here on
       tb->tables = nullptr;
       tb->stack_cache = nullptr;
+      writer->end_thread(tb->id);  // its encoder state for this chunk, too
+      retired_some = true;
     }
   }
+  if (retired_some) unlink_retired();
   for (Block* b : consumed) blocks.put(b);
   if (!consumed.empty()) {
     blocks_given_back.fetch_add(1);
@@ -318,6 +339,26 @@ void Session::give_back_blocks() {
       ::syscall(SYS_futex, &blocks_given_back, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
   }
   consumed.clear();
+}
+
+// Retired threads leave the registry: each pass walks it several times
+// (pass_cut, open_cursors, emit_tables, count_busy_producers), and a
+// program that started 10,000 threads made every pass walk all of them
+// (~15 % of the tracer's time under many_threads churn). Only drains
+// unlink, one at a time, and never the head (program threads push before
+// it with a CAS on `registry`). An unlinked entry keeps its memory and its
+// `next`, so a walk standing on it (thread_registry() from any thread)
+// still goes on to the list's end.
+void Session::unlink_retired() {
+  ThreadBuffer* prev = registry.load(std::memory_order_acquire);
+  if (prev == nullptr) return;
+  for (ThreadBuffer* tb = prev->next.load(std::memory_order_acquire); tb;
+       tb = tb->next.load(std::memory_order_acquire)) {
+    if (tb->retired)
+      prev->next.store(tb->next.load(std::memory_order_relaxed), std::memory_order_release);
+    else
+      prev = tb;
+  }
 }
 
 bool Session::drain() {

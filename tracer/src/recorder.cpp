@@ -129,7 +129,7 @@ ThreadBuffer* register_thread(Session* s) {
   s->live_threads.fetch_add(1, std::memory_order_relaxed);
   ThreadBuffer* head = s->registry.load(std::memory_order_relaxed);
   do {
-    tb->next = head;
+    tb->next.store(head, std::memory_order_relaxed);
   } while (!s->registry.compare_exchange_weak(head, tb, std::memory_order_release,
                                               std::memory_order_relaxed));
   watch_thread_exit(tb);

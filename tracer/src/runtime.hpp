@@ -203,14 +203,17 @@ ThreadTables* map_thread_tables();
 void unmap_thread_tables(ThreadTables* tables);
 
 // Per-thread state, in the Session's mmap arena; lives until the process
-// ends (the registry's list is never unlinked), so it is kept small: its
-// tables live apart (ThreadTables) and go back when the thread is retired.
+// ends (a retired thread leaves the registry's list, its memory stays), so
+// it is kept small: its tables live apart (ThreadTables) and go back when
+// the thread is retired.
 struct ThreadBuffer {
   Session* session = nullptr;
   std::uint32_t id = 0;
   std::uint64_t tid = 0;
   std::uintptr_t stack_low = 0, stack_high = 0, thread_pointer = 0;
-  ThreadBuffer* next = nullptr;  // registry list, immutable once published
+  // Registry list: pushed at its head; the drain unlinks retired threads
+  // (Session::unlink_retired), an unlinked one keeping its `next`.
+  std::atomic<ThreadBuffer*> next{nullptr};
 
   // Owner side.
   Block* write_block = nullptr;
@@ -449,6 +452,8 @@ struct Session {
   }
   // Moves `c` to where its next event is; false at the end of the pass's share.
   bool cursor_next_block(DrainCursor& c);
+  static bool thread_drained(const DrainCursor& c);
+  void unlink_retired();
   void emit_tables();
   // The glibc figures for a sample now due (read outside work_mutex).
   std::optional<HeapProbe::Figures> heap_figures_if_sample_due();

@@ -201,19 +201,41 @@ struct TraceWriter::Impl {
 
   // Chunk-local prediction state.
   std::uint32_t current_thread = 0;
-  EncoderThreadState* current_state = nullptr;  // threads[current_thread] (node-stable)
-  std::unordered_map<std::uint32_t, EncoderThreadState> threads;
+  EncoderThreadState* current_state = nullptr;  // *threads[current_thread]
+  // Every thread with an event in this chunk. A thread that ended
+  // (TraceWriter::end_thread) keeps its entry, which still counts towards
+  // kMaxThreadsPerChunk as the reader's does, but not its ~70 KiB of state:
+  // a program that starts and ends threads by the thousand would otherwise
+  // hold one per thread of the chunk (up to 1024: ~128 MiB of own heap).
+  std::unordered_map<std::uint32_t, std::unique_ptr<EncoderThreadState>> threads;
   // threads[id] for small ids, so a thread switch (nearly every event when
   // threads interleave) costs one load, not a hash lookup.
   std::vector<EncoderThreadState*> state_by_id;
-  EncoderThreadState* state_of(std::uint32_t id) {
-    if (id < state_by_id.size() && state_by_id[id]) return state_by_id[id];
-    EncoderThreadState* st = &threads[id];
-    if (id < 65536) {
-      if (id >= state_by_id.size()) state_by_id.resize(id + 1, nullptr);
-      state_by_id[id] = st;
+  // Ended threads' states, reset, for the next new threads: a fresh one is
+  // ~70 KiB of zeros to write (5-8 % of the tracer's time under a program
+  // that churns threads), a reset one ~17 KiB. A few are kept, no more.
+  static constexpr std::size_t kSpareStates = 8;
+  std::vector<std::unique_ptr<EncoderThreadState>> spare_states;
+  std::unique_ptr<EncoderThreadState> new_state() {
+    if (spare_states.empty()) return std::make_unique<EncoderThreadState>();
+    std::unique_ptr<EncoderThreadState> state = std::move(spare_states.back());
+    spare_states.pop_back();
+    return state;
+  }
+  void give_back_state(std::unique_ptr<EncoderThreadState>& state) {
+    if (spare_states.size() < kSpareStates) {
+      state->reset();  // as fresh for the encoder: EndedThreads checks the bytes
+      spare_states.push_back(std::move(state));
     }
-    return st;
+    state.reset();
+  }
+  EncoderThreadState* cached_state(std::uint32_t id) const {
+    return id < state_by_id.size() ? state_by_id[id] : nullptr;
+  }
+  void cache_state(std::uint32_t id, EncoderThreadState* st) {
+    if (id >= 65536) return;
+    if (id >= state_by_id.size()) state_by_id.resize(id + 1, nullptr);
+    state_by_id[id] = st;
   }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
   LiveBlocks live;
@@ -417,8 +439,7 @@ struct TraceWriter::Impl {
     chunk_events = 0;
     current_thread = 0;
     current_state = nullptr;
-    for (auto& [id, state] : threads)
-      if (id < state_by_id.size()) state_by_id[id] = nullptr;
+    for (auto& [id, state] : threads) cache_state(id, nullptr);
     threads.clear();
     ordinals = 0;
     live.clear();
@@ -533,15 +554,45 @@ struct TraceWriter::Impl {
       current_state = nullptr;
     }
     if (current_state == nullptr) {
-      if (threads.size() >= kMaxThreadsPerChunk && !threads.count(thread)) {
-        flush_chunk();  // bounds the reader's per-chunk state (room only grows)
-        ops.u8(kRecordBit | kTagThreadSwitch);
-        write_record_fields<kTagThreadSwitch>(ops, thread);
-        current_thread = thread;
-      }
-      current_state = state_of(thread);
+      current_state = cached_state(thread);
+      if (current_state == nullptr) current_state = enter_thread(thread);
     }
     return *current_state;
+  }
+
+  // The state of `thread`, whose state is not cached: found, or made for
+  // its first event in this chunk. Starts a new chunk first when this one
+  // holds kMaxThreadsPerChunk threads (bounds the reader's per-chunk state;
+  // room only grows), or when the thread's state was dropped at its end
+  // (an event of an ended thread: the reader still has its state, a new
+  // chunk starts both sides afresh).
+  [[gnu::noinline]] EncoderThreadState* enter_thread(std::uint32_t thread) {
+    auto found = threads.find(thread);
+    if (found != threads.end() && found->second) {
+      cache_state(thread, found->second.get());
+      return found->second.get();
+    }
+    if (found != threads.end() || threads.size() >= kMaxThreadsPerChunk) {
+      flush_chunk();
+      OutBuf& ops = streams[kOps];
+      ops.u8(kRecordBit | kTagThreadSwitch);
+      write_record_fields<kTagThreadSwitch>(ops, thread);
+      current_thread = thread;
+    }
+    auto& state = threads[thread];
+    state = new_state();
+    cache_state(thread, state.get());
+    return state.get();
+  }
+
+  // `thread` ended: it makes no more events, so its state is dropped now,
+  // not at the end of the chunk. Its entry stays (see `threads`).
+  void end_thread(std::uint32_t thread) {
+    auto found = threads.find(thread);
+    if (found == threads.end()) return;
+    if (thread == current_thread) current_state = nullptr;
+    cache_state(thread, nullptr);
+    if (found->second) give_back_state(found->second);
   }
 
   // Time: unsigned delta, in resolution units, from the thread's previous event.
@@ -837,6 +888,10 @@ void TraceWriter::set_address_model(bool on) {
   // chunk names a candidate); taking it up needs the chunk's lists from its
   // first event on.
   if (!on || impl_->chunk_events == 0) impl_->model = on;
+}
+
+void TraceWriter::end_thread(std::uint32_t thread) {
+  impl_->end_thread(thread);
 }
 
 void TraceWriter::flush() {

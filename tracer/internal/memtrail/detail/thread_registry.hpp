@@ -19,7 +19,8 @@ struct ThreadRecord {
 };
 
 // Every thread that recorded at least one event since start (or since the
-// fork that created this process), with exited ones marked.
+// fork that created this process), with exited ones marked; one the writer
+// has retired (exited, its last event written) may be left out.
 std::vector<ThreadRecord> thread_registry();
 
 // Around the program's pthread_getattr_np on its own thread (the preload's

@@ -5,8 +5,8 @@
 // view's numbers come from the same library call as the CLI's
 // (alloc::run_what_if), so they must be equal to the byte: the peaks, and
 // every bucket of the replayed series the chart draws (`--series POINTS
-// --range T0:T1` with the view's window); the series' highest bucket is the
-// peak.
+// --range T0:T1` with the view's window, for the whole trace and a range);
+// over the whole trace the series' highest bucket is the peak.
 // The replay runs in the background: a large synthesized trace is replayed
 // while the event loop keeps turning, and a replay can be cancelled.
 #include <QElapsedTimer>

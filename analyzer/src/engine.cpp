@@ -202,18 +202,25 @@ bool Engine::update_range_slow(const Event& e) {
     if (!start) return false;
     range_ = RangeState::inside;
     range_from_ = options_.from_mark.empty() ? options_.from_ns : e.time_ns;
+    // An event past `to` that opens the range leaves it empty: the range is
+    // the state replayed so far, and that event is not the range's.
+    const bool empty = e.time_ns > options_.to_ns;
+    const std::uint64_t opened = empty ? range_from_ : e.time_ns;
     // The range opens with the state replayed so far: that is its first peak.
     summary_.peak_used_bytes = total_used_;
-    summary_.peak_time_ns = e.time_ns;
+    summary_.peak_time_ns = opened;
     summary_.peak_position = event_index_ - 1;  // before this event
     ++peak_epoch_;
     for (auto& p : pools_) {
       p.out.peak_used_bytes = p.used;
-      p.out.peak_used_time_ns = e.time_ns;
+      p.out.peak_used_time_ns = opened;
       p.out.peak_reserved_bytes = p.reserved;
-      p.out.peak_reserved_time_ns = e.time_ns;
+      p.out.peak_reserved_time_ns = opened;
     }
-    return true;
+    if (!empty) return true;
+    range_to_ = options_.to_ns;
+    end_range();
+    return false;
   }
   if (e.time_ns > options_.to_ns) {
     range_to_ = options_.to_ns;

@@ -64,20 +64,44 @@ LeaksModel::LeaksModel(QObject* parent) : QAbstractItemModel(parent) {}
 void LeaksModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
   beginResetModel();
   analysis_ = std::move(analysis);
-  rows_.clear();
+  all_.clear();
   if (analysis_) {
     for (const LeakSite& l : analysis_->leaks.sites)
-      if (std::find(rows_.begin(), rows_.end(), l.site) == rows_.end() &&
+      if (std::find(all_.begin(), all_.end(), l.site) == all_.end() &&
           l.site.value < analysis_->sites.size())
-        rows_.push_back(l.site);
+        all_.push_back(l.site);
     const auto& sites = analysis_->sites;
-    std::stable_sort(rows_.begin(), rows_.end(), [&](SiteId a, SiteId b) {
+    std::stable_sort(all_.begin(), all_.end(), [&](SiteId a, SiteId b) {
       const Site &x = at(sites, a), &y = at(sites, b);
       if (leakedBytes(x) != leakedBytes(y)) return leakedBytes(x) > leakedBytes(y);
       return x.reachable.bytes > y.reachable.bytes;
     });
   }
+  refilter();
   endResetModel();
+}
+
+void LeaksModel::setFilter(const QString& text) {
+  if (text == filter_) return;
+  beginResetModel();
+  filter_ = text;
+  refilter();
+  endResetModel();
+}
+
+bool LeaksModel::matches(const Site& s) const {
+  for (std::size_t i = 0; i < s.frames.size(); ++i) {
+    const Frame& f = s.frames[i];
+    for (const std::string* text : {&f.function, &f.file, &f.module})
+      if (QString::fromStdString(*text).contains(filter_, Qt::CaseInsensitive)) return true;
+  }
+  return false;
+}
+
+void LeaksModel::refilter() {
+  rows_.clear();
+  for (SiteId id : all_)
+    if (filter_.isEmpty() || matches(at(analysis_->sites, id))) rows_.push_back(id);
 }
 
 std::uint64_t LeaksModel::number(const Site& s, int column) const {
@@ -191,9 +215,10 @@ void LeaksModel::sort(int column, Qt::SortOrder order) {
     if (column != location) return number(at(sites, a), column) < number(at(sites, b), column);
     return labelText(at(sites, a)) < labelText(at(sites, b));
   };
-  std::stable_sort(rows_.begin(), rows_.end(), [&](SiteId a, SiteId b) {
+  std::stable_sort(all_.begin(), all_.end(), [&](SiteId a, SiteId b) {
     return order == Qt::DescendingOrder ? less(b, a) : less(a, b);
   });
+  refilter();
   endResetModel();
 }
 

@@ -4,10 +4,12 @@
 // (and, for a Python program, the innermost Python frame past it:
 // "... ← train_step (train.py:36)"); the children of a row are the site's
 // symbolized frames, innermost first, Python frames among the native ones.
-// Sorted by leaked (direct + indirect) bytes, then reachable bytes.
+// Sorted by leaked (direct + indirect) bytes, then reachable bytes; a filter
+// keeps the sites with a frame of that function, file or module.
 #pragma once
 
 #include <QAbstractItemModel>
+#include <QString>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -47,6 +49,11 @@ class LeaksModel : public QAbstractItemModel {
   // null: empty model.
   void setAnalysis(std::shared_ptr<const Analysis> analysis);
   const Analysis* analysis() const { return analysis_.get(); }
+  // Keeps the sites with a frame whose function, file or module holds
+  // `text` (any case); empty: every leak site.
+  void setFilter(const QString& text);
+  // Leak sites of the analysis, shown or filtered out.
+  int siteCount() const { return static_cast<int>(all_.size()); }
   // The frame a row or child stands for (null for an invalid index).
   const Frame* frame(const QModelIndex& index) const;
 
@@ -63,9 +70,13 @@ class LeaksModel : public QAbstractItemModel {
   std::uint64_t number(const Site& s, int column) const;
   QVariant rowData(int row, int column, int role) const;
   QVariant frameData(int row, int frame, int column, int role) const;
+  bool matches(const Site& s) const;
+  void refilter();  // rows_: the sites of all_ that match filter_, in all_'s order
 
   std::shared_ptr<const Analysis> analysis_;
-  std::vector<SiteId> rows_;
+  std::vector<SiteId> all_;   // every leak site, in the sort order
+  std::vector<SiteId> rows_;  // those shown
+  QString filter_;
 };
 
 }  // namespace memtrail::gui

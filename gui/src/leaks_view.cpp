@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -17,6 +18,10 @@ LeaksView::LeaksView(QWidget* parent) : SessionView(parent) {
   totals_ = new QLabel(tr("No trace loaded"), this);
   totals_->setWordWrap(true);
   layout->addWidget(totals_);
+  filter_ = new QLineEdit(this);
+  filter_->setPlaceholderText(tr("Filter by function, file or module"));
+  filter_->setClearButtonEnabled(true);
+  layout->addWidget(filter_);
   auto* split = new QSplitter(Qt::Vertical, this);
   model_ = new LeaksModel(this);
   tree_ = new QTreeView(split);
@@ -36,6 +41,7 @@ LeaksView::LeaksView(QWidget* parent) : SessionView(parent) {
   layout->addWidget(split, 1);
   connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
           &LeaksView::showSelected);
+  connect(filter_, &QLineEdit::textChanged, model_, &LeaksModel::setFilter);
 }
 
 void LeaksView::setSession(std::shared_ptr<const Session> session) {
@@ -52,7 +58,7 @@ void LeaksView::setRange(std::uint64_t, std::uint64_t, std::shared_ptr<const Ana
     const Leaks& l = range->leaks;
     totals_->setText(
         tr("%1 leak sites.  Direct: %2.  Indirect: %3.  Possible: %4.  Reachable: %5.%6")
-            .arg(model_->rowCount())
+            .arg(model_->siteCount())
             .arg(bytesAndBlocks(l.direct.bytes, l.direct.blocks),
                  bytesAndBlocks(l.indirect.bytes, l.indirect.blocks),
                  bytesAndBlocks(l.possible.bytes, l.possible.blocks),

@@ -1,10 +1,12 @@
 // Leaks tab: the leak sites of the range (LeaksModel) in a tree, the totals
-// above it, and the source of the selected site or frame beside it.
+// above it with a filter by function, file or module, and the source of the
+// selected site or frame beside it.
 #pragma once
 
 #include "memtrail/gui/session_view.hpp"
 
 class QLabel;
+class QLineEdit;
 class QTreeView;
 
 namespace memtrail::gui {
@@ -24,6 +26,7 @@ class LeaksView : public SessionView {
 
   LeaksModel* model() const { return model_; }
   QTreeView* tree() const { return tree_; }
+  QLineEdit* filter() const { return filter_; }
   SourcePane* source() const { return source_; }
   QString totalsText() const;
 
@@ -33,6 +36,7 @@ class LeaksView : public SessionView {
   QTreeView* tree_ = nullptr;
   SourcePane* source_ = nullptr;
   QLabel* totals_ = nullptr;
+  QLineEdit* filter_ = nullptr;
   bool ready_ = false;
 };
 

@@ -1,5 +1,7 @@
 #include "screenshot.hpp"
 
+#include <QCoreApplication>
+#include <QEvent>
 #include <QImage>
 #include <QPixmap>
 #include <QTimer>
@@ -22,6 +24,14 @@ void applyArgsRange(MainWindow& window, const GuiArgs& args) {
 }
 
 }  // namespace
+
+QPixmap grabSettled(QWidget& widget) {
+  // A layout run can ask for another (a word-wrapped label that grew moves
+  // its neighbours); a few rounds settle any real window.
+  for (int round = 0; round < 4; ++round)
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+  return widget.grab();
+}
 
 void startInteractive(MainWindow& window, const GuiArgs& args) {
   if (!args.view.empty()) window.showView(QString::fromStdString(args.view));
@@ -59,7 +69,7 @@ void runScreenshot(MainWindow& window, const GuiArgs& args,
     state->grabbing = true;
     // One more turn of the event loop: layouts settle and charts draw.
     QTimer::singleShot(50, &window, [&window, args, once] {
-      QPixmap shot = window.grab();
+      QPixmap shot = grabSettled(window);
       if (!shot.save(QString::fromStdString(args.screenshot), "PNG"))
         return once(2, "cannot write '" + args.screenshot + "'");
       once(0, "");

@@ -2,14 +2,22 @@
 // ready(), grab the window into a PNG. Errors are one line (no dialog).
 #pragma once
 
+#include <QPixmap>
 #include <functional>
 #include <string>
 
 #include "gui_args.hpp"
 
+class QWidget;
+
 namespace memtrail::gui {
 
 class MainWindow;
+
+// `widget` as it will look once the layouts still asked for have run: a
+// label whose text changed just before is grabbed at its new height, not
+// cut to its old one.
+QPixmap grabSettled(QWidget& widget);
 
 // Drives `window` as `args` ask and calls done(exit code, error line) once,
 // from the event loop: 0 and "" when the PNG was written.

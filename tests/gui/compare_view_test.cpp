@@ -350,8 +350,7 @@ class CompareViewTest : public QObject {
 
   // The window: a Compare tab, File → Compare with…, --compare parsed.
   void windowHasCompareTabAndMenu() {
-    gui::MainWindow window;
-    gui::addAllViews(window);
+    test::TestWindow window;
     QVERIFY(window.viewIds().contains("compare"));
     bool found = false;
     for (QAction* a : window.menuBar()->actions().front()->menu()->actions())
@@ -370,8 +369,7 @@ class CompareViewTest : public QObject {
   // A part of a tab is a view id "ID-PART": compare-flame shows the Compare
   // tab with the differential flame graph in front (--view compare-flame).
   void compareFlameIsAViewOfItsOwn() {
-    gui::MainWindow window;
-    gui::addAllViews(window);
+    test::TestWindow window;
     QVERIFY(window.viewIds().contains("compare-flame"));
     auto* view = static_cast<gui::CompareView*>(window.view("compare"));
     QCOMPARE(window.view("compare-flame"), view);

@@ -164,12 +164,8 @@ class FlameGraphTest : public QObject {
   // the tree, top-down for the flame graph), none for tab switches or for a
   // tab turning to the direction the other one built.
   void treeAndFlameTabsShareOneBuild() {
-    gui::MainWindow w;
-    w.setRememberRecent(false);
-    gui::addAllViews(w);
-    QSignalSpy all(&w, &gui::MainWindow::allReady);
-    w.openPath(QString::fromStdString(test::leaksTrace()));
-    QVERIFY(all.wait(30000));
+    test::TestWindow w;
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     auto* tree = static_cast<gui::CallTreeView*>(w.view("tree"));
     auto* flame = static_cast<gui::FlameView*>(w.view("flame"));
     auto* cache = w.findChild<gui::CallTreeCache*>();

@@ -1,10 +1,12 @@
 // Golden traces for memtrail-gui's tests, recorded at test time by running
 // the project's samples under `memtrail run` (the expected numbers come from
 // the samples' documented facts or from `memtrail report --json` of the same
-// trace), and a large synthesized trace for cancelling a load.
+// trace), a large synthesized trace for cancelling a load, and the test
+// window (every view, recent files left alone) with its open-and-wait.
 #pragma once
 
 #include <QCoreApplication>
+#include <QSignalSpy>
 #include <QString>
 #include <fstream>
 #include <memory>
@@ -12,11 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "main_window.hpp"
 #include "memtrail/session.hpp"
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
 #include "run_dir.hpp"
 #include "temp_dir.hpp"
+#include "views.hpp"
 
 namespace memtrail::test {
 
@@ -48,6 +52,27 @@ inline std::shared_ptr<const memtrail::Session> leaksSession(std::string* error)
   if (!opened.session)
     *error = leaksTrace().empty() ? "memtrail run of samples/leaks failed" : opened.message;
   return opened.session;
+}
+
+// Whether a test window adds what it opens to the recent-files list.
+enum class Recent { forget, remember };
+
+// The window memtrail-gui shows: a MainWindow with every view. By default
+// it forgets what it opens, so tests leave the recent-files list alone.
+class TestWindow : public gui::MainWindow {
+ public:
+  explicit TestWindow(Recent recent = Recent::forget) {
+    gui::addAllViews(*this);
+    setRememberRecent(recent == Recent::remember);
+  }
+};
+
+// Opens `path` in `w` and waits (30 s at most) until every view is ready
+// for it; false when they never got ready.
+inline bool openUntilAllReady(gui::MainWindow& w, const QString& path) {
+  QSignalSpy all(&w, &gui::MainWindow::allReady);
+  w.openPath(path);
+  return all.wait(30000) || w.allViewsReady();
 }
 
 inline nlohmann::json reportJson(const std::string& trace) {

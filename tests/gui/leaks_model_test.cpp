@@ -178,6 +178,34 @@ class LeaksModelTest : public QObject {
     QCOMPARE(ranged.rowCount(), whole.rowCount());
   }
 
+  // Issue 30 ("search / filter in every tree and list"): the filter keeps
+  // the sites with a frame of that function, file or module (in any case),
+  // as the report's stacks name them; empty shows every site again.
+  void filterKeepsSitesWithAMatchingFrame() {
+    LeaksModel m;
+    m.setAnalysis(std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    const int all = m.rowCount();
+    for (const QString text : {"leak_calloc", "THREAD", "make_reachable"}) {
+      std::set<std::uint64_t> want, got;
+      for (const auto& site : report_["leaks"]["sites"])
+        for (const auto& f : site["stack"])
+          for (const char* key : {"function", "file", "module"})
+            if (QString::fromStdString(f[key].get<std::string>())
+                    .contains(text, Qt::CaseInsensitive))
+              want.insert(site["site"].get<std::uint64_t>());
+      m.setFilter(text);
+      for (int r = 0; r < m.rowCount(); ++r)
+        got.insert(m.data(m.index(r, 0), LeaksModel::kSiteRole).toULongLong());
+      QVERIFY2(!want.empty() && std::ssize(want) < all, qPrintable(text));
+      QVERIFY2(got == want, qPrintable(text));
+      QCOMPARE(m.siteCount(), all);
+    }
+    m.sort(LeaksModel::reachable_bytes, Qt::DescendingOrder);  // sorting keeps the filter
+    QVERIFY(m.rowCount() < all);
+    m.setFilter("");
+    QCOMPARE(m.rowCount(), all);
+  }
+
   // tests/python/native_leak.py leaks 123,457 bytes of malloc through
   // ctypes, asked for by keep_native (line 14) <- outer (line 18) <-
   // <module> (line 21): its row names the script's line, and its frames show

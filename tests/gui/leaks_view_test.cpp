@@ -1,6 +1,7 @@
 // LeaksView on samples/leaks: the largest site is selected and its source
 // line shown from the repository (DWARF names it relative to the build
 // directory); a libc frame whose file is not on disk says so.
+#include <QLineEdit>
 #include <QTextBlock>
 #include <QTreeView>
 #include <QtTest>
@@ -51,6 +52,23 @@ class LeaksViewTest : public QObject {
       QVERIFY2(shown.contains(line), qPrintable(shown));
     }
     QVERIFY2(elided > 0, "no label is elided at this width");
+  }
+
+  // The filter box above the tree filters its rows; the totals stay the range's.
+  void theFilterBoxFiltersTheRows() {
+    gui::LeaksView v;
+    v.setSession(session_);
+    const Summary& s = session_->whole().summary;
+    v.setRange(s.first_event_ns, s.last_event_ns,
+               std::shared_ptr<const Analysis>(session_, &session_->whole()));
+    const int all = v.model()->rowCount();
+    const QString totals = v.totalsText();
+    QTest::keyClicks(v.filter(), "leak_calloc");
+    QCOMPARE(v.model()->rowCount(), 1);
+    QVERIFY(v.model()->index(0, 0).data().toString().contains("leak_calloc"));
+    QCOMPARE(v.totalsText(), totals);
+    v.filter()->clear();
+    QCOMPARE(v.model()->rowCount(), all);
   }
 
   void showsTheSourceLineOfTheSelectedSite() {

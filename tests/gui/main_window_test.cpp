@@ -45,8 +45,7 @@ class MainWindowTest : public QObject {
   void cleanupTestCase() { QSettings().clear(); }
 
   void loadsAndEveryViewGetsReady() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w(test::Recent::remember);
     QSignalSpy all(&w, &MainWindow::allReady);
     QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
     QVERIFY(all.count() == 1 || all.wait(10000));
@@ -74,8 +73,7 @@ class MainWindowTest : public QObject {
   void badFilesShowTheReadersErrorInOneLine() {
     QFETCH(QString, path);
     QFETCH(QString, mentions);
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     QSignalSpy failed(&w, &MainWindow::loadFailed);
     QVERIFY(!load(w, path));
     QCOMPARE(failed.count(), 1);
@@ -96,8 +94,7 @@ class MainWindowTest : public QObject {
 
   void cancelDuringLoadLeavesAnEmptyUsableWindow() {
     const std::string big = test::synthesizedTrace("big.mtr", 12'000'000);
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     QSignalSpy cancelled(&w, &MainWindow::loadCancelled), loaded(&w, &MainWindow::loaded);
     w.openPath(QString::fromStdString(big));
     QVERIFY(w.isLoading());
@@ -120,8 +117,7 @@ class MainWindowTest : public QObject {
   }
 
   void rangeFiltersEveryViewAndWholeTraceResets() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
     const int whole_rows = leakRows(w);
     const Summary& s = w.session()->whole().summary;
@@ -139,8 +135,7 @@ class MainWindowTest : public QObject {
   }
 
   void runDirectoryOpensItsFirstProcess() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     const QString run = QFileInfo(QString::fromStdString(test::leaksTrace())).path();
     QVERIFY(load(w, run));
     QVERIFY(w.run().has_value());
@@ -158,8 +153,7 @@ class MainWindowTest : public QObject {
     const std::string run = test::recordRun(
         "sh -c " + test::shell_quote(std::string(MEMTRAIL_LEAKS_BIN) + "; true"), "two");
     QVERIFY(!run.empty());
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     QVERIFY(load(w, QString::fromStdString(run)));
     QCOMPARE(w.run()->processes.size(), std::size_t{2});
     QCOMPARE(w.session()->path(), w.run()->processes[0].file);
@@ -177,8 +171,7 @@ class MainWindowTest : public QObject {
   }
 
   void droppingAFileOpensIt() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     QSignalSpy loaded(&w, &MainWindow::loaded);
     QMimeData mime;
     mime.setUrls({QUrl::fromLocalFile(QString::fromStdString(test::leaksTrace()))});

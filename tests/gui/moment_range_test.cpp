@@ -24,12 +24,6 @@ using gui::MainWindow;
 
 namespace {
 
-bool load(MainWindow& w, const QString& path) {
-  QSignalSpy all(&w, &MainWindow::allReady);
-  w.openPath(path);
-  return all.wait(30000) || w.allViewsReady();
-}
-
 gui::SummaryView* summaryOf(MainWindow& w) {
   return static_cast<gui::SummaryView*>(w.view("summary"));
 }
@@ -68,10 +62,8 @@ class MomentRangeTest : public QObject {
 
   // Summary and Fragmentation start at one moment, the peak used, and say so.
   void viewsStartAtThePeakUsedAndSaySo() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
-    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    test::TestWindow w;
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     const std::uint64_t peak = w.session()->whole().summary.peak_time_ns;
     QCOMPARE(summaryOf(w)->moment(), peak);
     QVERIFY(everyViewReady(w));
@@ -91,12 +83,10 @@ class MomentRangeTest : public QObject {
   // trace", as documented) drops the range and leaves the moment alone;
   // "Go to peak used" brings the peak back.
   void doubleClickDropsTheRangeNotTheMoment() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
+    test::TestWindow w;
     w.resize(1200, 800);
     w.show();
-    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     QVERIFY(w.showView("timeline"));
     const Summary& s = w.session()->whole().summary;
     gui::TimelineView* timeline = timelineOf(w);
@@ -134,10 +124,8 @@ class MomentRangeTest : public QObject {
   // A range that leaves the moment out: every view moves to the range's
   // peak, Fragmentation included; a moment chosen outside it is clamped.
   void aRangeNeverShowsAMomentOutsideIt() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
-    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    test::TestWindow w;
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     const Summary& s = w.session()->whole().summary;
     const std::uint64_t t0 = s.peak_time_ns + 1, t1 = s.last_event_ns;
     QVERIFY(selectRange(w, t0, t1));
@@ -155,10 +143,8 @@ class MomentRangeTest : public QObject {
   // A range holding no RSS sample of a sampled trace says so, not "no
   // samples in the trace".
   void aRangeWithoutRssSamplesSaysSo() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
-    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    test::TestWindow w;
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     const Summary& s = w.session()->whole().summary;
     QVERIFY2(s.samples > 0, "the run recorded no RSS sample");
     // A 1 µs window holding no sample (the tracer samples every few ms).
@@ -177,10 +163,8 @@ class MomentRangeTest : public QObject {
   // heading with no progress: now they are greyed, the corner says
   // "re-analysing", the status bar shows progress and Cancel drops it.
   void rangeReanalysisGreysTheOldNumbers() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
-    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    test::TestWindow w;
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     const Summary& s = w.session()->whole().summary;
     QVERIFY(!w.viewsGreyed());
     QSignalSpy applied(&w, &MainWindow::rangeApplied);
@@ -224,8 +208,7 @@ class MomentRangeTest : public QObject {
   // Item 6: below the window's minimum size the Fragmentation tab's OOM
   // explainer overlapped the segment rows (at 520×360).
   void theWindowHasAMinimumSize() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     w.resize(520, 360);
     QVERIFY(w.minimumSize().width() >= 800 && w.minimumSize().height() >= 500);
     QVERIFY(w.width() >= w.minimumSize().width() && w.height() >= w.minimumSize().height());

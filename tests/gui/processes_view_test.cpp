@@ -63,8 +63,7 @@ class ProcessesViewTest : public QObject {
 
   // The run directory selected in its parent's listing: Open opens it.
   void fileOpenOpensASelectedRunDirectory() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     const QString run = QString::fromStdString(twoProcessRun());
     QVERIFY(openThroughTheDialog(w, [&](gui::TraceFileDialog& d) {
       d.setDirectory(QFileInfo(run).path());
@@ -91,8 +90,7 @@ class ProcessesViewTest : public QObject {
 
   // Inside the run directory with no file selected: Open opens the run.
   void fileOpenInsideARunDirectoryOpensIt() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     const QString run = QString::fromStdString(twoProcessRun());
     QVERIFY(openThroughTheDialog(w, [&](gui::TraceFileDialog& d) { d.setDirectory(run); }));
     QVERIFY(w.run().has_value());
@@ -102,8 +100,7 @@ class ProcessesViewTest : public QObject {
 
   // A trace file chosen in the dialog still opens as a trace.
   void fileOpenOfATraceOpensIt() {
-    MainWindow w;
-    gui::addAllViews(w);
+    test::TestWindow w;
     const QString trace = QString::fromStdString(test::leaksTrace());
     QVERIFY(openThroughTheDialog(w, [&](gui::TraceFileDialog& d) {
       d.setDirectory(QFileInfo(trace).path());
@@ -116,9 +113,7 @@ class ProcessesViewTest : public QObject {
   // One row per process, with report's per-process figures and the exit
   // status; a double click opens the other process.
   void overviewListsTheProcessesAndOpensOne() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
+    test::TestWindow w;
     w.resize(1400, 800);
     w.show();
     QSignalSpy loaded(&w, &MainWindow::loaded);

@@ -1,10 +1,13 @@
 // memtrail-gui --screenshot run as a program: exit codes, the PNG's size,
 // one-line errors (no dialog, no display needed), and the command line.
 #include <QImage>
+#include <QLabel>
+#include <QVBoxLayout>
 #include <QtTest>
 
 #include "gui_args.hpp"
 #include "gui_traces.hpp"
+#include "screenshot.hpp"
 
 using namespace memtrail;
 using test::run_command;
@@ -106,6 +109,33 @@ class ScreenshotTest : public QObject {
     QCOMPARE(error, std::string("unknown option '--bogus'"));
     QVERIFY(!gui::parse_gui_args({"--screenshot", "x.png", "--view", "summary"}, &error));
     QCOMPARE(error, std::string("--screenshot needs a TRACE"));
+  }
+
+  // Item 6 (text clipped): a word-wrapped label whose text grew just before
+  // the grab kept its old height in the PNG, its text cut at top and bottom
+  // (the OOM explainer's headline in --screenshot --view fragmentation).
+  void aLabelThatGrewIsGrabbedWhole() {
+    QWidget w;
+    auto* layout = new QVBoxLayout(&w);
+    auto* label = new QLabel("one line");
+    label->setWordWrap(true);
+    layout->addWidget(label);
+    layout->addWidget(new QWidget, 1);
+    w.resize(300, 400);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTest::qWait(20);
+    const int before = label->height();
+    label->setText(QString("a headline long enough to wrap ").repeated(6));
+    QVERIFY(label->heightForWidth(label->width()) > before);
+    // A plain grab still sees the old height: the layout runs later.
+    QVERIFY(!w.grab().isNull());
+    QCOMPARE(label->height(), before);
+    QVERIFY(!gui::grabSettled(w).isNull());
+    QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+             qPrintable(QString("%1 px for %2 px of text")
+                            .arg(label->height())
+                            .arg(label->heightForWidth(label->width()))));
   }
 };
 

@@ -20,12 +20,6 @@ using gui::MainWindow;
 
 namespace {
 
-bool load(MainWindow& w, const QString& path) {
-  QSignalSpy all(&w, &MainWindow::allReady);
-  w.openPath(path);
-  return all.wait(30000) || w.allViewsReady();
-}
-
 // `widget`'s rectangle inside `w`'s, both in window coordinates.
 bool inWindow(const QWidget& widget, const MainWindow& w) {
   const QRect r(widget.mapTo(&w, QPoint(0, 0)), widget.size());
@@ -44,13 +38,11 @@ class TabBarTest : public QObject {
   }
 
   void everyTabInSightAt1400() {
-    MainWindow w;
-    gui::addAllViews(w);
-    w.setRememberRecent(false);
+    test::TestWindow w;
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(load(w, QString::fromStdString(test::leaksTrace())));
+    QVERIFY(test::openUntilAllReady(w, QString::fromStdString(test::leaksTrace())));
     const Summary& s = w.session()->whole().summary;
     QSignalSpy applied(&w, &MainWindow::rangeApplied);
     const std::uint64_t span = s.last_event_ns - s.first_event_ns;

@@ -5,8 +5,8 @@
 // view's numbers come from the same library call as the CLI's
 // (alloc::run_what_if), so they must be equal to the byte: the peaks, and
 // every bucket of the replayed series the chart draws (`--series POINTS
-// --range T0:T1` with the view's window); the series' highest bucket is the
-// peak.
+// --range T0:T1` with the view's window, for the whole trace and a range);
+// over the whole trace the series' highest bucket is the peak.
 // The replay runs in the background: a large synthesized trace is replayed
 // while the event loop keeps turning, and a replay can be cancelled.
 #include <QElapsedTimer>
@@ -206,6 +206,39 @@ class WhatIfTest : public QObject {
     QVERIFY2(seriesEqual(r->reserved, cli_series, &why), qPrintable(why));
     QVERIFY2(bucketsEqual(r->reserved, cli_series["reserved"], &why), qPrintable(why));
     QVERIFY(!cli_series.contains("allocated"));
+  }
+
+  // A range: the replay is still of the whole trace (its peak is the CLI's),
+  // and the chart's buckets are the range's, as `replay --json --series N
+  // --range T0:T1` prints them.
+  void rangeEqualsCliReplay() {
+    const std::string trace = recordSample(MEMTRAIL_FRAGMENTATION_BIN, "whatif-range.mtr");
+    QVERIFY2(!trace.empty(), "samples/fragmentation under MEMTRAIL_OUTPUT failed");
+    auto session = openSession(trace);
+    QVERIFY(session);
+    std::string error;
+    const auto s = parse_what_if_spec("caching;pool=caching pool", &error);
+    QVERIFY2(s, error.c_str());
+    auto view = replayInView(session, *s);
+    QVERIFY2(view, "the replay did not finish");
+    const Summary& whole = session->whole().summary;
+    const std::uint64_t span = whole.last_event_ns - whole.first_event_ns;
+    const std::uint64_t t0 = whole.first_event_ns + span / 4, t1 = t0 + span / 4;
+    view->setRange(t0, t1, session->analyze_range(t0, t1));
+    QVERIFY2(!view->isReady(), "the range started no replay");
+    QVERIFY(QTest::qWaitFor([&] { return view->isReady(); }, 30000));
+    const auto& r = view->model().result();
+    QVERIFY(r);
+    QVERIFY2(r->error.empty(), r->error.c_str());
+    QCOMPARE(r->reserved.t0, t0);
+    QCOMPARE(r->reserved.t1, t1);
+    const nlohmann::json cli = cliReplay(trace, *s, &r->reserved);
+    QVERIFY(cli.is_object());
+    QCOMPARE(r->replay.peak_reserved, cli["peak_reserved_bytes"].get<std::uint64_t>());
+    QString why;
+    QVERIFY2(seriesEqual(r->reserved, cli["series"], &why), qPrintable(why));
+    QVERIFY2(bucketsEqual(r->reserved, cli["series"]["reserved"], &why), qPrintable(why));
+    QVERIFY2(bucketsEqual(r->allocated, cli["series"]["allocated"], &why), qPrintable(why));
   }
 
   // --series without a window covers the replayed events' least to most

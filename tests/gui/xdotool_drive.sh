@@ -5,7 +5,9 @@
 # field), the Scopes and What-if tabs, and takes a screenshot of the screen
 # (ImageMagick's import) after each step.
 #   xdotool_drive.sh GUI_BIN TRACE OUT_DIR
-# Exit 0: every step changed the screen and the tabs painted; 77: a tool is
+# Exit 0: every step changed the screen, the tabs painted, and the zoom, the
+# range and the search did what they say (MEMTRAIL_GUI_TIMING's marks
+# timeline-zoomed-in, range-applied, flame-search-highlighted); 77: a tool is
 # missing (the reason on stdout); else 1 with the step that failed.
 # Screenshots: OUT_DIR/NN-step.png; the GUI's stderr: OUT_DIR/gui.log.
 set -u
@@ -87,10 +89,12 @@ done
 xdotool key --clearmodifiers ctrl+shift+Tab ctrl+shift+Tab
 shot timeline-again
 xdotool mousemove --sync $((W / 2)) $((H / 2)) click --repeat 5 --delay 80 4
+wait_log "timing timeline-zoomed-in" 10 || fail "the wheel did not zoom the timeline in"
 shot zoom
 # A range: right-drag over the middle third of the chart.
 xdotool mousemove --sync $((W / 3)) $((H / 2)) mousedown 3 \
   mousemove --sync $((W / 2)) $((H / 2)) mousemove --sync $((2 * W / 3)) $((H / 2)) mouseup 3
+wait_log "timing range-applied" 30 || fail "the right-drag applied no range"
 shot range 2
 
 # Search: the flame graph's field is the last control of its first row.
@@ -99,6 +103,7 @@ wait_log "timing flame-painted" 10 || fail "Ctrl+Tab did not show flame"
 shot flame
 xdotool mousemove --sync $((W - 150)) 64 click 1
 xdotool type --delay 40 "${SEARCH_TEXT:-main}"
+wait_log "timing flame-search-highlighted" 10 || fail "the search lit no frame"
 shot search
 
 # On to the site charts (their pass runs once shown) and the histograms.

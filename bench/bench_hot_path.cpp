@@ -272,9 +272,11 @@ std::string temp_trace(const char* what) {
 }
 
 // Writes the stream as the recorder's writer does (add_tracked_event with
-// the block's stored reference).
-std::uint64_t write_tracked(const std::string& path, const Stream& s) {
+// the block's stored reference), with the glibc address model on or off
+// (the writer turns it off while it is behind: writer_thread.cpp).
+std::uint64_t write_tracked(const std::string& path, const Stream& s, bool model = true) {
   memtrail::TraceWriter w(path, memtrail::TraceHeader{});
+  w.set_address_model(model);
   for (const auto& t : s.threads) w.add_thread(t);
   for (const auto& p : s.pools) w.add_pool(p);
   for (const auto& n : s.nodes) w.add_stack_node(n);
@@ -285,18 +287,19 @@ std::uint64_t write_tracked(const std::string& path, const Stream& s) {
   return w.bytes_written();
 }
 
-// One event's encode plus its share of zstd and the chunk's write.
+// One event's encode plus its share of zstd and the chunk's write; the
+// argument: the address model on (1) or off (0).
 void BM_EncodeAndCompress(benchmark::State& state) {
   const Stream& s = stream();
   std::string path = temp_trace("encode");
   std::uint64_t bytes = 0;
-  for (auto _ : state) bytes = write_tracked(path, s);
+  for (auto _ : state) bytes = write_tracked(path, s, state.range(0) != 0);
   std::remove(path.c_str());  // a benchmark leaves nothing behind in /tmp
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(s.events.size()));
   state.counters["bytes_per_event"] =
       static_cast<double>(bytes) / static_cast<double>(s.events.size());
 }
-BENCHMARK(BM_EncodeAndCompress)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EncodeAndCompress)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
 // The chunks' raw payloads of a trace: every zstd frame in the file
 // (found by its magic number and checked by decompressing it whole).

@@ -147,7 +147,8 @@ class BlockPool {
     lock_.lock();
     const std::uint64_t warm = warm_count_.load(std::memory_order_relaxed);
     std::uint64_t surplus = 0;
-    if (!period_open_ || now_ns - period_start_ns_ >= kIdlePeriodNs) {
+    const bool period_over = !period_open_ || now_ns - period_start_ns_ >= kIdlePeriodNs;
+    if (period_over) {
       if (period_open_ && low_water_ > kWarmBlocks) surplus = low_water_ - kWarmBlocks;
       period_open_ = true;
       period_start_ns_ = now_ns;
@@ -157,7 +158,9 @@ class BlockPool {
       surplus = warm > kWarmBlocks ? warm - kWarmBlocks : 0;
     }
     Block* released = take_warm_locked(std::min(surplus, warm));
-    low_water_ = warm_count_.load(std::memory_order_relaxed);
+    // The low-water mark spans the whole period, not one drain pass.
+    const std::uint64_t now_warm = warm_count_.load(std::memory_order_relaxed);
+    low_water_ = period_over ? now_warm : std::min(low_water_, now_warm);
     lock_.unlock();
     if (released) release_to_cold(released);
   }

@@ -1,9 +1,12 @@
 // The event blocks' pool (tracer/src/block_pool.hpp) gives the memory of
-// drained blocks back: past BlockPool::kWarmBlocks free ones, a block put
-// back is no longer resident (its header page aside), and get() hands out
-// resident blocks before released ones. Eight threads writing faster than
-// the drain once left ~40 blocks (5 MiB) resident for the process's life
-// (GuestParity.Shape12_MovingReallocsInOneArena).
+// drained blocks back: the free blocks past BlockPool::kWarmBlocks that no
+// get() needed for a whole idle period, or all of them once threads ended
+// and the backlog is drained, are no longer resident (their header pages
+// aside), and get() hands out resident blocks before released ones. Eight
+// threads writing faster than the drain once left ~40 blocks (5 MiB)
+// resident for the process's life (GuestParity.Shape12_MovingReallocsInOneArena).
+// Blocks taken again within the period stay resident: released, each would
+// fault its pages in again.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -45,6 +48,8 @@ TEST(BlockPool, BlocksPastTheWarmOnesAreReleasedWhenPutBack) {
   EXPECT_EQ(pool.blocks_out(), kCount);
 
   for (Block* b : out) pool.put(b);
+  pool.trim(0, 0);                         // a period begins
+  pool.trim(0, BlockPool::kIdlePeriodNs);  // none was taken again in it
   EXPECT_EQ(pool.blocks_out(), 0u);
   for (std::size_t i = 0; i < kCount; ++i) {
     if (i < BlockPool::kWarmBlocks)
@@ -60,6 +65,8 @@ TEST(BlockPool, ResidentBlocksAreReusedFirstAndReleasedOnesComeBackEmpty) {
   std::vector<Block*> out;
   for (std::size_t i = 0; i < kCount; ++i) out.push_back(filled_block(pool));
   for (Block* b : out) pool.put(b);
+  pool.trim(0, 0);
+  pool.trim(0, BlockPool::kIdlePeriodNs);
   std::vector<Block*> warm(out.begin(), out.begin() + BlockPool::kWarmBlocks);
   for (std::size_t i = 0; i < BlockPool::kWarmBlocks; ++i) {
     Block* b = pool.get();
@@ -73,6 +80,49 @@ TEST(BlockPool, ResidentBlocksAreReusedFirstAndReleasedOnesComeBackEmpty) {
   EXPECT_EQ(cold->data()[Block::capacity() - 1], 0);
   // Nothing new was mapped: every block came from the free lists.
   EXPECT_EQ(pool.blocks_out(), BlockPool::kWarmBlocks + 1);
+}
+
+// tight-pairs under `memtrail run`: the writer gives blocks back while the
+// program thread still has a backlog out, and takes them again at once.
+// Released then, each came back through ~31 page faults (~37,000 a run).
+TEST(BlockPool, BlocksTakenAgainWithinThePeriodStayResident) {
+  BlockPool pool;
+  constexpr std::size_t kCount = 3 * BlockPool::kWarmBlocks;
+  std::vector<Block*> out;
+  for (std::size_t i = 0; i < kCount; ++i) out.push_back(filled_block(pool));
+  const std::size_t back = 2 * BlockPool::kWarmBlocks;  // a third still out
+  for (std::size_t i = 0; i < back; ++i) pool.put(out[i]);
+  pool.trim(1, 0);  // a period begins
+  std::vector<Block*> again;
+  for (std::size_t i = 0; i < back; ++i) again.push_back(filled_block(pool));  // all taken
+  for (Block* b : again) pool.put(b);                                          // and back
+  pool.trim(1, BlockPool::kIdlePeriodNs / 2);  // another drain pass within the period
+  pool.trim(1, BlockPool::kIdlePeriodNs);
+  for (std::size_t i = 0; i < back; ++i)
+    EXPECT_EQ(resident_pages(out[i]), Block::kBytes / kPage) << "block " << i;
+  // A whole period in which none was taken: the surplus goes.
+  pool.trim(1, 2 * BlockPool::kIdlePeriodNs);
+  std::size_t resident = 0;
+  for (std::size_t i = 0; i < back; ++i)
+    resident += resident_pages(out[i]) == Block::kBytes / kPage;
+  EXPECT_EQ(resident, BlockPool::kWarmBlocks);
+}
+
+// Eight threads' burst, then the threads end: their demand went with them,
+// so the surplus goes at the drain that empties the backlog, not a period later.
+TEST(BlockPool, SurplusGoesAtOnceWhenThreadsEndedAndTheBacklogIsDrained) {
+  BlockPool pool;
+  constexpr std::size_t kCount = 3 * BlockPool::kWarmBlocks;
+  std::vector<Block*> out;
+  for (std::size_t i = 0; i < kCount; ++i) out.push_back(filled_block(pool));
+  pool.trim(8, 0);
+  for (std::size_t i = 0; i + 1 < kCount; ++i) pool.put(out[i]);  // one thread writes on
+  pool.trim(1, 1);
+  std::size_t resident = 0;
+  for (std::size_t i = 0; i + 1 < kCount; ++i)
+    resident += resident_pages(out[i]) == Block::kBytes / kPage;
+  EXPECT_EQ(resident, BlockPool::kWarmBlocks);
+  EXPECT_EQ(pool.blocks_out(), 1u);
 }
 
 }  // namespace

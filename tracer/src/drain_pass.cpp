@@ -333,6 +333,7 @@ void Session::give_back_blocks() {
   }
   if (retired_some) unlink_retired();
   for (Block* b : consumed) blocks.put(b);
+  blocks.trim(live_threads.load(std::memory_order_relaxed), SessionClock::monotonic_ns());
   if (!consumed.empty()) {
     blocks_given_back.fetch_add(1);
     if (block_waiters.load() != 0)

@@ -36,7 +36,15 @@ class LiveHeap {
     auto [stored, fresh] = table_.try_emplace(address);
     had = !fresh;
     if (had) replaced = *stored;
-    *stored = entry;
+    // Field by field: `entry` was just built by narrower stores, and a
+    // struct copy read it back with 16-byte loads spanning them, which
+    // cannot take their data from the store buffer (a store-forwarding
+    // stall on every alloc: 14 % of the drain's merge loop on tight-pairs).
+    stored->size = entry.size;
+    stored->time_ns = entry.time_ns;
+    stored->stack = entry.stack;
+    stored->thread = entry.thread;
+    stored->chunk_ref = entry.chunk_ref;
     return stored;
   }
 

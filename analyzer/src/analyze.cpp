@@ -12,6 +12,7 @@
 #include "group_sites.hpp"
 #include "heap_reserved.hpp"
 #include "memtrail/analysis.hpp"
+#include "module_preloader.hpp"
 #include "pipelined_read.hpp"
 #include "symbolize_sites.hpp"
 
@@ -132,15 +133,20 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   if (!decoders) return a;
   TraceReader reader(path);
   detail::Engine engine(options, progress);
-  ReadResult r = !reader.header_error().empty() ? reader.read(engine)
-                 : *decoders > 0                ? reader.read_parallel(engine, *decoders)
-                                                : detail::read_pipelined(reader, engine);
+  // The modules the stacks point into are opened beside the event pass.
+  std::optional<detail::ModulePreloader> preloader;
+  if (detail::worth_preloading(path, options)) preloader.emplace(engine);
+  TraceVisitor& visitor = preloader ? static_cast<TraceVisitor&>(*preloader) : engine;
+  ReadResult r = !reader.header_error().empty() ? reader.read(visitor)
+                 : *decoders > 0                ? reader.read_parallel(visitor, *decoders)
+                                                : detail::read_pipelined(reader, visitor);
   detail::apply_read_status(a, reader, r, options.allow_partial);
   if (!reader.header_error().empty()) return a;
   engine.finish(a);
   if (engine.cancelled()) a.error = path + ": cancelled";
   a.header = reader.header();
-  detail::symbolize_sites(a, options);
+  detail::symbolize_sites(a, options, {},
+                          preloader ? preloader->take() : std::vector<detail::OpenedModule>{});
   if (options.group_by_address)
     detail::rebuild_leak_sites(a);
   else

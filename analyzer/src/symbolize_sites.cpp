@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "stack_chains.hpp"
 #include "symbol_cache.hpp"
@@ -65,9 +66,11 @@ std::vector<Frame> resolve_ip(const Analysis& a, Symbolizer& sym, SymbolCache* c
 }  // namespace
 
 bool symbolize_sites(Analysis& a, const AnalysisOptions& options,
-                     const std::function<bool(std::size_t done)>& progress) {
+                     const std::function<bool(std::size_t done)>& progress,
+                     std::vector<OpenedModule> preopened) {
   Symbolizer sym;
   sym.set_enabled(options.symbolize);
+  sym.adopt_preopened(std::move(preopened));
   for (const auto& m : a.modules) sym.add_module(m);
   bool use_cache = options.symbolize && options.symbol_cache;
   std::unique_ptr<SymbolCache> cache;

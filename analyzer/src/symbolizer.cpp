@@ -15,6 +15,7 @@
 
 #include "dwarf_scopes.hpp"
 #include "memtrail/analysis.hpp"
+#include "module_open.hpp"
 #include "symbol_table.hpp"
 
 namespace memtrail {
@@ -36,16 +37,6 @@ std::string demangle(const char* name) {
   return name;
 }
 
-std::string to_hex(const unsigned char* bits, int len) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (int i = 0; i < len; ++i) {
-    s.push_back(digits[bits[i] >> 4]);
-    s.push_back(digits[bits[i] & 15]);
-  }
-  return s;
-}
-
 // Name of a subprogram or inlined_subroutine DIE, following abstract_origin
 // and specification; the linkage name is preferred (it demangles to the full
 // signature).
@@ -56,17 +47,6 @@ std::string die_function_name(Dwarf_Die* die) {
       if (const char* s = dwarf_formstring(&attr)) return demangle(s);
   return {};
 }
-
-struct DwflDeleter {
-  void operator()(Dwfl* d) const { dwfl_end(d); }
-};
-
-const Dwfl_Callbacks kOfflineCallbacks = {
-    dwfl_build_id_find_elf,
-    dwfl_standard_find_debuginfo,
-    dwfl_offline_section_address,
-    nullptr,
-};
 
 }  // namespace
 
@@ -93,12 +73,13 @@ struct Symbolizer::Impl {
   struct Module {
     ModuleInfo info;
     bool tried = false;
-    std::unique_ptr<Dwfl, DwflDeleter> dwfl;  // null: unusable, module+offset only
+    std::unique_ptr<Dwfl, detail::DwflDeleter> dwfl;  // null: unusable, module+offset only
     Dwfl_Module* mod = nullptr;
     std::unique_ptr<SymbolTable> symbols;  // built on the module's first lookup
     ScopeIndex scopes;                     // each unit indexed on its first lookup
   };
   std::vector<Module> modules;
+  std::vector<detail::OpenedModule> preopened;  // adopt_preopened(): taken by open()
   bool enabled = true;
   std::unordered_map<std::uint64_t, std::vector<Frame>> cache;  // key: ip, low bit = return address
   std::vector<std::string> warnings;
@@ -116,33 +97,19 @@ struct Symbolizer::Impl {
 
   void open(Module& m) {
     m.tried = true;
-    const std::string& path = m.info.path;
-    if (path.empty() || path[0] != '/') return;  // [vdso], anonymous code
-    std::unique_ptr<Dwfl, DwflDeleter> dwfl(dwfl_begin(&kOfflineCallbacks));
-    if (!dwfl) return;
-    dwfl_report_begin(dwfl.get());
-    Dwfl_Module* mod =
-        dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1, m.info.load_address, false);
-    dwfl_report_end(dwfl.get(), nullptr, nullptr);
-    if (!mod) {
-      warnings.push_back(path + ": cannot read (" + dwfl_errmsg(-1) +
-                         "); frames show module+offset");
-      return;
+    detail::OpenedModule opened;
+    auto pre = std::find_if(preopened.begin(), preopened.end(),
+                            [&](const detail::OpenedModule& p) { return p.info == m.info; });
+    if (pre != preopened.end()) {
+      opened = std::move(*pre);
+      preopened.erase(pre);
+    } else {
+      opened = detail::open_module(m.info, false);
     }
-    if (!m.info.build_id.empty()) {
-      const unsigned char* bits = nullptr;
-      GElf_Addr vaddr = 0;
-      int len = dwfl_module_build_id(mod, &bits, &vaddr);
-      std::string actual = len > 0 ? to_hex(bits, len) : std::string();
-      if (actual != m.info.build_id) {
-        warnings.push_back(path + ": build id mismatch (trace " + m.info.build_id + ", file " +
-                           (actual.empty() ? "none" : actual) + "); frames show module+offset");
-        return;
-      }
-    }
-    m.dwfl = std::move(dwfl);
-    m.mod = mod;
-    m.symbols = std::make_unique<SymbolTable>(mod);
+    if (!opened.warning.empty()) warnings.push_back(std::move(opened.warning));
+    m.dwfl = std::move(opened.dwfl);
+    m.mod = opened.mod;
+    m.symbols = std::move(opened.symbols);
   }
 
   std::vector<Frame> lookup(std::uint64_t ip, bool return_address) {
@@ -231,6 +198,10 @@ const std::vector<Frame>& Symbolizer::resolve(std::uint64_t ip, bool return_addr
   auto it = impl_->cache.find(key);
   if (it != impl_->cache.end()) return it->second;
   return impl_->cache.emplace(key, impl_->lookup(ip, return_address)).first->second;
+}
+
+void Symbolizer::adopt_preopened(std::vector<detail::OpenedModule> modules) {
+  for (auto& m : modules) impl_->preopened.push_back(std::move(m));
 }
 
 bool Symbolizer::read_module_of(std::uint64_t ip) const {

@@ -62,6 +62,10 @@ namespace memtrail {
 // the module paths recorded in the trace. Build ids are verified; a missing or
 // mismatched file degrades to `module+0xoffset`, never an error. Results are
 // cached per address and modules are opened lazily. Not thread-safe.
+namespace detail {
+struct OpenedModule;  // module_open.hpp
+}
+
 class Symbolizer {
  public:
   Symbolizer();
@@ -85,6 +89,11 @@ class Symbolizer {
 
   // Why a module could not be used ("x.so: build id mismatch"), once each.
   const std::vector<std::string>& warnings() const;
+
+  // Modules already opened elsewhere (the ModulePreloader): a module whose
+  // ModuleInfo equals one of them is taken from there on its first lookup
+  // instead of being opened again. What is resolved does not change.
+  void adopt_preopened(std::vector<detail::OpenedModule> modules);
 
  private:
   struct Impl;

@@ -316,6 +316,8 @@ void reencodes(const Trace& t, const std::vector<Frame>& frames) {
       "B/event; tables alone, no events: %.3f; at the file's chunk ends: %.3f with the "
       "address model, %.3f without\n",
       plain / n, tables / n, cut_on / n, cut_off / n);
+  std::printf("(%zu table records: %.1f bytes each, alone)\n", t.records.size(),
+              t.records.empty() ? 0.0 : static_cast<double>(tables) / t.records.size());
   std::printf("| variant | B/event | drop, B/event |\n|---|---|---|\n");
   for (const auto& v : kVariants) {
     std::vector<Event> ev = t.events;

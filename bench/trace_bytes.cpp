@@ -328,11 +328,104 @@ void reencodes(const Trace& t, const std::vector<Frame>& frames) {
   }
 }
 
+// ---- 3. stack node records: the layout as written beside others --------
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+
+// zstd level 1 over `raw` in 1 MiB pieces (the writer's chunk target).
+std::size_t zstd_pieces(const std::string& raw) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; at < raw.size(); at += fmt::kTargetRawChunk)
+    n += zstd_size(raw.substr(at, fmt::kTargetRawChunk));
+  return n;
+}
+
+// What the trace's stack node records cost alone, compressed, in the
+// layout as written (tag, id, parent, ip: record_layout.hpp kStackNode) and
+// in three others a format change could choose: ids as deltas (most are
+// the previous id + 1, most parents a recent id), then the ip as a delta
+// from the parent's ip, then ips interned (a repeated ip is its rank).
+void stack_node_layouts(const Trace& t) {
+  std::vector<memtrail::StackNode> nodes;
+  for (const auto& [at, r] : t.records)
+    if (const auto* n = std::get_if<memtrail::StackNode>(&r)) nodes.push_back(*n);
+  if (nodes.empty()) return;
+  std::string written, deltas, ip_delta, interned;
+  std::unordered_map<std::uint32_t, std::uint64_t> ip_of;
+  std::unordered_map<std::uint64_t, std::uint32_t> ip_rank;
+  std::uint32_t prev = 0;
+  for (const auto& n : nodes) {
+    written += static_cast<char>(fmt::kRecordBit | fmt::kTagStackNode);
+    put_varint(written, n.id);
+    put_varint(written, n.parent);
+    put_varint(written, n.ip);
+    std::string ids;
+    ids += static_cast<char>(fmt::kRecordBit | fmt::kTagStackNode);
+    put_varint(ids, zigzag(static_cast<std::int64_t>(n.id) - prev));
+    put_varint(ids, zigzag(static_cast<std::int64_t>(n.id) - n.parent));
+    deltas += ids;
+    put_varint(deltas, n.ip);
+    ip_delta += ids;
+    auto parent_ip = ip_of.find(n.parent);
+    put_varint(ip_delta, zigzag(static_cast<std::int64_t>(
+                             n.ip - (parent_ip != ip_of.end() ? parent_ip->second : 0))));
+    interned += ids;
+    auto [rank, fresh] = ip_rank.try_emplace(n.ip, static_cast<std::uint32_t>(ip_rank.size()));
+    put_varint(interned, fresh ? 0 : rank->second + 1);
+    if (fresh) put_varint(interned, n.ip);
+    ip_of[n.id] = n.ip;
+    prev = n.id;
+  }
+  const double k = static_cast<double>(nodes.size());
+  std::printf(
+      "\n3. %zu stack node records (%zu distinct ips), alone, compressed in 1 MiB "
+      "pieces, bytes per node:\n",
+      nodes.size(), ip_rank.size());
+  std::printf("| layout | raw | compressed |\n|---|---|---|\n");
+  for (auto [name, raw] : {std::pair{"as written (id, parent, ip)", &written},
+                           std::pair{"id and parent as deltas, ip as written", &deltas},
+                           std::pair{"id and parent as deltas, ip from the parent's", &ip_delta},
+                           std::pair{"id and parent as deltas, ips interned", &interned}})
+    std::printf("| %s | %.2f | %.2f |\n", name, raw->size() / k, zstd_pieces(*raw) / k);
+}
+
+// `--rewrite IN OUT`: IN's records and events written again by this build's
+// TraceWriter (a format change's old-vs-new `report --json` check).
+int rewrite(const char* in, const char* out) {
+  Trace t;
+  memtrail::TraceReader reader(in);
+  auto result = reader.read(t);
+  if (!result.ok) {
+    std::fprintf(stderr, "%s: %s\n", in, result.error.c_str());
+    return 1;
+  }
+  memtrail::TraceWriter w(out, t.header);
+  std::size_t r = 0;
+  for (std::size_t i = 0; i <= t.events.size(); ++i) {
+    while (r < t.records.size() && (t.records[r].first <= i || i == t.events.size()))
+      add_record(w, t.records[r++].second);
+    if (i < t.events.size()) w.add_event(t.events[i]);
+  }
+  w.finish();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--rewrite") return rewrite(argv[2], argv[3]);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s TRACE.mtr\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TRACE.mtr | --rewrite IN.mtr OUT.mtr\n", argv[0]);
     return 2;
   }
   Trace t;
@@ -349,5 +442,6 @@ int main(int argc, char** argv) {
               t.events.size(), file_bytes, file_bytes / n, t.header.time_resolution_ns);
   attribute_streams(frames, n);
   reencodes(t, frames);
+  stack_node_layouts(t);
   return 0;
 }

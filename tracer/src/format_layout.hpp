@@ -52,6 +52,10 @@ enum RecordTag : std::uint8_t {
   kTagStackNode = 5,
   kTagScope = 6,
   kTagThreadSwitch = 7,
+  // A stack node whose id and parent are coded from the chunk's previous
+  // node (record_layout.hpp kStackNodeDelta); the writer's only node record.
+  // kTagStackNode (absolute ids) is still read: traces written before it.
+  kTagStackNodeDelta = 8,
 };
 // Bit 7 clear: an event; kind in bits 0..4, flags:
 inline constexpr std::uint8_t kOpKindMask = 0x1f;

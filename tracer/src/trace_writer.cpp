@@ -239,6 +239,7 @@ struct TraceWriter::Impl {
   }
   std::uint64_t ordinals = 0;  // alloc/reuse events in this chunk
   LiveBlocks live;
+  std::uint32_t last_node = 0;  // the chunk's previous stack node id (kTagStackNodeDelta)
   // The file is in the recorder's writer thread's own descriptor table
   // (hand_over_to_private_table): no copy of it is the program's.
   bool private_table = false;
@@ -442,6 +443,7 @@ struct TraceWriter::Impl {
     for (auto& [id, state] : threads) cache_state(id, nullptr);
     threads.clear();
     ordinals = 0;
+    last_node = 0;
     live.clear();
     if (++chunk_serial == 0) chunk_serial = 1;
     model = want_model;  // the chunk's state starts empty: either is consistent
@@ -854,10 +856,13 @@ void TraceWriter::add_pool(const PoolInfo& p) {
 }
 
 void TraceWriter::add_stack_node(const StackNode& n) {
-  impl_->record(kTagStackNode);
+  impl_->record(kTagStackNodeDelta);
   ByteSink s = impl_->record_sink();
-  write_record_fields<kTagStackNode>(s, n.id, n.parent, n.ip);
+  // Differences mod 2^32 (the reader adds them back alike).
+  write_record_fields<kTagStackNodeDelta>(s, static_cast<std::uint32_t>(n.id - impl_->last_node),
+                                          static_cast<std::uint32_t>(n.id - n.parent), n.ip);
   impl_->end_record();
+  impl_->last_node = n.id;
   impl_->maybe_flush();
 }
 

@@ -120,6 +120,7 @@ struct ChunkDecoder::Cursor {
   std::uint32_t thread = 0;
   DecoderThreadState* state = nullptr;  // of `thread`; null after a switch
   std::uint64_t events = 0;             // decoded so far
+  std::uint32_t last_node = 0;          // the previous stack node id (kTagStackNodeDelta)
 };
 
 inline void ChunkDecoder::split_streams(const Frame& f, ByteSource (&s)[kStreamCount]) const {
@@ -236,6 +237,19 @@ void ChunkDecoder::read_record(ByteSource& ops, std::uint8_t tag, Cursor& c, Sin
       StackNode n;
       need(read_record_fields<kTagStackNode>(ops, n.id, n.parent, n.ip), "stack node record");
       table_id(n.id, "stack node");
+      c.last_node = n.id;
+      sink.stack_node(n);
+      break;
+    }
+    case kTagStackNodeDelta: {
+      StackNode n;
+      std::uint32_t id_step = 0, parent_back = 0;
+      need(read_record_fields<kTagStackNodeDelta>(ops, id_step, parent_back, n.ip),
+           "stack node record");
+      n.id = c.last_node + id_step;  // mod 2^32, as written
+      n.parent = n.id - parent_back;
+      table_id(n.id, "stack node");
+      c.last_node = n.id;
       sink.stack_node(n);
       break;
     }

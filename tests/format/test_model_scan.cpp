@@ -52,6 +52,7 @@ TEST(ModelScan, RecordsAreSkippedNotCounted) {
   records += char(kRecordBit | kTagThread) + std::string("\x03\x21\x02") + cand;
   records += char(kRecordBit | kTagPool) + std::string("\x04\x21\x02") + cand + "\x21\x21\x21";
   records += char(kRecordBit | kTagStackNode) + std::string("\x05\x21\xa1\x21");
+  records += char(kRecordBit | kTagStackNodeDelta) + std::string("\x21\x21\xa1\x21");
   records += char(kRecordBit | kTagScope) + std::string("\x06\x02") + cand + "\x21\x21";
   records += char(kRecordBit | kTagThreadSwitch) + std::string("\x21");
   EXPECT_EQ(scan(records), 0u);
@@ -84,6 +85,8 @@ TEST(ModelScan, SkipsExactlyWhatTheWriterWrites) {
                                    PoolKind::other, MemorySpace::mmap, std::int32_t{-1});
   expect_skipped_exactly<kTagStackNode>(std::uint32_t{5}, std::uint32_t{4},
                                         std::uint64_t{0xffffffffff600000});
+  expect_skipped_exactly<kTagStackNodeDelta>(std::uint32_t{0xffffffff}, std::uint32_t{1},
+                                             std::uint64_t{0xffffffffff600000});
   expect_skipped_exactly<kTagScope>(std::uint32_t{6}, std::string("epoch"), ScopeKind::iteration,
                                     std::uint32_t{4});
   expect_skipped_exactly<kTagThreadSwitch>(std::uint32_t{0xffffffff});

@@ -49,14 +49,22 @@ ReadResult read_events(TraceReader& reader, TraceVisitor& visitor, const PassOpt
   });
 }
 
+// How the read ended: `ended` where nothing more can run (a header error, a
+// cancel from `progress`, or any failure under stop_on_error).
+struct ReadEnd {
+  PassFailure failure = PassFailure::none;
+  bool ended = false;
+};
+
 // The event pass and Engine::finish. The Engine is gone on return, before
 // symbolization needs the memory. `preopened`: the preloader's modules.
-PassFailure read_and_finish(TraceReader& reader, const PassOptions& o, Analysis& a,
-                            std::vector<OpenedModule>& preopened) {
+ReadEnd read_and_finish(TraceReader& reader, const PassOptions& o, Analysis& a,
+                        std::vector<OpenedModule>& preopened) {
+  const ReadEnd cancelled{PassFailure::cancelled, true};
   Engine engine(o.analysis, o.engine_progress);
   if (!reader.header_error().empty()) {
     apply_read_status(a, reader, reader.read(engine), o.analysis.allow_partial);
-    return PassFailure::header;
+    return {PassFailure::header, true};
   }
   TraceVisitor* visitor = &engine;
   for (PassTracker* t : o.trackers) {
@@ -66,18 +74,18 @@ PassFailure read_and_finish(TraceReader& reader, const PassOptions& o, Analysis&
   // The modules the stacks point into are opened beside the event pass.
   std::optional<ModulePreloader> preloader;
   if (o.preload_modules) visitor = &preloader.emplace(*visitor);
-  if (!report(o, LoadStage::reading, 0, o.file_bytes)) return PassFailure::cancelled;
+  if (!report(o, LoadStage::reading, 0, o.file_bytes)) return cancelled;
   bool stopped = false;
   ReadResult r = read_events(reader, *visitor, o, stopped);
-  if (stopped) return PassFailure::cancelled;
+  if (stopped) return cancelled;
   if (!report(o, LoadStage::reading, o.file_bytes, o.file_bytes) ||
       !report(o, LoadStage::finishing, 0, 0))
-    return PassFailure::cancelled;
+    return cancelled;
   apply_read_status(a, reader, r, o.analysis.allow_partial);
   PassFailure failure = PassFailure::none;
   if (!a.error.empty()) {
     failure = r.ok ? PassFailure::truncated : PassFailure::corrupt;
-    if (o.stop_on_error) return failure;
+    if (o.stop_on_error) return {failure, true};
   }
   engine.finish(a);
   if (engine.cancelled()) {
@@ -88,7 +96,7 @@ PassFailure read_and_finish(TraceReader& reader, const PassOptions& o, Analysis&
   }
   a.header = reader.header();
   if (preloader) preopened = preloader->take();
-  return failure;
+  return {failure, failure != PassFailure::none && o.stop_on_error};
 }
 
 // Merges the sites by source unless group_by_address, and tells the trackers.
@@ -110,9 +118,8 @@ PassFailure run_analysis_pass(TraceReader& reader, const std::string& path, cons
   a.path = path;
   a.options = o.analysis;
   std::vector<OpenedModule> preopened;
-  PassFailure failure = read_and_finish(reader, o, a, preopened);
-  if (failure == PassFailure::header) return failure;
-  if (failure != PassFailure::none && o.stop_on_error) return failure;
+  const ReadEnd read = read_and_finish(reader, o, a, preopened);
+  if (read.ended) return read.failure;
   for (PassTracker* t : o.trackers) t->finished(a);
   if (!report(o, LoadStage::finishing, 1, 1)) return PassFailure::cancelled;
 
@@ -129,7 +136,7 @@ PassFailure run_analysis_pass(TraceReader& reader, const std::string& path, cons
   // The malloc pool's reserved figures are the glibc samples'.
   take_heap_reserved_from_samples(a);
   if (!report(o, LoadStage::done, sites, sites)) return PassFailure::cancelled;
-  return failure;
+  return read.failure;
 }
 
 }  // namespace memtrail::detail

@@ -54,8 +54,9 @@ struct PassOptions {
   std::uint64_t file_bytes = 0;  // the total of the reading progress
   unsigned decoders = 0;         // > 0: read_parallel with that many; 0: the pipeline
   bool preload_modules = false;  // open the stacks' modules beside the read
-  // A failed read, a missing mark or a cancel ends the pass (the Session);
-  // else the error is noted and the rest runs on what was read (the CLI).
+  // A failed read or a missing mark ends the pass (the Session); else the
+  // error is noted and the rest runs on what was read (the CLI). A header
+  // error and a cancel from `progress` always end it.
   bool stop_on_error = false;
   std::vector<PassTracker*> trackers;
 };

@@ -1,5 +1,5 @@
-// analyze() and segment_map_at(): read the trace through the Engine, turn
-// reader status into one-line errors/warnings, symbolize the sites.
+// analyze() and segment_map_at(): the CLI's run of the analysis pass
+// (analysis_pass.hpp) with the parallel reader and the module preloader.
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -8,36 +8,12 @@
 #include <optional>
 #include <thread>
 
+#include "analysis_pass.hpp"
 #include "engine.hpp"
-#include "group_sites.hpp"
-#include "heap_reserved.hpp"
 #include "memtrail/analysis.hpp"
 #include "module_preloader.hpp"
-#include "pipelined_read.hpp"
-#include "symbolize_sites.hpp"
 
 namespace memtrail {
-
-namespace detail {
-
-// Maps reader status onto Analysis::error / warning.
-void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult& r,
-                       bool allow_partial) {
-  a.read = r;
-  if (!reader.header_error().empty()) {
-    a.error = reader.header_error();
-    return;
-  }
-  ReadOutcome outcome = describe_read(a.path, r, "analyzed");
-  if (outcome.damaged && !allow_partial)
-    a.error = std::move(outcome.line);
-  else if (!r.ok)
-    a.warning = outcome.line + " (analyzed what was read before it)";
-  else
-    a.warning = std::move(outcome.line);
-}
-
-}  // namespace detail
 
 std::uint64_t Analysis::lost_event_count() const {
   std::uint64_t n = 0;
@@ -132,26 +108,12 @@ Analysis analyze(const std::string& path, const AnalysisOptions& options,
   std::optional<unsigned> decoders = decoder_threads(&a.error);
   if (!decoders) return a;
   TraceReader reader(path);
-  detail::Engine engine(options, progress);
-  // The modules the stacks point into are opened beside the event pass.
-  std::optional<detail::ModulePreloader> preloader;
-  if (detail::worth_preloading(path, options)) preloader.emplace(engine);
-  TraceVisitor& visitor = preloader ? static_cast<TraceVisitor&>(*preloader) : engine;
-  ReadResult r = !reader.header_error().empty() ? reader.read(visitor)
-                 : *decoders > 0                ? reader.read_parallel(visitor, *decoders)
-                                                : detail::read_pipelined(reader, visitor);
-  detail::apply_read_status(a, reader, r, options.allow_partial);
-  if (!reader.header_error().empty()) return a;
-  engine.finish(a);
-  if (engine.cancelled()) a.error = path + ": cancelled";
-  a.header = reader.header();
-  detail::symbolize_sites(a, options, {},
-                          preloader ? preloader->take() : std::vector<detail::OpenedModule>{});
-  if (options.group_by_address)
-    detail::rebuild_leak_sites(a);
-  else
-    detail::group_sites_by_source(a);
-  detail::take_heap_reserved_from_samples(a);
+  detail::PassOptions pass;
+  pass.analysis = options;
+  pass.engine_progress = progress;
+  pass.decoders = *decoders;
+  pass.preload_modules = detail::worth_preloading(path, options);
+  detail::run_analysis_pass(reader, path, pass, a);
   return a;
 }
 

@@ -1,19 +1,17 @@
-// Session::open(): one pass of the Engine over the file with the session's
-// taps (series, scopes, ooms), then leaks and indexes, then symbols; every
-// stage reports progress and can be cancelled.
+// Session::open(): the analysis pass (analysis_pass.hpp) with the session's
+// tracker (taps for series, scopes, ooms; checkpoints; the site index);
+// every stage reports progress and can be cancelled.
 #include <malloc.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
+#include "analysis_pass.hpp"
 #include "engine.hpp"
-#include "group_sites.hpp"
-#include "heap_reserved.hpp"
 #include "memtrail/session.hpp"
-#include "pipelined_read.hpp"
 #include "session_errors.hpp"
 #include "session_impl.hpp"
-#include "symbolize_sites.hpp"
 
 namespace memtrail {
 
@@ -27,38 +25,24 @@ void give_back_pass_memory() {
   malloc_trim(0);
 }
 
-// Merges the sites by their symbolized stacks as analyze() does (unless
-// group_by_address), and indexes them by stack: every recorded stack maps
-// to its merged site, the first one where a stack has sites in several pools
-// (they share their frames).
-void group_and_index_sites(detail::SessionState& impl) {
-  Analysis& a = impl.whole;
-  auto& index = impl.site_of_stack;
-  index.reserve(a.sites.size());
-  for (std::uint32_t i = 0; i < a.sites.size(); ++i) index.emplace_back(a.sites[i].stack.value, i);
-  if (!impl.options.analysis.group_by_address) {
-    const std::vector<std::uint32_t> merged = detail::group_sites_by_source(a);
-    for (auto& entry : index) entry.second = merged[entry.second];
-  }
-  std::stable_sort(index.begin(), index.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
-}
-
-// Forwards the trace to the Engine and notes the time span of the file.
+// Notes the time span of the file and takes the checkpoints at chunk starts
+// on the way to the Engine (`next`).
 class PassVisitor : public TraceVisitor {
  public:
-  PassVisitor(detail::Engine& e, detail::Checkpoints& c, detail::SessionTaps& taps)
-      : engine_(e), checkpoints_(c), taps_(taps) {}
+  PassVisitor(TraceVisitor& next, detail::Engine& e, detail::Checkpoints& c,
+              detail::SessionTaps& taps)
+      : next_(next), engine_(e), checkpoints_(c), taps_(taps) {}
   void on_chunk(std::uint64_t offset) override {
     checkpoints_.at_chunk(engine_, offset, any_, last_ns_);
+    next_.on_chunk(offset);
   }
-  void on_header(const TraceHeader& h) override { engine_.on_header(h); }
-  void on_string(std::uint32_t id, std::string_view t) override { engine_.on_string(id, t); }
-  void on_module(const ModuleInfo& m) override { engine_.on_module(m); }
-  void on_thread(const ThreadInfo& t) override { engine_.on_thread(t); }
-  void on_pool(const PoolInfo& p) override { engine_.on_pool(p); }
-  void on_stack_node(const StackNode& n) override { engine_.on_stack_node(n); }
-  void on_scope(const ScopeInfo& s) override { engine_.on_scope(s); }
+  void on_header(const TraceHeader& h) override { next_.on_header(h); }
+  void on_string(std::uint32_t id, std::string_view t) override { next_.on_string(id, t); }
+  void on_module(const ModuleInfo& m) override { next_.on_module(m); }
+  void on_thread(const ThreadInfo& t) override { next_.on_thread(t); }
+  void on_pool(const PoolInfo& p) override { next_.on_pool(p); }
+  void on_stack_node(const StackNode& n) override { next_.on_stack_node(n); }
+  void on_scope(const ScopeInfo& s) override { next_.on_scope(s); }
   void on_event(const Event& e) override { on_events(&e, 1); }
   void on_events(const Event* events, std::size_t n) override {
     if (n == 0) return;
@@ -77,14 +61,15 @@ class PassVisitor : public TraceVisitor {
     any_ = true;
     first_ns_ = std::min(first_ns_, lo);
     last_ns_ = std::max(last_ns_, hi);
-    engine_.on_events(events, n);
+    next_.on_events(events, n);
   }
-  bool keep_going() override { return engine_.keep_going(); }
+  bool keep_going() override { return next_.keep_going(); }
 
   bool any_ = false;
   std::uint64_t first_ns_ = 0, last_ns_ = 0;
 
  private:
+  TraceVisitor& next_;
   detail::Engine& engine_;
   detail::Checkpoints& checkpoints_;
   detail::SessionTaps& taps_;
@@ -138,6 +123,74 @@ void index_fragmentation(detail::SessionState& s) {
   }
 }
 
+// The Session's part of the analysis pass: the taps on the Engine, the
+// checkpoints and the file's time span during the read; the series and the
+// upstream pools once the pass is finished; the index of sites by stack.
+class SessionTracker final : public detail::PassTracker {
+ public:
+  explicit SessionTracker(detail::SessionState& s) : s_(s) {}
+
+  void attach(detail::Engine& engine) override {
+    engine_ = &engine;
+    engine.set_taps(s_.taps.get());
+  }
+  TraceVisitor& wrap(TraceVisitor& next) override {
+    return visitor_.emplace(next, *engine_, s_.checkpoints, *s_.taps);
+  }
+  void finished(Analysis& a) override {
+    s_.first_ns = visitor_->first_ns_;
+    s_.last_ns = visitor_->last_ns_;
+    visitor_.reset();
+    s_.taps->finish();
+    index_fragmentation(s_);
+    list_series(s_);
+    for (const PoolStats& p : a.pools)
+      if (p.upstream) {
+        if (p.info.id >= s_.upstream.size()) s_.upstream.resize(p.info.id + 1);
+        s_.upstream[p.info.id] = true;
+      }
+  }
+  // Every recorded stack maps to its site...
+  void symbolized(const Analysis& a) override {
+    auto& index = s_.site_of_stack;
+    index.reserve(a.sites.size());
+    for (std::uint32_t i = 0; i < a.sites.size(); ++i)
+      index.emplace_back(a.sites[i].stack.value, i);
+  }
+  // ...its merged site once grouped, the first one where a stack has sites in
+  // several pools (they share their frames).
+  void grouped(const Analysis&, const std::vector<std::uint32_t>* merged) override {
+    auto& index = s_.site_of_stack;
+    if (merged)
+      for (auto& entry : index) entry.second = (*merged)[entry.second];
+    std::stable_sort(index.begin(), index.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+
+ private:
+  detail::SessionState& s_;
+  detail::Engine* engine_ = nullptr;
+  std::optional<PassVisitor> visitor_;
+};
+
+SessionError session_error(detail::PassFailure f, const std::string& header_error) {
+  switch (f) {
+    case detail::PassFailure::header:
+      return detail::classify_header_error(header_error);
+    case detail::PassFailure::truncated:
+      return SessionError::truncated;
+    case detail::PassFailure::corrupt:
+      return SessionError::corrupt;
+    case detail::PassFailure::mark_not_found:
+      return SessionError::mark_not_found;
+    case detail::PassFailure::cancelled:
+      return SessionError::cancelled;
+    case detail::PassFailure::none:
+      break;
+  }
+  return SessionError::none;
+}
+
 }  // namespace
 
 OpenResult Session::open(const std::string& path, const SessionOptions& options,
@@ -160,58 +213,23 @@ OpenResult Session::open(const std::string& path, const SessionOptions& options,
   if (!report(LoadStage::opening, 0, size)) return fail(SessionError::cancelled, cancelled);
 
   TraceReader reader(path);
-  if (!reader.header_error().empty())
-    return fail(detail::classify_header_error(reader.header_error()), reader.header_error());
   impl->taps = std::make_unique<detail::SessionTaps>(
       options.series_buckets, options.max_scope_intervals, options.max_oom_events);
-  bool stopped = false;
-  ReadResult r;
-  {
-    detail::Engine engine(options.analysis, {});
-    engine.set_taps(impl->taps.get());
-    impl->checkpoints = detail::Checkpoints(size, options.checkpoint_budget_bytes);
-    PassVisitor pass(engine, impl->checkpoints, *impl->taps);
-    if (!report(LoadStage::reading, 0, size)) return fail(SessionError::cancelled, cancelled);
-    r = detail::read_pipelined(reader, pass, [&](std::uint64_t bytes) {
-      stopped = !report(LoadStage::reading, std::min(bytes, size), size);
-      return !stopped;
-    });
-    if (stopped) return fail(SessionError::cancelled, cancelled);
-    if (!report(LoadStage::reading, size, size) || !report(LoadStage::finishing, 0, 0))
-      return fail(SessionError::cancelled, cancelled);
-    Analysis& a = impl->whole;
-    a.path = path;
-    a.options = options.analysis;
-    detail::apply_read_status(a, reader, r, options.analysis.allow_partial);
-    if (!a.error.empty())
-      return fail(r.ok ? SessionError::truncated : SessionError::corrupt, a.error);
-    engine.finish(a);
-    if (!a.error.empty()) return fail(SessionError::mark_not_found, a.error);
-    a.header = reader.header();
-    impl->first_ns = pass.first_ns_;
-    impl->last_ns = pass.last_ns_;
-  }
-  impl->taps->finish();
-  index_fragmentation(*impl);
-  list_series(*impl);
-  for (const PoolStats& p : impl->whole.pools)
-    if (p.upstream) {
-      if (p.info.id >= impl->upstream.size()) impl->upstream.resize(p.info.id + 1);
-      impl->upstream[p.info.id] = true;
-    }
-  if (!report(LoadStage::finishing, 1, 1)) return fail(SessionError::cancelled, cancelled);
-
+  impl->checkpoints = detail::Checkpoints(size, options.checkpoint_budget_bytes);
+  SessionTracker tracker(*impl);
+  detail::PassOptions pass;
+  pass.analysis = options.analysis;
+  pass.file_bytes = size;
+  pass.stop_on_error = true;
+  pass.progress = [&](LoadStage stage, std::uint64_t done, std::uint64_t total) {
+    return report(stage, done, total);
+  };
+  pass.trackers.push_back(&tracker);
   Analysis& a = impl->whole;
-  const std::size_t sites = a.sites.size();
-  if (!report(LoadStage::symbolizing, 0, sites)) return fail(SessionError::cancelled, cancelled);
-  if (!detail::symbolize_sites(a, options.analysis, [&](std::size_t done) {
-        return report(LoadStage::symbolizing, done, sites);
-      }))
-    return fail(SessionError::cancelled, cancelled);
-  group_and_index_sites(*impl);
-  // The malloc pool's reserved figures are the glibc samples', as in analyze().
-  detail::take_heap_reserved_from_samples(a);
-  if (!report(LoadStage::done, sites, sites)) return fail(SessionError::cancelled, cancelled);
+  const detail::PassFailure failure = detail::run_analysis_pass(reader, path, pass, a);
+  if (failure == detail::PassFailure::cancelled) return fail(SessionError::cancelled, cancelled);
+  if (failure != detail::PassFailure::none)
+    return fail(session_error(failure, reader.header_error()), a.error);
   give_back_pass_memory();
 
   OpenResult out;

@@ -247,4 +247,28 @@ int detail::next_image_sequence() {
   return runtime::g_sequence + 1;
 }
 
+void detail::announce_exec(const char* path) {
+  using runtime::g_missing_list;
+  const int saved_errno = errno;
+  std::string shown = path ? path : "?";
+  for (char& c : shown)
+    if (c == '\n' || c == '\t') c = ' ';
+  std::string line = std::to_string(::getpid()) + "\texec\t" +
+                     std::to_string(next_image_sequence()) + " " + shown + "\n";
+  auto lock = detail::private_fd_lock();
+  int fd = g_missing_list.fd;
+  // In the writer's private table (the writer still runs: the trace is not
+  // stopped yet) the number means nothing in ours: write through a copy.
+  const bool copied = fd >= 0 && runtime::g_in_writer_table;
+  if (copied)
+    fd = detail::copy_from_thread_table(runtime::g_writer_tid, fd);
+  else if (fd >= 0 && !g_missing_list.still_ours())
+    fd = -1;
+  if (fd >= 0) {
+    [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());  // one write: O_APPEND
+    if (copied) ::close(fd);
+  }
+  errno = saved_errno;
+}
+
 }  // namespace memtrail

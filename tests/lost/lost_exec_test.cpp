@@ -1,0 +1,88 @@
+// A child that gives up root or chroots and then execs (issue 26, item 9):
+// the exec'd image cannot create its trace in the run directory, and `memtrail
+// run` must say which trace is missing rather than "trace written".
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "run_command.hpp"
+#include "run_dir.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using memtrail::test::run_command;
+using memtrail::test::run_traces;
+using memtrail::test::shell_quote;
+
+const std::string kMemtrail = MEMTRAIL_BIN;
+const std::string kDrop = EXEC_AFTER_DROP_BIN;
+
+struct TempDir : memtrail::test::TempDir {
+  TempDir() : memtrail::test::TempDir("lost-exec") {}
+};
+
+// `memtrail run` of `args`, and the same untraced; skips when the drop is
+// not permitted here.
+struct Runs {
+  memtrail::test::CommandResult plain, traced;
+};
+
+Runs run_both(const std::string& run, const std::string& args) {
+  Runs r;
+  r.plain = run_command(kDrop + " " + args);
+  r.traced = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + kDrop + " " + args);
+  return r;
+}
+
+bool says_missing_exec(const std::string& err, const std::string& program) {
+  return err.find("missing: the trace of pid ") != std::string::npos &&
+         err.find("after exec of " + program) != std::string::npos;
+}
+
+TEST(LostExec, ExecAfterSetuidIsSaidMissing) {
+  TempDir dir;
+  Runs r = run_both(dir / "t", "setuid " EXEC_TARGET_BIN);
+  if (r.plain.out.rfind("no setuid: ", 0) == 0) GTEST_SKIP() << r.plain.out;
+  ASSERT_EQ(r.plain.out, "target ok\nchild ok\n") << r.plain.err;
+  EXPECT_EQ(r.traced.out, r.plain.out);
+  EXPECT_NE(r.traced.exit_code, 0) << r.traced.err;
+  EXPECT_EQ(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
+  EXPECT_TRUE(says_missing_exec(r.traced.err, EXEC_TARGET_BIN)) << r.traced.err;
+  // The parent's and the child's image before the exec.
+  EXPECT_EQ(run_traces(dir / "t").size(), 2u) << r.traced.err;
+}
+
+TEST(LostExec, ExecAfterChrootIsSaidMissing) {
+  TempDir dir;
+  std::string root = dir / "root";
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+  auto copy = run_command("cp " + shell_quote(EXEC_TARGET_STATIC_BIN) + " " +
+                          shell_quote(root + "/target"));
+  ASSERT_EQ(copy.exit_code, 0) << copy.err;
+  Runs r = run_both(dir / "t", "chroot " + shell_quote(root) + " /target");
+  if (r.plain.out.rfind("no chroot: ", 0) == 0) GTEST_SKIP() << r.plain.out;
+  ASSERT_EQ(r.plain.out, "target ok\nchild ok\n") << r.plain.err;
+  EXPECT_EQ(r.traced.out, r.plain.out);
+  EXPECT_NE(r.traced.exit_code, 0) << r.traced.err;
+  EXPECT_EQ(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
+  EXPECT_TRUE(says_missing_exec(r.traced.err, "/target")) << r.traced.err;
+  EXPECT_EQ(run_traces(dir / "t").size(), 2u) << r.traced.err;
+}
+
+// A plain exec still yields the new image's trace, and nothing is missing.
+TEST(LostExec, PlainExecWritesItsTrace) {
+  TempDir dir;
+  Runs r = run_both(dir / "t", "plain " EXEC_TARGET_BIN);
+  ASSERT_EQ(r.plain.out, "target ok\nchild ok\n") << r.plain.err;
+  EXPECT_EQ(r.traced.out, r.plain.out);
+  EXPECT_EQ(r.traced.exit_code, 0) << r.traced.err;
+  EXPECT_EQ(r.traced.err.find("missing"), std::string::npos) << r.traced.err;
+  EXPECT_NE(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
+  EXPECT_EQ(run_traces(dir / "t").size(), 3u) << r.traced.err;
+}
+
+}  // namespace

@@ -85,4 +85,15 @@ TEST(LostExec, PlainExecWritesItsTrace) {
   EXPECT_EQ(run_traces(dir / "t").size(), 3u) << r.traced.err;
 }
 
+// With --no-follow the exec'd image is untraced on purpose: nothing missing.
+TEST(LostExec, NoFollowExecIsNotMissing) {
+  TempDir dir;
+  auto r = run_command(kMemtrail + " run --no-follow -o " + shell_quote(dir / "t") + " -- " +
+                       kDrop + " plain " EXEC_TARGET_BIN);
+  EXPECT_EQ(r.out, "target ok\nchild ok\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("missing"), std::string::npos) << r.err;
+  EXPECT_EQ(run_traces(dir / "t").size(), 1u) << r.err;
+}
+
 }  // namespace

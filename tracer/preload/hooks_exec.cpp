@@ -76,8 +76,11 @@ bool has_variable(char* const* envp, const char* saved) {
 class ExecScope {
  public:
   ExecScope(const char* path, char* const* envp) : envp_(const_cast<char**>(envp)) {
-    if (getpid() != g_traced_pid) return;   // vfork child: not our trace
-    memtrail::detail::announce_exec(path);  // while the writer still holds the list
+    if (getpid() != g_traced_pid) return;  // vfork child: not our trace
+    // Only when the next image is meant to be traced (the environment to
+    // trace it was saved: not under --no-follow or attach). Now, while the
+    // writer still holds the run's list.
+    if (g_saved_count != 0) memtrail::detail::announce_exec(path);
     stopped_ = memtrail::detail::stop_for_exec();
     if (!stopped_) return;
     std::size_t n = 0;

@@ -74,45 +74,67 @@ bool has_trace_from(const std::string& directory, const std::string& pid, long s
   return found;
 }
 
-// The announced execs whose image left no trace and no line of its own.
-void add_missing_after_exec(const std::string& directory, const std::vector<AnnouncedExec>& execs,
-                            const std::set<std::string>& said_missing, RunProblems* problems) {
+// The announced execs whose image left no trace and no line of its own, as
+// "PID\tmissing\tWHY" lines.
+std::vector<std::string> missing_after_exec(const std::string& directory,
+                                            const std::vector<AnnouncedExec>& execs,
+                                            const std::set<std::string>& said_missing) {
+  std::vector<std::string> lines;
   for (const AnnouncedExec& e : execs) {
     if (said_missing.count(e.pid) || has_trace_from(directory, e.pid, e.sequence)) continue;
-    problems->missing.push_back("the trace of pid " + e.pid + " after exec of " + e.path +
-                                " (the new image did not create it: it could not reach the run "
-                                "directory (setuid, chroot) or was not traced (static, "
-                                "set-user-ID))");
+    lines.push_back(e.pid + "\tmissing\tafter exec of " + e.path +
+                    ": the new image did not create it (it could not reach the run directory "
+                    "after setuid or chroot, or was not traced: static, set-user-ID)");
   }
+  return lines;
 }
 
+// Reads the list, turns the announced execs into missing lines where their
+// trace never appeared, and leaves the list as report and check read it
+// (read_missing_traces): its missing and lost lines, removed when none.
 RunProblems run_problems(const std::string& directory) {
   std::string path = directory + "/" + kRunMissingFile;
-  RunProblems problems;
+  std::vector<std::string> kept;  // the missing and lost lines
   std::vector<AnnouncedExec> execs;
   std::set<std::string> said_missing;  // pids with a "missing" line
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    auto tab = line.find('\t');
-    auto tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
-    if (tab2 == std::string::npos) continue;
-    std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
-    std::string text = line.substr(tab2 + 1);
-    if (kind == "exec") {
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      auto tab = line.find('\t');
+      auto tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+      if (tab2 == std::string::npos) continue;
+      std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
+      std::string text = line.substr(tab2 + 1);
+      if (kind != "exec") {
+        if (kind == "missing") said_missing.insert(pid);
+        kept.push_back(line);
+        continue;
+      }
       AnnouncedExec e{pid, "", 0};
       char* end = nullptr;
       e.sequence = std::strtol(text.c_str(), &end, 10);
       e.path = end && *end == ' ' ? std::string(end + 1) : text;
       execs.push_back(e);
-    } else if (kind == "missing") {
-      problems.missing.push_back("the trace of pid " + pid + " (" + text + ")");
-      said_missing.insert(pid);
-    } else {
-      problems.lost.push_back("pid " + pid + ": " + text);
     }
   }
-  add_missing_after_exec(directory, execs, said_missing, &problems);
-  if (problems.missing.empty() && problems.lost.empty()) ::unlink(path.c_str());
+  for (std::string& line : missing_after_exec(directory, execs, said_missing))
+    kept.push_back(std::move(line));
+  RunProblems problems;
+  for (const std::string& line : kept) {
+    auto tab = line.find('\t'), tab2 = line.find('\t', tab + 1);
+    std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
+    std::string text = line.substr(tab2 + 1);
+    if (kind == "missing")
+      problems.missing.push_back("the trace of pid " + pid + " (" + text + ")");
+    else
+      problems.lost.push_back("pid " + pid + ": " + text);
+  }
+  if (kept.empty()) {
+    ::unlink(path.c_str());
+  } else if (!execs.empty()) {
+    std::ofstream out(path, std::ios::trunc);
+    for (const std::string& line : kept) out << line << "\n";
+  }
   return problems;
 }
 

@@ -80,6 +80,24 @@ TEST(LostExec, ExecAfterSetuidIsSaidMissing) {
   expect_report_and_check_say_missing(dir / "t", EXEC_TARGET_BIN);
 }
 
+// As on a kernel before 6.9 (no thread pidfds): the run's list stays in the
+// program's table, and the announcement goes through it there.
+TEST(LostExec, ExecAfterSetuidWithoutThreadPidfdsIsSaidMissing) {
+  TempDir dir;
+  const std::string args = "setuid " EXEC_TARGET_BIN;
+  auto probe = run_command(std::string(NO_THREAD_PIDFD_BIN) + " true");
+  if (probe.out.rfind("no seccomp: ", 0) == 0) GTEST_SKIP() << probe.out;
+  Runs r;
+  r.plain = run_command(kDrop + " " + args);
+  if (r.plain.out.rfind("no setuid: ", 0) == 0) GTEST_SKIP() << r.plain.out;
+  r.traced = run_command(std::string(NO_THREAD_PIDFD_BIN) + " " + kMemtrail + " run -o " +
+                         shell_quote(dir / "t") + " -- " + kDrop + " " + args);
+  EXPECT_EQ(r.traced.out, r.plain.out);
+  EXPECT_NE(r.traced.exit_code, 0) << r.traced.err;
+  EXPECT_EQ(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
+  EXPECT_TRUE(says_missing_exec(r.traced.err, EXEC_TARGET_BIN)) << r.traced.err;
+}
+
 TEST(LostExec, ExecAfterChrootIsSaidMissing) {
   TempDir dir;
   std::string root = dir / "root";

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -250,11 +252,16 @@ int detail::next_image_sequence() {
 void detail::announce_exec(const char* path) {
   using runtime::g_missing_list;
   const int saved_errno = errno;
-  std::string shown = path ? path : "?";
-  for (char& c : shown)
-    if (c == '\n' || c == '\t') c = ' ';
-  std::string line = std::to_string(::getpid()) + "\texec\t" +
-                     std::to_string(next_image_sequence()) + " " + shown + "\n";
+  // On the stack: before the trace stops, a heap string would be recorded
+  // as the program's allocation.
+  char line[1024];
+  int head = std::snprintf(line, sizeof line, "%d\texec\t%d ", static_cast<int>(::getpid()),
+                           next_image_sequence());
+  int length = std::snprintf(line + head, sizeof line - head - 1, "%s", path ? path : "?");
+  length = head + std::min(length, static_cast<int>(sizeof line) - head - 2);
+  for (int i = head; i < length; ++i)
+    if (line[i] == '\n' || line[i] == '\t') line[i] = ' ';
+  line[length++] = '\n';
   auto lock = detail::private_fd_lock();
   int fd = g_missing_list.fd;
   // In the writer's private table (the writer still runs: the trace is not
@@ -265,7 +272,7 @@ void detail::announce_exec(const char* path) {
   else if (fd >= 0 && !g_missing_list.still_ours())
     fd = -1;
   if (fd >= 0) {
-    [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());  // one write: O_APPEND
+    [[maybe_unused]] ssize_t n = ::write(fd, line, static_cast<std::size_t>(length));  // one write
     if (copied) ::close(fd);
   }
   errno = saved_errno;

@@ -188,23 +188,40 @@ int check_processes(const Flags& f, const std::vector<RunProcess>& processes,
   return unreadable ? 2 : failed ? 1 : 0;
 }
 
-// A trace, or a run: each selected process checked, one exit code.
+// The resolved traces of the input: one checked alone, several as a run.
+int check_traces(const Flags& f, const std::vector<RunProcess>& traces, const CheckConfig& config,
+                 const AnalysisOptions& options, SuppressionSet& suppressions,
+                 const Baseline& baseline, const std::string& trace,
+                 std::chrono::steady_clock::time_point started) {
+  if (traces.size() == 1)
+    return check_one(f, config, options, suppressions, baseline, traces.front().file, started);
+  if (!config.baseline.empty() || !f.write_baseline.empty() || !f.junit.empty()) {
+    std::fprintf(stderr,
+                 "memtrail check: %s holds %zu traces; --baseline, --write-baseline and --junit "
+                 "need one: choose it with --pid or --program\n",
+                 trace.c_str(), traces.size());
+    return 2;
+  }
+  return check_processes(f, traces, config, options, suppressions);
+}
+
+// A trace, or a run: each selected process checked, one exit code. A run
+// whose traces are not all there (memtrail run named them missing) fails
+// unless losses are accepted.
 int check_input(const Flags& f, const CheckConfig& config, const AnalysisOptions& options,
                 const ProcessSelection& selection, SuppressionSet& suppressions,
                 const Baseline& baseline, const std::string& trace,
                 std::chrono::steady_clock::time_point started) {
   auto traces = resolve_traces("check", trace, selection);
   if (!traces) return 2;
-  if (traces->size() == 1)
-    return check_one(f, config, options, suppressions, baseline, traces->front().file, started);
-  if (!config.baseline.empty() || !f.write_baseline.empty() || !f.junit.empty()) {
-    std::fprintf(stderr,
-                 "memtrail check: %s holds %zu traces; --baseline, --write-baseline and --junit "
-                 "need one: choose it with --pid or --program\n",
-                 trace.c_str(), traces->size());
-    return 2;
-  }
-  return check_processes(f, *traces, config, options, suppressions);
+  int rc = check_traces(f, *traces, config, options, suppressions, baseline, trace, started);
+  const std::vector<std::string> missing =
+      selection.any() ? std::vector<std::string>{} : read_missing_traces(trace);
+  if (missing.empty() || f.accept_lost_events) return rc;
+  for (const std::string& m : missing)
+    std::fprintf(stderr, "memtrail check: FAIL missing-traces: %s\n", m.c_str());
+  std::fprintf(stderr, "memtrail check: the run is not whole (--accept-lost-events passes it)\n");
+  return rc == 0 ? 1 : rc;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // memtrail run's output directory (run_output.hpp).
 #include "run_output.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -9,8 +10,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <vector>
 
 #include "memtrail/run_index.hpp"
@@ -44,14 +47,81 @@ struct RunProblems {
   std::vector<std::string> lost;     // "pid PID: N events not written to ...: why"
 };
 
+// An exec the tracer announced ("PID\texec\tSEQ PATH"): the image it starts
+// should write <pid>.<seq or later>.<program>.mtr.
+struct AnnouncedExec {
+  std::string pid, path;
+  long sequence = 0;
+};
+
+// Whether the run directory holds a trace of `pid` with a sequence number
+// of at least `sequence`.
+bool has_trace_from(const std::string& directory, const std::string& pid, long sequence) {
+  DIR* d = ::opendir(directory.c_str());
+  if (!d) return false;
+  bool found = false;
+  const std::string prefix = pid + ".";
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (found || name.rfind(prefix, 0) != 0 || name.size() < 4 ||
+        name.compare(name.size() - 4, 4, ".mtr") != 0)
+      continue;
+    char* end = nullptr;
+    long seq = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    found = end && *end == '.' && seq >= sequence;
+  }
+  ::closedir(d);
+  return found;
+}
+
+// The announced execs whose image left no trace and no line of its own, as
+// "PID\tmissing\tWHY" lines.
+std::vector<std::string> missing_after_exec(const std::string& directory,
+                                            const std::vector<AnnouncedExec>& execs,
+                                            const std::set<std::string>& said_missing) {
+  std::vector<std::string> lines;
+  for (const AnnouncedExec& e : execs) {
+    if (said_missing.count(e.pid) || has_trace_from(directory, e.pid, e.sequence)) continue;
+    lines.push_back(e.pid + "\tmissing\tafter exec of " + e.path +
+                    ": the new image did not create it (it could not reach the run directory "
+                    "after setuid or chroot, or was not traced: static, set-user-ID)");
+  }
+  return lines;
+}
+
+// Reads the list, turns the announced execs into missing lines where their
+// trace never appeared, and leaves the list as report and check read it
+// (read_missing_traces): its missing and lost lines, removed when none.
 RunProblems run_problems(const std::string& directory) {
   std::string path = directory + "/" + kRunMissingFile;
+  std::vector<std::string> kept;  // the missing and lost lines
+  std::vector<AnnouncedExec> execs;
+  std::set<std::string> said_missing;  // pids with a "missing" line
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      auto tab = line.find('\t');
+      auto tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
+      if (tab2 == std::string::npos) continue;
+      std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
+      std::string text = line.substr(tab2 + 1);
+      if (kind != "exec") {
+        if (kind == "missing") said_missing.insert(pid);
+        kept.push_back(line);
+        continue;
+      }
+      AnnouncedExec e{pid, "", 0};
+      char* end = nullptr;
+      e.sequence = std::strtol(text.c_str(), &end, 10);
+      e.path = end && *end == ' ' ? std::string(end + 1) : text;
+      execs.push_back(e);
+    }
+  }
+  for (std::string& line : missing_after_exec(directory, execs, said_missing))
+    kept.push_back(std::move(line));
   RunProblems problems;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    auto tab = line.find('\t');
-    auto tab2 = tab == std::string::npos ? tab : line.find('\t', tab + 1);
-    if (tab2 == std::string::npos) continue;
+  for (const std::string& line : kept) {
+    auto tab = line.find('\t'), tab2 = line.find('\t', tab + 1);
     std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
     std::string text = line.substr(tab2 + 1);
     if (kind == "missing")
@@ -59,7 +129,12 @@ RunProblems run_problems(const std::string& directory) {
     else
       problems.lost.push_back("pid " + pid + ": " + text);
   }
-  if (problems.missing.empty() && problems.lost.empty()) ::unlink(path.c_str());
+  if (kept.empty()) {
+    ::unlink(path.c_str());
+  } else if (!execs.empty()) {
+    std::ofstream out(path, std::ios::trunc);
+    for (const std::string& line : kept) out << line << "\n";
+  }
   return problems;
 }
 

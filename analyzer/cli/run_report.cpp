@@ -74,11 +74,17 @@ int report_run(const std::string& name, const std::vector<RunProcess>& processes
     if (json) entry["report"] = to_report_json(a, top == 0 ? static_cast<std::size_t>(-1) : top);
     list.push_back(std::move(entry));
   }
+  // Traces the run could not write (memtrail run named them too).
+  const std::vector<std::string> missing = read_missing_traces(name);
   if (json) {
     nlohmann::json doc = {{"schema", "memtrail.run-report/1"}, {"run", name}, {"processes", list}};
+    if (!missing.empty()) doc["missing_traces"] = missing;
     std::cout << doc.dump(2) << "\n";
   } else {
-    std::cout << table << leaks;
+    std::cout << table;
+    if (!missing.empty()) std::cout << "\nMISSING TRACES (the run is not whole)\n";
+    for (const std::string& m : missing) std::cout << "  " << m << "\n";
+    std::cout << leaks;
   }
   return finish_stdout_report("report", rc);
 }

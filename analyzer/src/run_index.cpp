@@ -119,6 +119,17 @@ std::optional<RunIndex> read_run(const std::string& directory, std::string* erro
   return run;
 }
 
+std::vector<std::string> read_missing_traces(const std::string& directory) {
+  std::vector<std::string> out;
+  std::ifstream in(directory + "/" + kRunMissingFile);
+  for (std::string line; std::getline(in, line);) {
+    auto tab = line.find('\t');
+    if (tab == std::string::npos || line.compare(tab, 9, "\tmissing\t") != 0) continue;
+    out.push_back("the trace of pid " + line.substr(0, tab) + " (" + line.substr(tab + 9) + ")");
+  }
+  return out;
+}
+
 std::vector<RunProcess> select_processes(const RunIndex& run, std::optional<std::uint32_t> pid,
                                          const std::string& program, std::string* error) {
   std::vector<RunProcess> out;

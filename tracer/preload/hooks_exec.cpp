@@ -75,8 +75,12 @@ bool has_variable(char* const* envp, const char* saved) {
 // exec returns (it failed). `envp()` is the environment the image gets.
 class ExecScope {
  public:
-  explicit ExecScope(char* const* envp) : envp_(const_cast<char**>(envp)) {
+  ExecScope(const char* path, char* const* envp) : envp_(const_cast<char**>(envp)) {
     if (getpid() != g_traced_pid) return;  // vfork child: not our trace
+    // Only when the next image is meant to be traced (the environment to
+    // trace it was saved: not under --no-follow or attach). Now, while the
+    // writer still holds the run's list.
+    if (g_saved_count != 0) memtrail::detail::announce_exec(path);
     stopped_ = memtrail::detail::stop_for_exec();
     if (!stopped_) return;
     std::size_t n = 0;
@@ -149,20 +153,22 @@ extern "C" {
 [[gnu::visibility("default")]] int execve(const char* path, char* const argv[],
                                           char* const envp[]) {
   static ExecveFn real = next_symbol<ExecveFn>("execve");
-  ExecScope scope(envp);
+  ExecScope scope(path, envp);
   return real(path, argv, scope.envp());
 }
 
 [[gnu::visibility("default")]] int execvpe(const char* file, char* const argv[],
                                            char* const envp[]) {
   static ExecveFn real = next_symbol<ExecveFn>("execvpe");
-  ExecScope scope(envp);
+  ExecScope scope(file, envp);
   return real(file, argv, scope.envp());
 }
 
 [[gnu::visibility("default")]] int fexecve(int fd, char* const argv[], char* const envp[]) {
   static FexecveFn real = next_symbol<FexecveFn>("fexecve");
-  ExecScope scope(envp);
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "descriptor %d", fd);
+  ExecScope scope(shown, envp);
   return real(fd, argv, scope.envp());
 }
 
@@ -173,7 +179,7 @@ extern "C" {
     errno = ENOSYS;
     return -1;
   }
-  ExecScope scope(envp);
+  ExecScope scope(path, envp);
   return real(dirfd, path, argv, scope.envp(), flags);
 }
 

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -245,6 +247,35 @@ void note_lost_events(const std::string& what) {
 
 int detail::next_image_sequence() {
   return runtime::g_sequence + 1;
+}
+
+void detail::announce_exec(const char* path) {
+  using runtime::g_missing_list;
+  const int saved_errno = errno;
+  // On the stack: before the trace stops, a heap string would be recorded
+  // as the program's allocation.
+  char line[1024];
+  int head = std::snprintf(line, sizeof line, "%d\texec\t%d ", static_cast<int>(::getpid()),
+                           next_image_sequence());
+  int length = std::snprintf(line + head, sizeof line - head - 1, "%s", path ? path : "?");
+  length = head + std::min(length, static_cast<int>(sizeof line) - head - 2);
+  for (int i = head; i < length; ++i)
+    if (line[i] == '\n' || line[i] == '\t') line[i] = ' ';
+  line[length++] = '\n';
+  auto lock = detail::private_fd_lock();
+  int fd = g_missing_list.fd;
+  // In the writer's private table (the writer still runs: the trace is not
+  // stopped yet) the number means nothing in ours: write through a copy.
+  const bool copied = fd >= 0 && runtime::g_in_writer_table;
+  if (copied)
+    fd = detail::copy_from_thread_table(runtime::g_writer_tid, fd);
+  else if (fd >= 0 && !g_missing_list.still_ours())
+    fd = -1;
+  if (fd >= 0) {
+    [[maybe_unused]] ssize_t n = ::write(fd, line, static_cast<std::size_t>(length));  // one write
+    if (copied) ::close(fd);
+  }
+  errno = saved_errno;
 }
 
 }  // namespace memtrail

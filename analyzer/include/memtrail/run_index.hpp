@@ -65,6 +65,11 @@ inline constexpr const char* kRunIndexFile = "index.tsv";
 // creates it empty and names the missing traces in its final line.
 inline constexpr const char* kRunMissingFile = ".memtrail-run.missing";
 
+// The traces of the run that could not be written, as `memtrail run` left
+// them in kRunMissingFile: "the trace of pid PID (WHY)" each. Empty when
+// the run is whole (or `directory` is not a run directory).
+std::vector<std::string> read_missing_traces(const std::string& directory);
+
 // Removes a run directory's entries (and the directory when `and_directory`);
 // refuses, with a one-line error, a directory holding anything else.
 bool clear_run_directory(const std::string& directory, bool and_directory, std::string* error);

@@ -16,4 +16,11 @@ void resume_after_failed_exec();
 // next image names its file <pid>.<seq>.<program>.mtr with this <seq>.
 int next_image_sequence();
 
+// In a run directory, appends "PID\texec\tSEQ PATH" to the run's list of
+// problems before the exec: an image that then cannot create its trace
+// (setuid, chroot, static, set-user-ID) cannot say so itself, so
+// `memtrail run` reports the announced image whose trace never appeared.
+// Written through the list's descriptor this image still holds.
+void announce_exec(const char* path);
+
 }  // namespace memtrail::detail

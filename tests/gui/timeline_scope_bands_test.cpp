@@ -71,20 +71,25 @@ class TimelineScopeBandsTest : public QObject {
     QCOMPARE(all.back().entry, entries);
   }
 
+  // Zoomed so that entry 2 spans half the plot, whatever the loop's sleeps
+  // took on a loaded machine.
   void aWideBandIsTallAndNamesItsScopeAndEntry() {
     TimelineView v;
     v.resize(1000, 600);
     v.setSession(loop_);
-    QVERIFY(v.frame().scopes.size() >= 2);
-    const ScopeInterval& s = v.frame().scopes[1];
-    QCOMPARE(v.scopeLabel(1), QStringLiteral("step #2"));
+    const ScopeInterval second = loop_->scope_intervals(0, kTimeMax, 1000).at(1);
+    const std::uint64_t d = second.end_ns - second.begin_ns;
+    v.setVisibleRange(second.begin_ns - d / 2, second.end_ns + d / 2);
+    const std::size_t i = bandOfEntry(v.frame(), 2);
+    QVERIFY(i < v.frame().scopes.size());
+    QCOMPARE(v.scopeLabel(i), QStringLiteral("step #2"));
     // The pixels: at least 10 rows of the band's colour at its middle, and
     // some of another colour (the label) inside it.
     const QImage img = v.grab().toImage();
-    const int x0 = static_cast<int>(std::ceil(v.xAtTime(s.begin_ns))) + 2;
-    const int x1 = static_cast<int>(std::floor(v.xAtTime(s.end_ns))) - 2;
-    QVERIFY2(x1 - x0 > 60, qPrintable(QStringLiteral("band %1 px").arg(x1 - x0)));
-    const QColor band = pool_color(s.scope + 3);
+    const int x0 = static_cast<int>(std::ceil(v.xAtTime(second.begin_ns))) + 2;
+    const int x1 = static_cast<int>(std::floor(v.xAtTime(second.end_ns))) - 2;
+    QVERIFY2(x1 - x0 > 200, qPrintable(QStringLiteral("band %1 px").arg(x1 - x0)));
+    const QColor band = pool_color(second.scope + 3);
     const int top = v.plotLayout().scopes.top();
     int rows = 0;
     for (int y = top; y < top + 16; ++y) rows += img.pixelColor(x1 - 1, y) == band;
@@ -95,33 +100,46 @@ class TimelineScopeBandsTest : public QObject {
     QVERIFY2(text > 20, qPrintable(QStringLiteral("%1 label pixels").arg(text)));
   }
 
+  // The label rule on plots of chosen widths: a label never overflows its
+  // band, and a band between the widths of "#1" and "step #1" shows "#1".
   void aNarrowBandShowsItsEntryOrNothing() {
     TimelineView v;
     v.resize(1000, 600);
     v.setSession(loop_);
     const QFontMetrics fm = scope_label_metrics(v.font());
-    for (std::size_t i = 0; i < v.frame().scopes.size(); ++i) {
-      const int room = scope_band_rect(v.frame(), v.plotLayout(), i).width() - 5;
-      const QString label = v.scopeLabel(i);
-      QVERIFY2(fm.horizontalAdvance(label) <= room, qPrintable(label));
-    }
-    // Narrow enough that a name cannot fit, the number is shown alone.
-    // The width is chosen from the band's share of the plot, so that the
-    // test does not depend on how long the loop's sleeps took.
+    const TimelineFrame& f = v.frame();
+    const std::size_t first = bandOfEntry(f, 1);
+    QVERIFY(first < f.scopes.size());
     const double share =
-        static_cast<double>(scope_band_rect(v.frame(), v.plotLayout(), 0).width()) /
-        v.plotLayout().plot.width();
+        static_cast<double>(f.scopes[first].end_ns - f.scopes[first].begin_ns) / (f.t1 - f.t0);
     const int target = 5 + (fm.horizontalAdvance(QStringLiteral("#1")) +
                             fm.horizontalAdvance(QStringLiteral("step #1"))) /
                                2;
-    TimelineView narrow;
-    narrow.resize(v.width() - v.plotLayout().plot.width() + static_cast<int>(target / share), 600);
-    narrow.setSession(loop_);
-    const int room = scope_band_rect(narrow.frame(), narrow.plotLayout(), 0).width() - 5;
+    for (const int width : {300, 1000, 3000, static_cast<int>(target / share)}) {
+      TimelineLayout l = v.plotLayout();
+      l.plot.setWidth(width);
+      l.scopes.setWidth(width);
+      for (std::size_t i = 0; i < f.scopes.size(); ++i) {
+        const int room = scope_band_rect(f, l, i).width() - 5;
+        const QString label = scope_band_label(f, l, fm, i, loop_->whole());
+        QVERIFY2(fm.horizontalAdvance(label) <= room, qPrintable(label));
+      }
+    }
+    TimelineLayout l = v.plotLayout();
+    l.plot.setWidth(static_cast<int>(target / share));
+    l.scopes.setWidth(l.plot.width());
+    const int room = scope_band_rect(f, l, first).width() - 5;
     QVERIFY2(room < fm.horizontalAdvance(QStringLiteral("step #1")),
              qPrintable(QString::number(room)));
     QVERIFY2(room >= fm.horizontalAdvance(QStringLiteral("#1")), qPrintable(QString::number(room)));
-    QCOMPARE(narrow.scopeLabel(0), QStringLiteral("#1"));
+    QCOMPARE(scope_band_label(f, l, fm, first, loop_->whole()), QStringLiteral("#1"));
+  }
+
+ private:
+  static std::size_t bandOfEntry(const TimelineFrame& f, std::uint64_t entry) {
+    for (std::size_t i = 0; i < f.scopes.size(); ++i)
+      if (f.scopes[i].entry == entry) return i;
+    return f.scopes.size();
   }
 };
 

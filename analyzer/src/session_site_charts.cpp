@@ -58,8 +58,10 @@ SiteCharts Session::site_charts(const SiteChartRequest& request, const Analysis&
   c.t0 = std::max(request.t0, s.first_ns);
   c.t1 = std::max(c.t0, std::min(request.t1, s.last_ns));
 
-  const std::vector<SiteId> top =
-      top_sites(sites, chart_site_order(request.cost), std::min<std::size_t>(request.top, 250));
+  std::vector<SiteId> top = request.sites ? *request.sites
+                                          : top_sites(sites, chart_site_order(request.cost),
+                                                      std::min<std::size_t>(request.top, 250));
+  if (top.size() > 250) top.resize(250);                      // series are numbered in a byte
   std::vector<std::pair<std::uint32_t, std::uint32_t>> keys;  // (pool, whole() site)
   for (SiteId id : top) {
     const Site& site = at(sites.sites, id);

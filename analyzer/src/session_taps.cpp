@@ -63,6 +63,7 @@ void SessionTaps::scope_begin(const Event& e, std::uint32_t scope) {
   s.thread = e.thread;
   s.begin_ns = e.time_ns;
   s.depth = static_cast<std::uint32_t>(stack.size());
+  s.entry = ++scope_entries_[scope];
   stack.push_back(base_ + scopes_.size());
   scopes_.push_back(s);
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "block_slices.hpp"
@@ -70,6 +71,9 @@ class SessionTaps {
   std::vector<OomEvent> ooms_;
   BlockSlices blocks_;  // the largest blocks of every time slice
   std::uint64_t dropped_scopes_ = 0;
+  // Entries so far per scope id, counted before any are dropped, so that an
+  // entry keeps its number (the GUI's "iteration N") however many are kept.
+  std::unordered_map<std::uint32_t, std::uint64_t> scope_entries_;
   bool any_device_free_ = false;
   // (time, heap reserved) of every sample, for breakdown(t) exactly; past
   // 2^16 of them every other one is dropped.

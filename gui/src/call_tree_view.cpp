@@ -161,6 +161,7 @@ void CallTreeView::setDirection(TreeDirection d) {
 
 void CallTreeView::setFilter(const QString& text) {
   if (filter_->text() != text) filter_->setText(text);  // comes back here through textChanged
+  top_model_->setFilter(text);  // one box filters the tree and the top sites under it
   if (model_->filter() == text) return;
   model_->setFilter(text);
   // Matching rows sit at any depth: open the filtered tree, bounded.

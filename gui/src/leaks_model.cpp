@@ -5,6 +5,7 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
+#include "site_match.hpp"
 
 namespace memtrail::gui {
 
@@ -89,14 +90,7 @@ void LeaksModel::setFilter(const QString& text) {
   endResetModel();
 }
 
-bool LeaksModel::matches(const Site& s) const {
-  for (std::size_t i = 0; i < s.frames.size(); ++i) {
-    const Frame& f = s.frames[i];
-    for (const std::string* text : {&f.function, &f.file, &f.module})
-      if (QString::fromStdString(*text).contains(filter_, Qt::CaseInsensitive)) return true;
-  }
-  return false;
-}
+bool LeaksModel::matches(const Site& s) const { return site_matches(s, filter_); }
 
 void LeaksModel::refilter() {
   rows_.clear();

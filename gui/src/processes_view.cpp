@@ -4,6 +4,7 @@
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -36,9 +37,12 @@ QString exitText(const RunProcess& p) {
 ProcessesView::ProcessesView(QWidget* parent)
     : SessionView(parent),
       heading_(new QLabel),
+      filter_(new QLineEdit),
       table_(new QTreeWidget),
       open_(new QPushButton(tr("Open the selected process"))) {
   heading_->setWordWrap(true);
+  filter_->setPlaceholderText(tr("Filter by program"));
+  filter_->setClearButtonEnabled(true);
   table_->setRootIsDecorated(false);
   table_->setUniformRowHeights(true);
   table_->setHeaderLabels(columnTitles());
@@ -49,9 +53,11 @@ ProcessesView::ProcessesView(QWidget* parent)
   buttons->addStretch(1);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(heading_);
+  layout->addWidget(filter_);
   layout->addWidget(table_, 1);
   layout->addLayout(buttons);
   connect(table_, &QTreeWidget::itemActivated, this, [this] { chooseCurrent(); });
+  connect(filter_, &QLineEdit::textChanged, this, &ProcessesView::setFilter);
   connect(open_, &QPushButton::clicked, this, [this] { chooseCurrent(); });
   connect(table_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
     const int i = item ? table_->indexOfTopLevelItem(item) : -1;
@@ -149,6 +155,25 @@ void ProcessesView::rebuildRows() {
     showFigures(i);
   }
   for (int c = 0; c < columnNames().size() - 1; ++c) table_->resizeColumnToContents(c);
+  applyFilter();
+}
+
+void ProcessesView::setFilter(const QString& text) {
+  if (filter_->text() != text) filter_->setText(text);  // comes back here through textChanged
+  applyFilter();
+}
+
+void ProcessesView::applyFilter() {
+  filter_->setVisible(run_.has_value());
+  for (int row = 0; row < table_->topLevelItemCount(); ++row) {
+    QTreeWidgetItem* item = table_->topLevelItem(row);
+    item->setHidden(!item->text(3).contains(filter_->text(), Qt::CaseInsensitive));
+  }
+}
+
+bool ProcessesView::rowHidden(int row) const {
+  const QTreeWidgetItem* item = table_->topLevelItem(row);
+  return !item || item->isHidden();
 }
 
 void ProcessesView::showFigures(std::size_t i) {

@@ -6,7 +6,9 @@
 // (never the one the window is loading: two passes over one trace at once
 // doubled the GUI's peak memory on a run of one large process).
 // Double click (or Enter, or the Open button) on a row opens that process
-// (processChosen). Without a run directory it says how to get one.
+// (processChosen). A filter box keeps the processes whose program holds its
+// text (any case; for a whole name, `report --program NAME`'s processes).
+// Without a run directory it says how to get one.
 #pragma once
 
 #include <optional>
@@ -17,6 +19,7 @@
 #include "memtrail/run_index.hpp"
 
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QTreeWidget;
 
@@ -44,6 +47,9 @@ class ProcessesView : public SessionView {
   int rowCount() const;
   static int columnIndex(const QString& name);  // "pid", "program", "peak", ...
   QString heading() const;
+  void setFilter(const QString& text);
+  QLineEdit* filter() const { return filter_; }
+  bool rowHidden(int row) const;  // filtered out
 
  signals:
   // The user asked for process `index` of the run (RunIndex::processes).
@@ -56,6 +62,7 @@ class ProcessesView : public SessionView {
     std::uint64_t events = 0, peak = 0, leaked_bytes = 0, leaked_blocks = 0;
   };
   void rebuildRows();
+  void applyFilter();
   void showFigures(std::size_t index);
   void analyzeNext();
   void chooseCurrent();
@@ -68,6 +75,7 @@ class ProcessesView : public SessionView {
   bool analyzing_ = false;
   std::size_t analyses_started_ = 0;
   QLabel* heading_;
+  QLineEdit* filter_;
   QTreeWidget* table_;
   QPushButton* open_;
 };

@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSplitter>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -10,6 +11,7 @@
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
 #include "scopes_chart.hpp"
+#include "site_match.hpp"
 
 namespace memtrail::gui {
 
@@ -50,6 +52,7 @@ QString emptyStateText() {
 ScopesView::ScopesView(QWidget* parent)
     : SessionView(parent),
       heading_(new QLabel),
+      filter_(new QLineEdit),
       empty_(new QLabel),
       table_(new QTreeWidget),
       chart_(new ScopesChart),
@@ -57,6 +60,8 @@ ScopesView::ScopesView(QWidget* parent)
       sites_(new QTreeWidget) {
   heading_->setWordWrap(true);
   heading_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  filter_->setPlaceholderText(tr("Filter by function, file or module"));
+  filter_->setClearButtonEnabled(true);
   empty_->setWordWrap(true);
   empty_->setAlignment(Qt::AlignCenter);
   empty_->setMargin(80);
@@ -83,11 +88,13 @@ ScopesView::ScopesView(QWidget* parent)
   split->setStretchFactor(2, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(heading_);
+  layout->addWidget(filter_);
   layout->addWidget(empty_, 1);
   layout->addWidget(split, 1);
   connect(table_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
     showScope(item ? table_->indexOfTopLevelItem(item) : -1);
   });
+  connect(filter_, &QLineEdit::textChanged, this, &ScopesView::setFilter);
   fill();
 }
 
@@ -117,6 +124,7 @@ void ScopesView::fill() {
   const bool any = analysis_ && !analysis_->scopes.empty();
   table_->parentWidget()->setVisible(any);  // the splitter
   heading_->setVisible(any);
+  filter_->setVisible(any);
   empty_->setVisible(!any);
   if (!analysis_) {
     empty_->setText(tr("Open a trace to see its scopes."));
@@ -159,6 +167,42 @@ void ScopesView::fill() {
         analysis_->scopes[first].growth_per_entry_bytes)
       first = i;
   selectRow(first);
+  applyFilter();
+}
+
+void ScopesView::setFilter(const QString& text) {
+  if (filter_->text() != text) filter_->setText(text);  // comes back here through textChanged
+  applyFilter();
+}
+
+bool ScopesView::scopeMatches(const ScopeStats& sc) const {
+  const QString text = filter_->text();
+  if (QString::fromStdString(sc.info.name).contains(text, Qt::CaseInsensitive)) return true;
+  for (const GrowthSite& g : sc.growth_sites)
+    if (site_matches(analysis_->sites.at(g.site.value), text)) return true;
+  return false;
+}
+
+// Hides the scopes that do not match; the selection moves to the first one
+// shown when its scope was hidden, and its sites are listed again.
+void ScopesView::applyFilter() {
+  if (!analysis_) return;
+  int current = table_->indexOfTopLevelItem(table_->currentItem()), first_shown = -1;
+  for (int row = 0; row < table_->topLevelItemCount(); ++row) {
+    const bool shown = scopeMatches(*scope(row));
+    table_->topLevelItem(row)->setHidden(!shown);
+    if (shown && first_shown < 0) first_shown = row;
+  }
+  if (current < 0 || rowHidden(current)) current = first_shown;
+  if (current >= 0 && table_->indexOfTopLevelItem(table_->currentItem()) != current)
+    selectRow(current);  // shows it
+  else
+    showScope(current);
+}
+
+bool ScopesView::rowHidden(int row) const {
+  const QTreeWidgetItem* item = table_->topLevelItem(row);
+  return !item || item->isHidden();
 }
 
 void ScopesView::showScope(int row) {
@@ -176,8 +220,12 @@ void ScopesView::showScope(int row) {
                      sc->entries < 2 ? tr(" (it needs two entries to measure)") : QString())
           : tr("Sites that make '%1' grow (most first):")
                 .arg(QString::fromStdString(sc->info.name)));
+  // A scope the filter names keeps all its sites; otherwise the matching ones.
+  const bool named =
+      QString::fromStdString(sc->info.name).contains(filter_->text(), Qt::CaseInsensitive);
   for (const GrowthSite& g : sc->growth_sites) {
     const Site& site = analysis_->sites.at(g.site.value);
+    if (!named && !site_matches(site, filter_->text())) continue;
     QString stack;
     for (const Frame& f : site.frames) stack += QString::fromStdString(f.describe()) + "\n";
     auto* item = new QTreeWidgetItem(

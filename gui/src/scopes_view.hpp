@@ -2,8 +2,10 @@
 // window's range — one row per scope (entries, bytes escaped, the most one
 // entry left behind, growth per entry, live at the end, workspace resets and
 // spills), the selected scope's memory per iteration over time, and the
-// sites that make it grow with their stacks. A trace (or range) without
-// scopes says how to get them.
+// sites that make it grow with their stacks. A filter box by function, file
+// or module (site_match.hpp) keeps the growth sites that match, and the
+// scopes named by the text or grown by such a site. A trace (or range)
+// without scopes says how to get them.
 #pragma once
 
 #include <QStringList>
@@ -11,6 +13,7 @@
 #include "memtrail/gui/session_view.hpp"
 
 class QLabel;
+class QLineEdit;
 class QTreeWidget;
 
 namespace memtrail::gui {
@@ -39,15 +42,21 @@ class ScopesView : public SessionView {
   QString siteCell(int row, int column) const;
   QString heading() const;
   bool showsEmptyState() const;
+  void setFilter(const QString& text);
+  QLineEdit* filter() const { return filter_; }
+  bool rowHidden(int row) const;  // filtered out
 
  private:
   void fill();
   void showScope(int row);
+  void applyFilter();
+  bool scopeMatches(const ScopeStats& sc) const;
 
   std::shared_ptr<const Session> session_;
   std::shared_ptr<const Analysis> analysis_;
   std::uint64_t t0_ = 0, t1_ = 0;
   QLabel* heading_;
+  QLineEdit* filter_;
   QLabel* empty_;  // the empty-state text, centred where the table would be
   QTreeWidget* table_;
   ScopesChart* chart_;

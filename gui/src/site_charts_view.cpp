@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSplitter>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -11,6 +12,7 @@
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
 #include "site_chart_widget.hpp"
+#include "site_match.hpp"
 #include "timeline_axis.hpp"
 
 namespace memtrail::gui {
@@ -82,6 +84,10 @@ SiteChartsView::SiteChartsView(QWidget* parent) : SessionView(parent) {
   cost_box_->setFocusPolicy(Qt::ClickFocus);
   top->addWidget(cost_box_);
   layout->addLayout(top);
+  filter_ = new QLineEdit(this);
+  filter_->setPlaceholderText(tr("Filter by function, file or module"));
+  filter_->setClearButtonEnabled(true);
+  layout->addWidget(filter_);
   auto* split = new QSplitter(Qt::Vertical, this);
   chart_ = new SiteChartWidget(split);
   legend_ = new QTreeWidget(split);
@@ -96,6 +102,24 @@ SiteChartsView::SiteChartsView(QWidget* parent) : SessionView(parent) {
   layout->addWidget(split, 1);
   connect(cost_box_, &QComboBox::currentIndexChanged, this,
           [this](int i) { setCost(static_cast<ChartCost>(cost_box_->itemData(i).toInt())); });
+  connect(filter_, &QLineEdit::textChanged, this, &SiteChartsView::setFilter);
+}
+
+void SiteChartsView::setFilter(const QString& text) {
+  if (filter_->text() != text) filter_->setText(text);  // comes back here through textChanged
+  if (text == filtered_) return;
+  filtered_ = text;
+  recomputeWhenShown();
+}
+
+// The first kTopSites of the report's ranking for the cost that match.
+std::vector<SiteId> SiteChartsView::matchingTopSites() const {
+  std::vector<SiteId> out;
+  for (SiteId id : top_sites(*range_, chart_site_order(cost_), 0)) {
+    if (out.size() >= kTopSites) break;
+    if (site_matches(at(range_->sites, id), filtered_)) out.push_back(id);
+  }
+  return out;
 }
 
 void SiteChartsView::setSession(std::shared_ptr<const Session> session) {
@@ -151,6 +175,7 @@ void SiteChartsView::compute() {
   request.t1 = t1_;
   request.top = kTopSites;
   request.buckets = kBuckets;
+  if (!filtered_.isEmpty()) request.sites = matchingTopSites();
   auto session = session_;
   auto range = range_;
   tasks_.run<std::shared_ptr<const SiteCharts>>(
@@ -178,12 +203,19 @@ void SiteChartsView::showCharts(std::shared_ptr<const SiteCharts> charts) {
     return;
   }
   const std::size_t n = charts_->series.size();
-  heading_->setText(tr("%1 of the top %2 sites by %3, %4 – %5")
-                        .arg(costTitle(cost_))
-                        .arg(n - 1)
-                        .arg(rankText(cost_))
-                        .arg(format_moment(charts_->t0), format_moment(charts_->t1)));
-  chart_->setEmptyText(n == 1 ? tr("No site has a value for this cost in the range.") : QString());
+  heading_->setText(
+      tr("%1 of the top %2 sites by %3, %4 – %5")
+          .arg(costTitle(cost_))
+          .arg(n - 1)
+          .arg(rankText(cost_))
+          .arg(format_moment(charts_->t0), format_moment(charts_->t1)) +
+      (filtered_.isEmpty()
+           ? QString()
+           : tr(" whose stack matches '%1' (other: every other site)").arg(filtered_)));
+  chart_->setEmptyText(n > 1 ? QString()
+                       : filtered_.isEmpty()
+                           ? tr("No site has a value for this cost in the range.")
+                           : tr("No site with a value matches '%1'.").arg(filtered_));
   for (std::size_t i = 0; i < n; ++i) {
     const SiteSeries& s = charts_->series[i];
     auto* row = new QTreeWidgetItem(legend_);

@@ -4,7 +4,9 @@
 // "other", computed off the GUI thread by Session::site_charts (a second
 // pass over the file, run while the tab is shown; nothing is computed
 // here), with a legend table that
-// names each site and its value at the end of the range.
+// names each site and its value at the end of the range. A filter box by
+// function, file or module (site_match.hpp) charts the top sites that match
+// instead; "other" then holds every other site, matching or not.
 #pragma once
 
 #include <memory>
@@ -15,6 +17,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QTreeWidget;
 
 namespace memtrail::gui {
@@ -38,6 +41,8 @@ class SiteChartsView : public SessionView {
 
   void setCost(ChartCost cost);  // recomputes (when shown)
   ChartCost cost() const { return cost_; }
+  void setFilter(const QString& text);  // recomputes (when shown)
+  QLineEdit* filter() const { return filter_; }
   // For tests: what the chart draws (null until ready) and the legend.
   const SiteCharts* charts() const { return charts_.get(); }
   const Analysis* analysis() const { return range_.get(); }
@@ -52,16 +57,19 @@ class SiteChartsView : public SessionView {
   void recomputeWhenShown();
   void compute();
   void showCharts(std::shared_ptr<const SiteCharts> charts);
+  std::vector<SiteId> matchingTopSites() const;
 
   std::shared_ptr<const Session> session_;
   std::shared_ptr<const Analysis> range_;
   std::shared_ptr<const SiteCharts> charts_;
   std::uint64_t t0_ = 0, t1_ = 0;
   ChartCost cost_ = ChartCost::consumed;
+  QString filtered_;      // the filter the charts are (being) computed for
   bool pending_ = false;  // a computation runs
   bool stale_ = false;    // the range or cost changed since the last one
   QLabel* heading_;
   QComboBox* cost_box_;
+  QLineEdit* filter_;
   SiteChartWidget* chart_;
   QTreeWidget* legend_;
   BackgroundTasks tasks_;

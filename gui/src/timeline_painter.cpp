@@ -12,7 +12,7 @@ namespace {
 constexpr int kMargin = 8;
 constexpr int kLegendRow = 18;
 constexpr int kSwatch = 12;
-constexpr int kScopeBand = 4;  // per nesting depth
+constexpr int kScopeBand = 13;  // per nesting depth: a 12 px band, room for a label
 constexpr int kScopeDepths = 4;
 constexpr int kMaxLane = 14;
 
@@ -141,15 +141,34 @@ void paint_marks(QPainter& p, const TimelineFrame& f, const TimelineLayout& l) {
   }
 }
 
-void paint_scopes(QPainter& p, const TimelineFrame& f, const TimelineLayout& l) {
-  for (const ScopeInterval& s : f.scopes) {
-    if (s.depth >= kScopeDepths) continue;
-    const double x0 = x_of(f, l.plot, s.begin_ns), x1 = x_of(f, l.plot, s.end_ns);
-    QColor c = pool_color(s.scope + 3);
-    p.fillRect(
-        QRectF(x0, l.scopes.top() + s.depth * kScopeBand, std::max(1.0, x1 - x0), kScopeBand - 1),
-        c);
+QFont scope_label_font(const QFont& base) {
+  QFont f = base;
+  f.setPixelSize(kScopeBand - 3);
+  return f;
+}
+
+// The band's colour is the scope's; its label is white or black, whichever
+// reads on it.
+QColor label_color_on(const QColor& band) {
+  return band.lightness() > 140 ? QColor(Qt::black) : QColor(Qt::white);
+}
+
+void paint_scopes(QPainter& p, const TimelineFrame& f, const TimelineLayout& l,
+                  const Analysis& whole) {
+  const QFont saved = p.font();
+  p.setFont(scope_label_font(saved));
+  const QFontMetrics fm = p.fontMetrics();
+  for (std::size_t i = 0; i < f.scopes.size(); ++i) {
+    const QRect r = scope_band_rect(f, l, i);
+    if (r.isEmpty()) continue;
+    const QColor c = pool_color(f.scopes[i].scope + 3);
+    p.fillRect(r, c);
+    const QString label = scope_band_label(f, l, fm, i, whole);
+    if (label.isEmpty()) continue;
+    p.setPen(label_color_on(c));
+    p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, label);
   }
+  p.setFont(saved);
 }
 
 int pool_index(const Analysis& a, PoolId pool) {
@@ -295,6 +314,39 @@ std::vector<QRect> legend_rects(const QFontMetrics& fm, const TimelineLayout& l,
   return rects;
 }
 
+QRect scope_band_rect(const TimelineFrame& f, const TimelineLayout& l, std::size_t i) {
+  const ScopeInterval& s = f.scopes.at(i);
+  if (s.depth >= kScopeDepths) return {};
+  // Whole pixels from the visible part, so that a label is placed where the
+  // band is seen even when the entry began before the view.
+  const int x0 = static_cast<int>(std::floor(x_of(f, l.plot, s.begin_ns)));
+  const int x1 = static_cast<int>(std::ceil(x_of(f, l.plot, s.end_ns)));
+  // A 1 px gap on the right keeps back-to-back entries of a loop apart.
+  const int w = x1 - x0 >= 3 ? x1 - x0 - 1 : std::max(1, x1 - x0);
+  return QRect(x0, l.scopes.top() + static_cast<int>(s.depth) * kScopeBand, w, kScopeBand - 1);
+}
+
+QString scope_name(const Analysis& whole, std::uint32_t scope) {
+  for (const ScopeStats& st : whole.scopes)
+    if (st.info.id == scope) return QString::fromStdString(st.info.name);
+  return QStringLiteral("scope %1").arg(scope);
+}
+
+QString scope_band_label(const TimelineFrame& f, const TimelineLayout& l, const QFontMetrics& fm,
+                         std::size_t i, const Analysis& whole) {
+  const int room = scope_band_rect(f, l, i).width() - 5;
+  const ScopeInterval& s = f.scopes.at(i);
+  const QString number = QStringLiteral("#%1").arg(s.entry);
+  const QString full = scope_name(whole, s.scope) + QLatin1Char(' ') + number;
+  if (fm.horizontalAdvance(full) <= room) return full;
+  if (fm.horizontalAdvance(number) <= room) return number;
+  return {};
+}
+
+QFontMetrics scope_label_metrics(const QFont& base) {
+  return QFontMetrics(scope_label_font(base));
+}
+
 int scope_at(const TimelineFrame& f, const TimelineLayout& l, const QPoint& pos) {
   if (!l.scopes.contains(pos)) return -1;
   const int depth = (pos.y() - l.scopes.top()) / kScopeBand;
@@ -335,7 +387,7 @@ void paint_timeline(QPainter& p, const TimelineFrame& f, const TimelineLayout& l
   p.setPen(QColor(0xaa, 0xaa, 0xaa));
   p.setBrush(Qt::NoBrush);
   p.drawRect(l.plot.adjusted(0, 0, -1, -1));
-  paint_scopes(p, f, l);
+  paint_scopes(p, f, l, whole);
   paint_bars(p, f, l, whole);
   paint_marks(p, f, l);
   paint_dim_outside(p, f, l, o);

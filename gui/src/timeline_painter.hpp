@@ -35,6 +35,16 @@ QRect bar_rect(const TimelineFrame& frame, const TimelineLayout& layout, std::si
 // The legend entry of each series (a click there hides or shows it).
 std::vector<QRect> legend_rects(const QFontMetrics& fm, const TimelineLayout& layout,
                                 const std::vector<TimelineSeries>& series);
+// The band of scope entry i (frame.scopes index); empty past the drawn depths.
+QRect scope_band_rect(const TimelineFrame& frame, const TimelineLayout& layout, std::size_t i);
+// The scope's name in `whole` ("scope N" when it has none).
+QString scope_name(const Analysis& whole, std::uint32_t scope);
+// The text drawn in band i: "name #entry" when it fits, "#entry" when only
+// that fits, empty when the band is too narrow for either. `fm` measures the
+// labels' font (scope_label_metrics).
+QString scope_band_label(const TimelineFrame& frame, const TimelineLayout& layout,
+                         const QFontMetrics& fm, std::size_t i, const Analysis& whole);
+QFontMetrics scope_label_metrics(const QFont& base);
 // The scope band under `pos` (frame.scopes index), -1 for none.
 int scope_at(const TimelineFrame& frame, const TimelineLayout& layout, const QPoint& pos);
 

@@ -171,16 +171,20 @@ bool TimelineView::seriesHidden(std::size_t i) const {
 
 QString TimelineView::scopeToolTip(std::size_t i) const {
   const ScopeInterval& s = frame_.scopes.at(i);
-  QString name = QStringLiteral("scope %1").arg(s.scope);
-  for (const ScopeStats& st : model_.session()->whole().scopes)
-    if (st.info.id == s.scope) name = QString::fromStdString(st.info.name);
+  const QString name = scope_name(model_.session()->whole(), s.scope);
   const QString end =
       s.end_ns == kTimeMax ? tr("still open at the end") : tr("to %1").arg(format_moment(s.end_ns));
-  return tr("<b>%1</b> (thread %2, depth %3)<br>from %4 %5")
+  return tr("<b>%1 #%2</b> (thread %3, depth %4)<br>from %5 %6")
       .arg(name.toHtmlEscaped())
+      .arg(s.entry)
       .arg(s.thread)
       .arg(s.depth)
       .arg(format_moment(s.begin_ns), end);
+}
+
+QString TimelineView::scopeLabel(std::size_t i) const {
+  return scope_band_label(frame_, layout_, scope_label_metrics(font()), i,
+                          model_.session()->whole());
 }
 
 QString TimelineView::plotToolTip(const QPoint& pos) const {

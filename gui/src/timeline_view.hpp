@@ -61,6 +61,8 @@ class TimelineView : public SessionView {
   // Scope bands: the name, thread and times of the one under the pointer.
   int scopeAt(const QPoint& pos) const { return scope_at(frame_, layout_, pos); }
   QString scopeToolTip(std::size_t i) const;
+  // The label drawn in band i ("name #entry"), empty when it has no room.
+  QString scopeLabel(std::size_t i) const;
 
   static constexpr std::uint64_t kMinSpanNs = 1000;
   static constexpr double kWheelFactor = 1.25;  // per wheel notch

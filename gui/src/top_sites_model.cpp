@@ -2,6 +2,7 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
+#include "site_match.hpp"
 
 namespace memtrail::gui {
 
@@ -12,8 +13,31 @@ void TopSitesModel::setAnalysis(std::shared_ptr<const Analysis> analysis, SiteOr
   beginResetModel();
   analysis_ = std::move(analysis);
   order_ = order;
-  rows_ = analysis_ ? top_sites(*analysis_, order, limit) : std::vector<SiteId>{};
+  limit_ = limit;
+  rebuild();
   endResetModel();
+}
+
+void TopSitesModel::setFilter(const QString& text) {
+  if (text == filter_) return;
+  beginResetModel();
+  filter_ = text;
+  rebuild();
+  endResetModel();
+}
+
+void TopSitesModel::rebuild() {
+  rows_.clear();
+  if (!analysis_) return;
+  if (filter_.isEmpty()) {
+    rows_ = top_sites(*analysis_, order_, limit_);
+    return;
+  }
+  // The whole ranking, then the first `limit_` that match.
+  for (SiteId id : top_sites(*analysis_, order_, 0)) {
+    if (limit_ != 0 && rows_.size() >= limit_) break;
+    if (site_matches(at(analysis_->sites, id), filter_)) rows_.push_back(id);
+  }
 }
 
 int TopSitesModel::rowCount(const QModelIndex& parent) const {

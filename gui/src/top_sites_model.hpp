@@ -2,7 +2,9 @@
 // under TOP SITES BY PEAK CONTRIBUTION / ALLOCATIONS / TEMPORARY
 // ALLOCATIONS / BYTES ALLOCATED (the analyzer's top_sites(), leaf pools),
 // with the report's columns: calls, allocated, at peak, temporary, and the
-// site named by its first frame outside the allocation machinery.
+// site named by its first frame outside the allocation machinery. A filter
+// by function, file or module (site_match.hpp) keeps the top sites among the
+// matching ones, as `report --filter-function` ranks its kept sites.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -26,6 +28,9 @@ class TopSitesModel : public QAbstractTableModel {
   void setAnalysis(std::shared_ptr<const Analysis> analysis, SiteOrder order,
                    std::size_t limit = 100);
   SiteOrder order() const { return order_; }
+  // Empty: no filter. Kept across setAnalysis.
+  void setFilter(const QString& text);
+  QString filter() const { return filter_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -35,7 +40,11 @@ class TopSitesModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const Analysis> analysis_;
   SiteOrder order_ = SiteOrder::peak;
+  std::size_t limit_ = 100;
+  QString filter_;
   std::vector<SiteId> rows_;
+
+  void rebuild();
 };
 
 }  // namespace memtrail::gui

@@ -48,6 +48,37 @@ SiteCharts chart(const Session& s, const Analysis& a, ChartCost cost, std::size_
   return c;
 }
 
+// Chosen sites (the GUI's filter) are charted in the order given, each as
+// it is among the top sites; "other" holds the rest, and no site at all
+// leaves "other" the total.
+TEST(SiteCharts, ChosenSitesAreChartedInTheirOrder) {
+  TraceBuilder b(test::temp_trace("site-charts-chosen.mtr"));
+  auto s = open_session(heap_trace(b));
+  ASSERT_TRUE(s);
+  const Analysis& a = s->whole();
+  SiteCharts all = chart(*s, a, ChartCost::allocations, 250);
+  ASSERT_EQ(all.series.size(), 4u);  // three sites and other
+  SiteChartRequest r;
+  r.cost = ChartCost::allocations;
+  r.buckets = 3;
+  r.sites = std::vector<SiteId>{all.series[2].site, all.series[0].site};
+  SiteCharts c = s->site_charts(r, a);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  ASSERT_EQ(c.series.size(), 3u);
+  EXPECT_EQ(c.series[0].site, all.series[2].site);
+  EXPECT_EQ(c.series[0].value, all.series[2].value);
+  EXPECT_EQ(c.series[1].value, all.series[0].value);
+  EXPECT_TRUE(c.series[2].other);
+  EXPECT_EQ(c.series[2].value, all.series[1].value);  // the one left out
+  r.sites = std::vector<SiteId>{};
+  SiteCharts none = s->site_charts(r, a);
+  ASSERT_EQ(none.series.size(), 1u);
+  Values total(3, 0);
+  for (const SiteSeries& x : all.series)
+    for (std::size_t i = 0; i < 3; ++i) total[i] += x.value[i];
+  EXPECT_EQ(none.series[0].value, total);
+}
+
 // Buckets [10, 31), [31, 52), [52, 73): values at 30, 51 and 70.
 TEST(SiteCharts, ConsumedIsEachTopSitesLiveBytesAtEachBucketsEnd) {
   TraceBuilder b(test::temp_trace("site-charts-consumed.mtr"));

@@ -15,6 +15,7 @@
 #include "folded_lines.hpp"
 #include "gui_traces.hpp"
 #include "memtrail/call_tree.hpp"
+#include "site_match.hpp"
 #include "top_sites_model.hpp"
 
 using namespace memtrail;
@@ -267,6 +268,44 @@ class CallTreeModelTest : public QObject {
     }
   }
 
+  // A filter keeps the report's ranking among the matching sites: the rows
+  // of `report --filter-function NAME` (a function name that no file or
+  // module of the trace contains, so both filters keep the same sites).
+  void topSitesFilterIsTheReportsFilter() {
+    for (const char* name : {"leak_calloc", "leak_in_threads", "leak_plain_mallocs"}) {
+      const nlohmann::json report =
+          test::reportJson(test::leaksTrace(), std::string("--filter-function ") + name);
+      QVERIFY2(!report.is_null(), name);
+      for (const auto& [list, order] : {std::pair{"peak", SiteOrder::peak},
+                                        std::pair{"calls", SiteOrder::calls},
+                                        std::pair{"temporaries", SiteOrder::temporaries},
+                                        std::pair{"bytes", SiteOrder::bytes}}) {
+        gui::TopSitesModel m;
+        m.setFilter(QString::fromLatin1(name).toUpper());  // the GUI's filter ignores case
+        m.setAnalysis(whole_, order, 0);
+        const auto& want = report["top_sites"][list];
+        QCOMPARE(m.rowCount(), static_cast<int>(want.size()));
+        for (int r = 0; r < m.rowCount(); ++r) {
+          auto cell = [&](int column) {
+            return m.data(m.index(r, column), gui::TopSitesModel::kNumberRole).toULongLong();
+          };
+          QCOMPARE(cell(gui::TopSitesModel::calls), want[r]["calls"].get<std::uint64_t>());
+          QCOMPARE(cell(gui::TopSitesModel::allocated),
+                   want[r]["bytes_allocated"].get<std::uint64_t>());
+          QCOMPARE(cell(gui::TopSitesModel::at_peak), want[r]["peak_bytes"].get<std::uint64_t>());
+        }
+      }
+    }
+    // Something was filtered out, and the filter comes off.
+    gui::TopSitesModel m;
+    m.setAnalysis(whole_, SiteOrder::calls, 0);
+    const int all = m.rowCount();
+    m.setFilter("leak_calloc");
+    QVERIFY2(m.rowCount() > 0 && m.rowCount() < all, qPrintable(QString::number(m.rowCount())));
+    m.setFilter({});
+    QCOMPARE(m.rowCount(), all);
+  }
+
   // The view builds the bottom-up tree off the GUI thread, then the
   // top-down one when asked; its heading gives the totals.
   void viewBuildsBothDirections() {
@@ -292,6 +331,13 @@ class CallTreeModelTest : public QObject {
     QVERIFY(v.model()->tree()->self(n)[TreeCost::temporary] >= at(whole_->sites, top).temporaries);
     v.setFilter("leak_calloc");
     QVERIFY(v.model()->rowCount() > 0);
+    // The same box filters the top sites under the tree.
+    QCOMPARE(v.topSites()->filter(), QStringLiteral("leak_calloc"));
+    for (int r = 0; r < v.topSites()->rowCount(); ++r) {
+      const auto id = v.topSites()->data(v.topSites()->index(r, 0), gui::TopSitesModel::kSiteRole);
+      QVERIFY(gui::site_matches(at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())}),
+                                "leak_calloc"));
+    }
     QVERIFY(!v.showSite(top));  // make_temporaries' row is filtered out
   }
 

@@ -75,8 +75,9 @@ inline bool openUntilAllReady(gui::MainWindow& w, const QString& path) {
   return all.wait(30000) || w.allViewsReady();
 }
 
-inline nlohmann::json reportJson(const std::string& trace) {
-  auto r = run_command(std::string(MEMTRAIL_BIN) + " report --json --top 0 " + shell_quote(trace));
+inline nlohmann::json reportJson(const std::string& trace, const std::string& options = {}) {
+  auto r = run_command(std::string(MEMTRAIL_BIN) + " report --json --top 0 " + options + " " +
+                       shell_quote(trace));
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
 

@@ -4,6 +4,7 @@
 // figures `memtrail report --json RUN` gives per process (pid, program,
 // events, peak, leaked) and the exit status index.tsv recorded; a double
 // click on a row opens that process. On `sh -c leaks` traced at test time.
+#include <QLineEdit>
 #include <QTreeWidget>
 #include <QtTest>
 
@@ -156,6 +157,37 @@ class ProcessesViewTest : public QObject {
     QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, second.center());
     QVERIFY(loaded.wait(30000));
     QCOMPARE(w.session()->path(), w.run()->processes[1].file);
+  }
+
+  // The filter keeps the processes whose program holds the text: for a
+  // whole program name, those of `report --program NAME`.
+  void filterKeepsTheProgramsReportSelects() {
+    ProcessesView v;
+    std::string error;
+    auto run = read_run(twoProcessRun(), &error);
+    QVERIFY(run);
+    v.setRun(*run);
+    QCOMPARE(v.rowCount(), 2);
+    for (const char* program : {"leaks", "sh"}) {
+      auto r = test::run_command(std::string(MEMTRAIL_BIN) + " report --json --program " + program +
+                                 " " + test::shell_quote(twoProcessRun()));
+      QCOMPARE(r.exit_code, 0);
+      const nlohmann::json report = nlohmann::json::parse(r.out);
+      QStringList want, shown;
+      // One process: report answers with that process's report alone.
+      if (report.contains("processes"))
+        for (const auto& p : report["processes"]) want << QString::number(p["pid"].get<int>());
+      else
+        want << QString::number(report["trace"]["pid"].get<int>());
+      v.filter()->setText(QString::fromLatin1(program).toUpper());
+      for (int row = 0; row < v.rowCount(); ++row)
+        if (!v.rowHidden(row)) shown << v.cell(row, ProcessesView::columnIndex("pid"));
+      QCOMPARE(shown, want);
+    }
+    v.setFilter("no such program");
+    QVERIFY(v.rowHidden(0) && v.rowHidden(1));
+    v.setFilter({});
+    QVERIFY(!v.rowHidden(0) && !v.rowHidden(1));
   }
 
   // Without a run directory, the tab says how to get one.

@@ -4,6 +4,7 @@
 // samples/tidy/README.md), samples/workspaces (a workspace scope with resets
 // and spills), a range of the tidy trace (report --from/--to), and
 // samples/leaks, which has no scopes (the empty-state text).
+#include <QLineEdit>
 #include <QtTest>
 
 #include "format.hpp"
@@ -105,6 +106,54 @@ class ScopesViewTest : public QObject {
     QVERIFY(v.siteCount() >= 1);
     QVERIFY2(v.siteCell(0, 2).contains("tidy_loop.cpp:28"), qPrintable(v.siteCell(0, 2)));
     QVERIFY(v.heading().contains("1 grow"));
+  }
+
+  // The filter keeps the scopes its text names or a growth site of which
+  // has a matching frame (function, file or module, any case), and lists
+  // only the matching sites of a scope it does not name.
+  void filterKeepsScopesAndSitesThatMatch() {
+    QVERIFY(!tidyTrace().empty());
+    auto session = openSession(tidyTrace());
+    QVERIFY(session);
+    ScopesView v;
+    v.setSession(session);
+    const int rows = v.rowCount();
+    int step = -1;
+    for (int i = 0; i < rows; ++i)
+      if (v.cell(i, 0) == "step") step = i;
+    QVERIFY(step >= 0);
+    QVERIFY2(rows >= 2, "tidy-loop has 'step' and a tidy scope");
+    v.selectRow(step);
+    const int step_sites = v.siteCount();
+    QVERIFY(step_sites >= 1);
+
+    v.filter()->setText("TIDY_LOOP.CPP");  // the file of step's growth site
+    QVERIFY(!v.rowHidden(step));
+    int shown = 0;
+    for (int i = 0; i < rows; ++i) {
+      if (v.rowHidden(i)) continue;
+      ++shown;
+      QVERIFY2(!v.scope(i)->growth_sites.empty(), qPrintable(v.cell(i, 0)));
+    }
+    QVERIFY2(shown < rows, "a scope that does not grow is filtered out");
+    v.selectRow(step);
+    QVERIFY(v.siteCount() >= 1);
+    for (int i = 0; i < v.siteCount(); ++i)
+      QVERIFY2(v.siteCell(i, 2).contains("tidy_loop.cpp"), qPrintable(v.siteCell(i, 2)));
+
+    v.setFilter("no function is called this");
+    for (int i = 0; i < rows; ++i) QVERIFY(v.rowHidden(i));
+    QCOMPARE(v.siteCount(), 0);
+
+    v.setFilter("step");  // names the scope: all its sites
+    QVERIFY(!v.rowHidden(step));
+    v.selectRow(step);
+    QCOMPARE(v.siteCount(), step_sites);
+
+    v.setFilter({});
+    QCOMPARE(v.filter()->text(), QString());
+    for (int i = 0; i < rows; ++i) QVERIFY(!v.rowHidden(i));
+    QCOMPARE(v.rowCount(), rows);
   }
 
   void workspacesEqualReport() {

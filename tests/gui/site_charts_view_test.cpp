@@ -7,11 +7,13 @@
 // report's order); a range charts the range's own top sites, as
 // `export --from --to` does. On samples/leaks and on a synthesized trace of
 // 64 stacks (more than the 10 charted: "other" holds the rest).
+#include <QLineEdit>
 #include <QtTest>
 
 #include "format.hpp"
 #include "gui_traces.hpp"
 #include "site_charts_view.hpp"
+#include "site_match.hpp"
 
 using namespace memtrail;
 using namespace memtrail::gui;
@@ -135,6 +137,62 @@ class SiteChartsViewTest : public QObject {
   void leaksSampleEqualsExportAndReport() {
     QVERIFY(!test::leaksTrace().empty());
     checkTrace(test::leaksTrace());
+  }
+
+  // Filtered: the top sites among those with a matching frame, each series
+  // equal to that site's in the unfiltered charts (`export --format charts
+  // --top 250`, every site), and "other" the rest of the total.
+  void aFilterChartsTheMatchingTopSites() {
+    const std::string trace = test::leaksTrace();
+    QVERIFY(!trace.empty());
+    OpenResult r = Session::open(trace);
+    QVERIFY2(r.session, r.message.c_str());
+    const Analysis& a = r.session->whole();
+    SiteChartsView v;
+    v.resize(1000, 700);
+    v.show();
+    v.setSession(r.session);
+    v.filter()->setText("LEAK_");  // any case: leak_calloc, leak_in_threads, ...
+    for (ChartCost cost : {ChartCost::allocations, ChartCost::consumed}) {
+      QVERIFY(showRange(v, *r.session, cost, a.summary.first_event_ns, a.summary.last_event_ns));
+      const SiteCharts* c = v.charts();
+      QVERIFY(c && c->error.empty());
+      std::vector<SiteId> want;
+      for (SiteId id : top_sites(a, chart_site_order(cost), 0))
+        if (want.size() < SiteChartsView::kTopSites && site_matches(at(a.sites, id), "leak_"))
+          want.push_back(id);
+      QVERIFY(want.size() >= 3);
+      QCOMPARE(c->series.size(), want.size() + 1);
+      const nlohmann::json all =
+          cli("export --format charts --top 250 --cost " + std::string(chart_cost_name(cost)) +
+              " " + test::shell_quote(trace));
+      QVERIFY(all.is_object());
+      QCOMPARE(c->time_ns, all["time_ns"].get<std::vector<std::uint64_t>>());
+      std::vector<std::uint64_t> total(c->time_ns.size(), 0), charted(c->time_ns.size(), 0);
+      for (const auto& e : all["series"]) {
+        const auto value = e["value"].get<std::vector<std::uint64_t>>();
+        for (std::size_t b = 0; b < total.size(); ++b) total[b] += value[b];
+      }
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        QCOMPARE(c->series[i].site.value, want[i].value);
+        bool found = false;
+        for (const auto& e : all["series"])
+          if (!e["site"].is_null() && e["site"].get<std::uint32_t>() == want[i].value) {
+            QCOMPARE(c->series[i].value, e["value"].get<std::vector<std::uint64_t>>());
+            found = true;
+          }
+        QVERIFY2(found, "every site is in the export with --top 250");
+        for (std::size_t b = 0; b < total.size(); ++b) charted[b] += c->series[i].value[b];
+      }
+      QVERIFY(c->series.back().other);
+      for (std::size_t b = 0; b < total.size(); ++b)
+        QCOMPARE(c->series.back().value[b], total[b] - charted[b]);
+      QVERIFY2(v.heading().contains("LEAK_"), qPrintable(v.heading()));
+    }
+    v.setFilter({});
+    QVERIFY(QTest::qWaitFor([&] { return v.isReady() && v.charts(); }, 60000));
+    QCOMPARE(v.charts()->series.size(),
+             std::min<std::size_t>(top_sites(a, chart_site_order(v.cost()), 0).size(), 10) + 1);
   }
 
   void manyStacksChartTenAndOther() {

@@ -165,6 +165,7 @@ struct ScopeInterval {
   std::uint32_t thread = 0;
   std::uint64_t begin_ns = 0, end_ns = kTimeMax;  // kTimeMax: still open at the end
   std::uint32_t depth = 0;                        // nesting on its thread, 0 = outermost
+  std::uint64_t entry = 0;  // 1 for the scope's first entry in the trace (all threads), 2, ...
 };
 
 struct OomEvent {

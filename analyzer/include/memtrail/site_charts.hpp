@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -44,6 +45,10 @@ struct SiteChartRequest {
   std::uint64_t t0 = 0, t1 = kTimeMax;  // inclusive; clamped to the trace
   std::size_t top = 10;                 // at most 250
   std::size_t buckets = 200;
+  // Set: these sites of the Analysis passed are charted, in this order (at
+  // most 250), instead of the top ones; every other leaf-pool site is in
+  // "other". The GUI's filter charts the top sites that match.
+  std::optional<std::vector<SiteId>> sites;
 };
 
 struct SiteSeries {

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "descriptor_views.h"
 #include "guest_observables.h"
 
 // Distinct frames without unwind information (see the build flags).
@@ -39,29 +40,6 @@ static void* allocate_on_a_new_stack(void* arg) {
   (void)arg;
   for (int i = 0; i < kKept; ++i) kept[i] = chain_after_close_all(i % 8, 48 + i);
   return NULL;
-}
-
-static int listed_descriptors(void) {
-  DIR* d = opendir("/proc/self/fd");
-  if (d == NULL) return -1;
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;  // less the directory's own
-}
-
-static int open_by_fcntl(void) {
-  long top = sysconf(_SC_OPEN_MAX);
-  if (top < 0 || top > 65536) top = 65536;
-  int n = 0;
-  for (long fd = 0; fd < top; ++fd) n += fcntl((int)fd, F_GETFD) != -1;
-  return n;
-}
-
-static int lowest_free(void) {
-  int fd = open("/dev/null", O_RDONLY);
-  if (fd >= 0) close(fd);
-  return fd;
 }
 
 static void write_line(int fd, const char* text) {

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "descriptor_views.h"
 #include "guest_observables.h"
 
 enum { kThreads = 4 };
@@ -26,31 +27,6 @@ static void* worker(void* arg) {
   for (int i = 0; i < 2000; ++i) free(malloc(16 + i % 512));
   pthread_barrier_wait(&counted);  // alive while the main thread counts
   return NULL;
-}
-
-// Entries of /proc/self/fd, less the directory's own descriptor.
-static int listed_descriptors(void) {
-  DIR* d = opendir("/proc/self/fd");
-  if (d == NULL) return -1;
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;
-}
-
-static int open_by_fcntl(void) {
-  struct rlimit limit;
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
-  rlim_t top = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > 65536 ? 65536 : limit.rlim_cur;
-  int n = 0;
-  for (rlim_t fd = 0; fd < top; ++fd) n += fcntl((int)fd, F_GETFD) != -1;
-  return n;
-}
-
-static int lowest_free(void) {
-  int fd = open("/dev/null", O_RDONLY);
-  if (fd >= 0) close(fd);
-  return fd;
 }
 
 static int count_and_print(void) {

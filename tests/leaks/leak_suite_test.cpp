@@ -60,7 +60,8 @@ TEST_P(LeakSuite, MemtrailTenRunsGiveValgrindsClasses) {
     MemtrailRun r = memtrail_run(kMemtrail, place, binary(), traces.path(), symbols);
     ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
     ASSERT_EQ(r.error, "");
-    EXPECT_EQ(r.counts, expected);
+    EXPECT_EQ(r.counts, expected) << "memtrail run's stderr (the scan's possibly-lost blocks):\n"
+                                  << r.run.err;
     if (symbols) expect_plugin_frame(r.json);
   }
 }

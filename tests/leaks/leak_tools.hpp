@@ -162,8 +162,11 @@ inline MemtrailRun memtrail_run(const std::string& memtrail, const RunPlace& pla
   MemtrailRun r;
   // A run directory (one trace per process image); the program forks nothing.
   const std::string run_dir = trace_dir + "/run";
-  r.run = run_command("cd " + shell_quote(place.dir) + " && " + place.env + shell_quote(memtrail) +
-                      " run -o " + shell_quote(run_dir) + " -- ./" + program);
+  // MEMTRAIL_SCAN_DEBUG: the scan says on stderr where each possibly-lost
+  // block's pointer lay, so a run whose class moves tells why.
+  r.run =
+      run_command("cd " + shell_quote(place.dir) + " && " + place.env + "MEMTRAIL_SCAN_DEBUG=1 " +
+                  shell_quote(memtrail) + " run -o " + shell_quote(run_dir) + " -- ./" + program);
   std::set<std::string> traces = names_in(run_dir);
   std::erase_if(traces, [](const std::string& name) { return !name.ends_with(".mtr"); });
   if (traces.size() != 1) {

@@ -90,7 +90,9 @@ void LeaksModel::setFilter(const QString& text) {
   endResetModel();
 }
 
-bool LeaksModel::matches(const Site& s) const { return site_matches(s, filter_); }
+bool LeaksModel::matches(const Site& s) const {
+  return site_matches(s, filter_);
+}
 
 void LeaksModel::refilter() {
   rows_.clear();

@@ -276,10 +276,10 @@ class CallTreeModelTest : public QObject {
       const nlohmann::json report =
           test::reportJson(test::leaksTrace(), std::string("--filter-function ") + name);
       QVERIFY2(!report.is_null(), name);
-      for (const auto& [list, order] : {std::pair{"peak", SiteOrder::peak},
-                                        std::pair{"calls", SiteOrder::calls},
-                                        std::pair{"temporaries", SiteOrder::temporaries},
-                                        std::pair{"bytes", SiteOrder::bytes}}) {
+      for (const auto& [list, order] :
+           {std::pair{"peak", SiteOrder::peak}, std::pair{"calls", SiteOrder::calls},
+            std::pair{"temporaries", SiteOrder::temporaries},
+            std::pair{"bytes", SiteOrder::bytes}}) {
         gui::TopSitesModel m;
         m.setFilter(QString::fromLatin1(name).toUpper());  // the GUI's filter ignores case
         m.setAnalysis(whole_, order, 0);
@@ -335,8 +335,8 @@ class CallTreeModelTest : public QObject {
     QCOMPARE(v.topSites()->filter(), QStringLiteral("leak_calloc"));
     for (int r = 0; r < v.topSites()->rowCount(); ++r) {
       const auto id = v.topSites()->data(v.topSites()->index(r, 0), gui::TopSitesModel::kSiteRole);
-      QVERIFY(gui::site_matches(at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())}),
-                                "leak_calloc"));
+      QVERIFY(gui::site_matches(
+          at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())}), "leak_calloc"));
     }
     QVERIFY(!v.showSite(top));  // make_temporaries' row is filtered out
   }

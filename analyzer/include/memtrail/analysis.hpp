@@ -212,7 +212,7 @@ struct Leaks {
   // trace that goes on after it (an inherited mark there).
   Tally exec_replaced{};
   bool ended_at_exec = false;  // the trace had a MarkDetail::exec mark
-  bool classified = false;  // the trace had reachability events
+  bool classified = false;     // the trace had reachability events
   // Sorted by bytes, descending; reachable sites included (kind reachable).
   std::vector<LeakSite> sites;
 };

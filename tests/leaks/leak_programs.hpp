@@ -105,13 +105,13 @@ inline const std::vector<LeakProgram>& leak_programs() {
       {"image_constant",
        "image_constant.cpp",
        false,
-       {{}, {}, {1, 100000}, {}},
+       {{}, {}, {1, 9000}, {}},
        {{"",
-         {{1, 100000}, {}},
+         {{1, 9000}, {}},
          "LSan's allocator keeps its heap far above the program's .data integers, so no word "
          "points into the leak; Valgrind's heap lies among them"}},
        {},
-       MemtrailDeparture{{{1, 100000}, {}, {}, {}},
+       MemtrailDeparture{{{1, 9000}, {}, {}, {}},
                          "a word of the program's .data that still holds the value its file "
                          "gave it is a link-time constant, no pointer: Valgrind scans it and "
                          "calls the block it happens to point into possibly lost"}},

@@ -42,5 +42,6 @@ int main(void) {
   for (int i = 0; i < 4; ++i) pthread_join(js[i], NULL);
   while (atomic_load(&g_detached_done) < 2) usleep(1000);
   usleep(50000);  // the detached threads return and exit
+  scrub_stack();
   return 0;
 }

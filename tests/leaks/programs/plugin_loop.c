@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leak_common.h"
+
 int main(void) {
   char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
@@ -27,5 +29,6 @@ int main(void) {
     leak();
     if (dlclose(handle) != 0) return 5;
   }
+  scrub_stack();
   return 0;
 }

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
+#include "leak_common.h"
+
 int main(void) {
   void* handle = dlopen("./libleakplugin.so", RTLD_NOW);
   if (!handle) {
@@ -16,5 +18,7 @@ int main(void) {
   void (*leak)(void) = (void (*)(void))dlsym(handle, "plugin_leak_321");
   if (!leak) return 3;
   leak();
-  return dlclose(handle) == 0 ? 0 : 4;
+  int closed = dlclose(handle);
+  scrub_stack();
+  return closed == 0 ? 0 : 4;
 }

@@ -65,5 +65,6 @@ int main(void) {
   for (long t = 0; t < kThreads; ++t) pthread_create(&threads[t], NULL, body, (void*)t);
   for (int t = 0; t < kThreads; ++t) pthread_join(threads[t], NULL);
   for (int t = 0; t < kThreads; ++t) drain(&g_boxes[t]);
+  scrub_stack();
   return 0;
 }

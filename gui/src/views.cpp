@@ -2,6 +2,7 @@
 
 #include "call_tree_cache.hpp"
 #include "call_tree_view.hpp"
+#include "caller_callee_view.hpp"
 #include "compare_view.hpp"
 #include "flame_view.hpp"
 #include "fragmentation_view.hpp"
@@ -29,6 +30,7 @@ void addAllViews(MainWindow& window) {
   auto* trees = new CallTreeCache(&window);
   window.addView("tree", QObject::tr("Call tree"), new CallTreeView(trees));
   window.addView("flame", QObject::tr("Flame graph"), new FlameView(trees));
+  window.addView("callee", QObject::tr("Caller/Callee"), new CallerCalleeView);
   window.addView("sites", QObject::tr("Sites over time"), new SiteChartsView);
   window.addView("histogram", QObject::tr("Histograms"), new HistogramView);
   window.addView("fragmentation", QObject::tr("Fragmentation"), new FragmentationView);

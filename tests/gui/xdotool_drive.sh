@@ -106,8 +106,9 @@ xdotool type --delay 40 "${SEARCH_TEXT:-main}"
 wait_log "timing flame-search-highlighted" 10 || fail "the search lit no frame"
 shot search
 
-# On to the site charts (their pass runs once shown) and the histograms.
-for view in sites histogram; do
+# On to Caller/Callee, the site charts (their pass runs once shown) and the
+# histograms.
+for view in callee sites histogram; do
   xdotool key --clearmodifiers ctrl+Tab
   wait_log "timing $view-painted" 20 || fail "Ctrl+Tab did not show $view"
   shot "$view" 1.5
@@ -116,7 +117,7 @@ done
 # Backwards (Ctrl+Shift+Tab, wrapping past Summary) to What-if, whose replay
 # runs in the background once shown, and Scopes. (Forwards, Ctrl+Tab did
 # not leave the Fragmentation tab in a trial run: a widget there takes it.)
-for view in sites flame tree leaks timeline summary processes compare whatif scopes; do
+for view in sites callee flame tree leaks timeline summary processes compare whatif scopes; do
   xdotool key --clearmodifiers ctrl+shift+Tab
   case $view in whatif | scopes) ;; *) continue ;; esac
   wait_log "timing $view-painted" 10 || fail "Ctrl+Shift+Tab did not show $view"

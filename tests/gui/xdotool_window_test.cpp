@@ -26,11 +26,11 @@ class XdotoolWindowTest : public QObject {
     QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
     qInfo("%s", r.out.c_str());
     for (const char* step : {"timeline", "leaks", "tree", "zoom", "range", "flame", "search",
-                             "sites", "histogram", "scopes", "whatif"})
+                             "callee", "sites", "histogram", "scopes", "whatif"})
       QVERIFY2(r.out.find(std::string("step ") + step + ": ") != std::string::npos, step);
     const QStringList shots =
         QDir(QString::fromStdString(out)).entryList({"*.png"}, QDir::Files, QDir::Name);
-    QCOMPARE(shots.size(), 13);
+    QCOMPARE(shots.size(), 14);
   }
 };
 

@@ -18,6 +18,8 @@
 // call tree   build_call_tree() of the whole trace, bottom-up and top-down,
 //             REPS times each (the Call tree and Flame graph tabs), with
 //             the trees' node counts and bytes
+// caller/callee build_caller_callee() of the whole trace, REPS times (the
+//             Caller/Callee tab), with its functions, edges and bytes
 // Prints medians and maxima in milliseconds. Not a Google Benchmark: each
 // figure is one call the GUI makes, and open() is too slow to repeat often.
 // Unlike bench_session (the Session's own costs, no symbols), this opens as
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "memtrail/call_tree.hpp"
+#include "memtrail/caller_callee.hpp"
 #include "memtrail/session.hpp"
 
 namespace {
@@ -142,6 +145,16 @@ void bench_call_trees(const memtrail::Analysis& a, int reps) {
   }
 }
 
+// The Caller/Callee tab's build over the same Analysis.
+void bench_caller_callee(const memtrail::Analysis& a, int reps) {
+  std::vector<double> ms;
+  memtrail::CallerCallee cc;
+  for (int r = 0; r < reps; ++r) ms.push_back(ms_of([&] { cc = build_caller_callee(a); }));
+  report("caller/callee", ms, "<= 1000 ms after summary");
+  std::printf("%-34s %zu functions, %zu edges, %.1f MiB\n", "", cc.functions.size(),
+              cc.edge_count(), static_cast<double>(cc.memory_bytes()) / (1 << 20));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,6 +176,7 @@ int main(int argc, char** argv) {
     bench_call_trees(a, reps);
     std::printf("%-34s %.1f MiB RSS more after the trees\n", "memory",
                 status_mib("VmRSS:") - before);
+    bench_caller_callee(a, reps);
     return 0;
   }
   double rss_before = status_mib("VmRSS:"), held = 0, peak = 0;
@@ -204,5 +218,6 @@ int main(int argc, char** argv) {
         ms_of([&] { s.analyze_range(t0 + (t1 - t0) / 20 * 9, t0 + (t1 - t0) / 20 * 11); }));
   report("analyze_range of 10 %", ranges, "-");
   bench_call_trees(s.whole(), reps);
+  bench_caller_callee(s.whole(), reps);
   return 0;
 }

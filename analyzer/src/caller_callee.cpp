@@ -18,6 +18,20 @@ std::uint32_t CallerCallee::find(const std::string& name) const {
   return kNone;
 }
 
+std::size_t CallerCallee::edge_count() const {
+  std::size_t n = 0;
+  for (const FunctionCosts& f : functions) n += f.callees.size();
+  return n;
+}
+
+std::size_t CallerCallee::memory_bytes() const {
+  std::size_t bytes = functions.capacity() * sizeof(FunctionCosts);
+  for (const FunctionCosts& f : functions)
+    bytes += f.symbol.name.capacity() + f.symbol.file.capacity() + f.symbol.module.capacity() +
+             (f.callers.capacity() + f.callees.capacity()) * sizeof(CallEdge);
+  return bytes;
+}
+
 namespace {
 
 constexpr std::size_t kUncounted = ~std::size_t{0};

@@ -86,6 +86,8 @@ TEST(CallerCallee, RecursionCountsEachStackOnce) {
   EXPECT_EQ(bytes(cc.total), 657u);
   EXPECT_EQ(calls(cc.total), 5u);
   EXPECT_EQ(cc.functions.size(), 4u);  // main, f, g, (no stack)
+  EXPECT_EQ(cc.edge_count(), 4u);      // main -> f, f -> f, f -> g, main -> g
+  EXPECT_GT(cc.memory_bytes(), 4 * sizeof(FunctionCosts));
 
   const FunctionCosts& f = function(cc, "0x20");
   EXPECT_EQ(bytes(f.self), 150u);       // A and D end in f

@@ -36,6 +36,7 @@
 // (both at most the top-down tree's node count).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -65,6 +66,11 @@ struct CallerCallee {
 
   // The function named `name`, or kNone.
   std::uint32_t find(const std::string& name) const;
+  // The distinct call edges (each is in its caller's callees and its
+  // callee's callers).
+  std::size_t edge_count() const;
+  // Bytes held (functions, their strings and edge lists).
+  std::size_t memory_bytes() const;
 };
 
 // `keep_going` (optional) is asked every 4096 sites; false stops and returns

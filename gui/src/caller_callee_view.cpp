@@ -148,11 +148,12 @@ void CallerCalleeView::showResult(std::shared_ptr<const CallerCallee> result) {
   result_ = std::move(result);
   functions_->show(result_);
   fitColumns(function_view_);
-  // The function selected before the range changed, if the range has it;
+  // The function selected before the range changed, if the range has it
+  // (and the user's filter shows it: a new range leaves the filter alone);
   // else the heaviest by the list's sort order.
   const std::uint32_t kept =
       kept_name_.isEmpty() ? CallerCallee::kNone : result_->find(kept_name_.toStdString());
-  if (kept == CallerCallee::kNone || !selectFunction(kept)) {
+  if (kept == CallerCallee::kNone || functions_->rowOf(kept) < 0 || !selectFunction(kept)) {
     if (functions_->rowCount() > 0)
       function_view_->setCurrentIndex(functions_->index(0, 0));
     else

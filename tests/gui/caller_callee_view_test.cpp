@@ -241,7 +241,15 @@ class CallerCalleeViewTest : public QObject {
       for (int r = 0; r < v.functions()->rowCount(); ++r)
         QVERIFY(gui::symbol_matches(cc.functions[v.functions()->functionAt(r)].symbol, text));
     }
+    // A new range keeps the filter (the selected main is hidden by it).
+    QVERIFY(v.selectFunction(QStringLiteral("main")));
     v.setFilter("leak_calloc");
+    const Summary& s = whole_->summary;
+    v.setRange(s.first_event_ns, s.last_event_ns, whole_);
+    waitReady(v);
+    QCOMPARE(v.functions()->filter(), QStringLiteral("leak_calloc"));
+    QCOMPARE(v.functions()->rowCount(), 1);
+    QCOMPARE(v.selectedFunction(), v.functions()->functionAt(0));
     QVERIFY(v.selectFunction(QStringLiteral("main")));  // hidden by the filter
     QVERIFY(v.findChild<QLineEdit*>()->text().isEmpty());
     QCOMPARE(v.functions()->rowCount(), all);

@@ -224,19 +224,31 @@ int check_input(const Flags& f, const CheckConfig& config, const AnalysisOptions
   return rc == 0 ? 1 : rc;
 }
 
-}  // namespace
+// Flags that cannot go together, said as a usage error.
+void check_flag_combinations(Args& args, const Flags& f) {
+  if (f.run && f.program.empty())
+    args.fail("--run needs a program after '--'");
+  else if (f.run && !f.trace.empty())
+    args.fail("give either a trace file or --run, not both");
+  else if (!f.run && f.trace.empty())
+    args.fail("missing the trace file");
+  else if (!f.run && !f.run_trace.empty())
+    args.fail("--trace only goes with --run");
+  else if (f.tolerance && f.baseline.empty() && f.policy.empty())
+    args.fail("--tolerance needs --baseline");
+}
 
-int cmd_check(int argc, char** argv) {
-  Args args("check", argc, argv);
-  Flags f;
-  ProcessSelection selection;
-  AnalysisOptions options;
+// Reads check's flags into `f`, `selection` and `options`; false after
+// --help (`*exit` 0) or a usage error (`*exit` 2, already said).
+bool parse_check_flags(Args& args, Flags& f, ProcessSelection& selection, AnalysisOptions& options,
+                       int* exit) {
   std::uint64_t top = 0;
   std::string v;
   while (!args.done()) {
     if (args.flag("--help") || args.flag("-h")) {
       print_usage();
-      return 0;
+      *exit = 0;
+      return false;
     } else if (size_value(args, "--max-leaked", f.max_leaked) ||
                size_value(args, "--max-peak", f.max_peak) ||
                size_value(args, "--max-reserved", f.max_reserved) ||
@@ -273,7 +285,8 @@ int cmd_check(int argc, char** argv) {
       while (!args.done()) f.program.push_back(args.take());
     } else if (take_analysis_option(args, options) || take_selection_option(args, selection)) {
     } else if (args.is_option()) {
-      return args.unknown();
+      *exit = args.unknown();
+      return false;
     } else if (f.run) {
       while (!args.done()) f.program.push_back(args.take());
     } else if (f.trace.empty()) {
@@ -282,26 +295,21 @@ int cmd_check(int argc, char** argv) {
       args.fail("more than one trace file ('" + f.trace + "' and '" + args.take() + "')");
     }
   }
-  if (!args.failed()) {
-    if (f.run && f.program.empty())
-      args.fail("--run needs a program after '--'");
-    else if (f.run && !f.trace.empty())
-      args.fail("give either a trace file or --run, not both");
-    else if (!f.run && f.trace.empty())
-      args.fail("missing the trace file");
-    else if (!f.run && !f.run_trace.empty())
-      args.fail("--trace only goes with --run");
-    else if (f.tolerance && f.baseline.empty() && f.policy.empty())
-      args.fail("--tolerance needs --baseline");
+  if (!args.failed()) check_flag_combinations(args, f);
+  if (args.failed() || !check_analysis_options(args, options)) {
+    *exit = args.usage_error();
+    return false;
   }
-  if (args.failed() || !check_analysis_options(args, options)) return args.usage_error();
+  return true;
+}
 
-  // Policy first, then the flags on top of it.
-  CheckConfig config;
+// The policy file first, then the flags on top of it; false (said) when the
+// policy cannot be read.
+bool config_from_flags(const Flags& f, AnalysisOptions& options, CheckConfig& config) {
   std::string error;
   if (!f.policy.empty() && !load_policy(f.policy, config, &error)) {
     std::fprintf(stderr, "memtrail check: %s\n", error.c_str());
-    return 2;
+    return false;
   }
   if (f.max_leaked) config.max_leaked_bytes = f.max_leaked;
   if (f.max_leaked_blocks) config.max_leaked_blocks = f.max_leaked_blocks;
@@ -319,7 +327,22 @@ int cmd_check(int argc, char** argv) {
                                   f.suppression_files.end());
   if (!options.pools.empty()) config.pools = options.pools;  // --pool replaces the policy's
   options.pools = config.pools;
+  return true;
+}
 
+}  // namespace
+
+int cmd_check(int argc, char** argv) {
+  Args args("check", argc, argv);
+  Flags f;
+  ProcessSelection selection;
+  AnalysisOptions options;
+  int exit = 0;
+  if (!parse_check_flags(args, f, selection, options, &exit)) return exit;
+  CheckConfig config;
+  if (!config_from_flags(f, options, config)) return 2;
+
+  std::string error;
   SuppressionSet suppressions;
   if (!build_suppressions(config, suppressions, &error)) {
     std::fprintf(stderr, "memtrail check: %s\n", error.c_str());

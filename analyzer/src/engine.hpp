@@ -5,12 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "chunked_store.hpp"
 #include "decimator.hpp"
 #include "flat_map.hpp"
 #include "memtrail/analysis.hpp"
@@ -200,6 +200,9 @@ class Engine : public TraceVisitor {
   void sample_fragmentation(PoolState& p, std::uint64_t t);
   void process(const Event& e);         // on_event's body, inline in on_events' loop
   void prefetch(const Event& e) const;  // the state process(e) will touch
+  // The site process(e) will touch, once prefetch(e) has loaded the entry
+  // that names it (the live block of a free, the site table's of an alloc).
+  void prefetch_site(const Event& e);
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.
@@ -252,9 +255,10 @@ class Engine : public TraceVisitor {
   // of large records is a subtraction and a multiplication on every event.
   std::uint32_t pool_count_ = 0, thread_count_ = 0;
   std::vector<ScopeInstance> scope_instances_{1};
-  // A deque: 10^5 sites grow in chunks, never as a doubled copy of them all
-  // (a vector's growth was the session's largest peak at 10^5 stacks).
-  std::deque<SiteState> sites_;
+  // In chunks: 10^5 sites grow without a doubled copy of them all (a
+  // vector's growth was the session's largest peak at 10^5 stacks), and
+  // an index costs no deque map lookup (chunked_store.hpp).
+  ChunkedStore<SiteState> sites_;
   // (pool, huge stack id) -> site + 1; open addressing: 10^6 distinct stacks
   // past kDenseSiteStacks made std::unordered_map's node per site 15 % of
   // `report` on distinct-stacks-1e6.

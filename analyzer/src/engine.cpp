@@ -398,11 +398,8 @@ MEMTRAIL_EVENT_INLINE void Engine::prefetch_site(const Event& e) {
         site_plus_1 = *idx;
   }
   if (site_plus_1 == 0) return;
-  // The fields an event changes: the counters, then live and peak_epoch.
-  const SiteState& s = sites_[site_plus_1 - 1];
-  __builtin_prefetch(&s.out.calls);
-  __builtin_prefetch(&s.out.peak_bytes);
-  __builtin_prefetch(&s.live);
+  // The fields an event changes: the first cache line (SiteState).
+  __builtin_prefetch(&sites_[site_plus_1 - 1]);
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
@@ -507,7 +504,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   // An inherited block is live here but was allocated in another trace.
   if (in_range && e.detail != static_cast<std::uint8_t>(AllocFn::inherited)) {
     ++s.out.calls;
-    s.out.bytes_allocated += e.size;
+    s.bytes_allocated += e.size;
     ++p.out.allocations;
     p.out.bytes_allocated += e.size;
     if (reuse) {
@@ -843,6 +840,7 @@ void Engine::move_summary_and_sites(Analysis& a) {
   // reads sites_ after finish()).
   sites_.drain([&](SiteState&& s) {
     settle_peak(s);
+    s.out.bytes_allocated = s.bytes_allocated;
     a.sites.push_back(std::move(s.out));
   });
   leaks_.sites = leak_sites_of(a.sites, [&](PoolId pool) {

@@ -4,6 +4,7 @@
 // reports and by segment_map_at() to stop at a chosen moment.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -40,11 +41,19 @@ struct SegmentRec {
 };
 using SegmentTable = std::map<std::uint64_t, SegmentRec>;  // address -> segment
 
-struct SiteState {
-  Site out;                // counters reported as they are
+// Line-aligned, what an alloc or free changes first: live, peak_epoch,
+// bytes_allocated (kept here, copied to `out` at the end) and out.calls share
+// the first cache line. With 10^6 sites every site change misses the cache
+// (distinct-stacks-1e6), and the 184-byte record with live at its end made
+// that two or three misses. The rarer changes (reuses, temporaries,
+// peak_bytes at a new peak) lie in the second line.
+struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
+  std::uint64_t bytes_allocated = 0;  // out.bytes_allocated, until finish()
+  Site out;                           // counters reported as they are
 };
+static_assert(offsetof(SiteState, out) + offsetof(Site, calls) + 8 <= 64);
 
 struct PoolState {
   PoolStats out;

@@ -385,7 +385,10 @@ MEMTRAIL_EVENT_INLINE void Engine::prefetch(const Event& e) const {
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::prefetch_site(const Event& e) {
-  if (e.pool >= pool_count_) return;
+  // Up to ~1.5 MB of sites stay in L2: looking up the site early would only
+  // add a lookup per event (tight-pairs' one site: 3 % of its report).
+  constexpr std::size_t kCachedSites = 8192;
+  if (sites_.size() < kCachedSites || e.pool >= pool_count_) return;
   PoolState& p = pools_[e.pool];
   std::uint32_t site_plus_1 = 0;
   if (e.kind == EventKind::free) {

@@ -46,6 +46,8 @@ class StackChains {
   std::vector<std::uint16_t> depth_;   // nodes in the node's chain
   std::vector<std::uint32_t> at_;      // where pass 2 laid the chain, kUnknown
   std::vector<std::uint32_t> walk_;    // the walk's new nodes, leaf first
+  std::vector<std::uint32_t> runs_;    // count()'s frames per walked node: kept, not
+                                       // allocated per site (10^6 sites)
   std::uint32_t stop_ = 0;             // the known node that ended the walk, or 0
 };
 
@@ -58,11 +60,10 @@ std::uint64_t StackChains::count(StackId stack, RunOf&& run_of) {
   }
   std::uint32_t below = stop_ ? frames_[stop_] : 0;
   std::uint16_t depth = stop_ ? depth_[stop_] : 0;
-  std::vector<std::uint32_t> runs;
-  runs.reserve(walk_.size());
-  for (std::uint32_t id : walk_) runs.push_back(run_of(a_.stack_nodes[id].ip).count);
+  runs_.clear();
+  for (std::uint32_t id : walk_) runs_.push_back(run_of(a_.stack_nodes[id].ip).count);
   for (std::size_t i = walk_.size(); i-- > 0;) {
-    below += runs[i];
+    below += runs_[i];
     frames_[walk_[i]] = below;
     depth_[walk_[i]] = ++depth;
   }

@@ -97,6 +97,7 @@ RunProblems run_problems(const std::string& directory) {
   std::vector<std::string> kept;  // the missing and lost lines
   std::vector<AnnouncedExec> execs;
   std::set<std::string> said_missing;  // pids with a "missing" line
+  std::set<std::string> withdrawn;     // "PID SEQ" of execs that failed
   {
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);) {
@@ -105,6 +106,10 @@ RunProblems run_problems(const std::string& directory) {
       if (tab2 == std::string::npos) continue;
       std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
       std::string text = line.substr(tab2 + 1);
+      if (kind == "exec-failed") {  // a vfork child's exec returned: no image came
+        withdrawn.insert(pid + " " + text);
+        continue;
+      }
       if (kind != "exec") {
         if (kind == "missing") said_missing.insert(pid);
         kept.push_back(line);
@@ -117,6 +122,9 @@ RunProblems run_problems(const std::string& directory) {
       execs.push_back(e);
     }
   }
+  std::erase_if(execs, [&](const AnnouncedExec& e) {
+    return withdrawn.count(e.pid + " " + std::to_string(e.sequence)) != 0;
+  });
   for (std::string& line : missing_after_exec(directory, execs, said_missing))
     kept.push_back(std::move(line));
   RunProblems problems;
@@ -131,7 +139,7 @@ RunProblems run_problems(const std::string& directory) {
   }
   if (kept.empty()) {
     ::unlink(path.c_str());
-  } else if (!execs.empty()) {
+  } else if (!execs.empty() || !withdrawn.empty()) {
     std::ofstream out(path, std::ios::trunc);
     for (const std::string& line : kept) out << line << "\n";
   }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -89,6 +90,18 @@ std::vector<std::string> missing_after_exec(const std::string& directory,
   return lines;
 }
 
+// A vfork child whose exec returned takes back its announcement: the
+// latest one of that pid and sequence (the exec that succeeded after it,
+// the next candidate of a PATH search, stays announced).
+void withdraw_last_announcement(std::vector<AnnouncedExec>& execs, const std::string& pid,
+                                long sequence) {
+  for (auto e = execs.rbegin(); e != execs.rend(); ++e)
+    if (e->pid == pid && e->sequence == sequence) {
+      execs.erase(std::next(e).base());
+      return;
+    }
+}
+
 // Reads the list, turns the announced execs into missing lines where their
 // trace never appeared, and leaves the list as report and check read it
 // (read_missing_traces): its missing and lost lines, removed when none.
@@ -97,7 +110,7 @@ RunProblems run_problems(const std::string& directory) {
   std::vector<std::string> kept;  // the missing and lost lines
   std::vector<AnnouncedExec> execs;
   std::set<std::string> said_missing;  // pids with a "missing" line
-  std::set<std::string> withdrawn;     // "PID SEQ" of execs that failed
+  bool withdrawals = false;            // any "exec-failed" line
   {
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);) {
@@ -107,7 +120,8 @@ RunProblems run_problems(const std::string& directory) {
       std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
       std::string text = line.substr(tab2 + 1);
       if (kind == "exec-failed") {  // a vfork child's exec returned: no image came
-        withdrawn.insert(pid + " " + text);
+        withdraw_last_announcement(execs, pid, std::strtol(text.c_str(), nullptr, 10));
+        withdrawals = true;
         continue;
       }
       if (kind != "exec") {
@@ -122,9 +136,6 @@ RunProblems run_problems(const std::string& directory) {
       execs.push_back(e);
     }
   }
-  std::erase_if(execs, [&](const AnnouncedExec& e) {
-    return withdrawn.count(e.pid + " " + std::to_string(e.sequence)) != 0;
-  });
   for (std::string& line : missing_after_exec(directory, execs, said_missing))
     kept.push_back(std::move(line));
   RunProblems problems;
@@ -139,7 +150,7 @@ RunProblems run_problems(const std::string& directory) {
   }
   if (kept.empty()) {
     ::unlink(path.c_str());
-  } else if (!execs.empty() || !withdrawn.empty()) {
+  } else if (!execs.empty() || withdrawals) {
     std::ofstream out(path, std::ios::trunc);
     for (const std::string& line : kept) out << line << "\n";
   }

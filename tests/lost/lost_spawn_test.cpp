@@ -111,6 +111,12 @@ TEST(LostSpawn, VforkExecOfStaticProgramIsSaidMissing) {
   expect_untraceable_child_said_missing("vfork", EXEC_TARGET_STATIC_BIN);
 }
 
+// The child's first exec fails (as in a search of PATH), its second runs
+// the static program: only the failed one's announcement is taken back.
+TEST(LostSpawn, VforkSearchEndingInStaticProgramIsSaidMissing) {
+  expect_untraceable_child_said_missing("vforksearch", EXEC_TARGET_STATIC_BIN);
+}
+
 // A set-user-ID copy owned by another user: the loader runs it in secure
 // mode and ignores LD_PRELOAD (owned by root and run by root it would not).
 TEST(LostSpawn, PosixSpawnOfSetUserIdProgramIsSaidMissing) {

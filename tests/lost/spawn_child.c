@@ -13,6 +13,8 @@
 //   spawn_child cleanenv PROGRAM  posix_spawn with an environment of one
 //                                 variable (no LD_PRELOAD)
 //   spawn_child vforkclean PROGRAM  vfork + execve with that environment
+//   spawn_child vforksearch PROGRAM vfork, then execve of a path that does
+//                                 not exist before PROGRAM (a PATH search)
 // Prints "spawn failed: REASON" when the spawn fails, else the child's
 // output and "child ok" / "child failed".
 #define _GNU_SOURCE
@@ -55,11 +57,24 @@ static int vfork_exec(pid_t* pid, const char* program, char** argv, char** env) 
   return 0;
 }
 
+static int vfork_search(pid_t* pid, const char* program, char** argv) {
+  pid_t child = vfork();
+  if (child == 0) {
+    execve("/nonexistent/spawn_child_target", argv, environ);
+    execve(program, argv, environ);
+    _exit(127);
+  }
+  if (child < 0) return errno;
+  *pid = child;
+  return 0;
+}
+
 static int start(const char* how, const char* program, pid_t* pid) {
   char* argv[] = {(char*)program, NULL};
   if (strcmp(how, "spawn") == 0) return posix_spawn(pid, program, NULL, NULL, argv, environ);
   if (strcmp(how, "spawnp") == 0) return posix_spawnp(pid, program, NULL, NULL, argv, environ);
   if (strcmp(how, "vfork") == 0) return vfork_exec(pid, program, argv, environ);
+  if (strcmp(how, "vforksearch") == 0) return vfork_search(pid, program, argv);
   if (strcmp(how, "vforkclean") == 0) return vfork_exec(pid, program, argv, clean_environment);
   if (strcmp(how, "setsid") == 0) return spawn_with_actions(pid, program, argv);
   if (strcmp(how, "cleanenv") == 0)

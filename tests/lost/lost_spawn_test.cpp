@@ -117,6 +117,21 @@ TEST(LostSpawn, VforkSearchEndingInStaticProgramIsSaidMissing) {
   expect_untraceable_child_said_missing("vforksearch", EXEC_TARGET_STATIC_BIN);
 }
 
+// Where a vfork child may not copy the run's list out of its parent's
+// writer thread (Yama's ptrace_scope 1 refuses pidfd_getfd to a
+// descendant), it opens the list again by its path.
+TEST(LostSpawn, VforkExecOfStaticProgramIsSaidMissingWithoutPidfdGetfd) {
+  auto probe = run_command(std::string(NO_PIDFD_GETFD_BIN) + " true");
+  if (probe.out.rfind("no seccomp: ", 0) == 0) GTEST_SKIP() << probe.out;
+  TempDir dir;
+  const std::string args = " vfork " + shell_quote(EXEC_TARGET_STATIC_BIN);
+  auto traced = run_command(std::string(NO_PIDFD_GETFD_BIN) + " " + kMemtrail + " run -o " +
+                            shell_quote(dir / "t") + " -- " + kSpawn + args);
+  EXPECT_EQ(traced.out, "target ok\nchild ok\n");
+  EXPECT_EQ(traced.exit_code, 2) << traced.err;
+  EXPECT_TRUE(says_missing_exec(traced.err, EXEC_TARGET_STATIC_BIN)) << traced.err;
+}
+
 // A set-user-ID copy owned by another user: the loader runs it in secure
 // mode and ignores LD_PRELOAD (owned by root and run by root it would not).
 TEST(LostSpawn, PosixSpawnOfSetUserIdProgramIsSaidMissing) {

@@ -9,6 +9,7 @@
 // does. Everything else the child gets is the program's, unchanged.
 #include <spawn.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "memtrail/detail/exec.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "next_symbol.hpp"
+#include "preload_state.hpp"
 #include "tracing_environment.hpp"
 
 using namespace memtrail::preload;
@@ -65,9 +67,12 @@ int spawn_and_announce(SpawnFn real, pid_t* pid, const char* path,
   if (pid == nullptr) pid = &child;  // the announcement needs it
   SpawnEnvironment environment(envp);
   int rc = real(pid, path, actions, attr, argv, environment.get());
-  // A new pid: its image's trace, when it makes one, is its first (0).
+  // A new pid: its image's trace, when it makes one, is its first (0). A
+  // caller that is not the traced process (a child of the fork system
+  // call, which runs untraced) may have inherited the tracer's lock held:
+  // system calls only there, as in a vfork child.
   if (rc == 0 && following_new_images())
-    memtrail::detail::announce_image(static_cast<int>(*pid), 0, path, false);
+    memtrail::detail::announce_image(static_cast<int>(*pid), 0, path, getpid() != g_traced_pid);
   return rc;
 }
 

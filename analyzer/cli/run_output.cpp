@@ -8,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -55,34 +57,39 @@ struct AnnouncedExec {
   long sequence = 0;
 };
 
-// Whether the run directory holds a trace of `pid` with a sequence number
-// of at least `sequence`.
-bool has_trace_from(const std::string& directory, const std::string& pid, long sequence) {
+// The highest trace sequence number of each pid in the run directory, read
+// once (a run of thousands of spawned children announces thousands).
+std::map<std::string, long> last_trace_sequences(const std::string& directory) {
+  std::map<std::string, long> last;
   DIR* d = ::opendir(directory.c_str());
-  if (!d) return false;
-  bool found = false;
-  const std::string prefix = pid + ".";
+  if (!d) return last;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (found || name.rfind(prefix, 0) != 0 || name.size() < 4 ||
+    auto dot = name.find('.');
+    if (dot == std::string::npos || dot == 0 || name.size() < 4 ||
         name.compare(name.size() - 4, 4, ".mtr") != 0)
       continue;
     char* end = nullptr;
-    long seq = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    found = end && *end == '.' && seq >= sequence;
+    long seq = std::strtol(name.c_str() + dot + 1, &end, 10);
+    if (end == name.c_str() + dot + 1 || *end != '.') continue;
+    auto [it, fresh] = last.emplace(name.substr(0, dot), seq);
+    if (!fresh) it->second = std::max(it->second, seq);
   }
   ::closedir(d);
-  return found;
+  return last;
 }
 
-// The announced execs whose image left no trace and no line of its own, as
-// "PID\tmissing\tWHY" lines.
+// The announced execs whose image left no trace (numbered SEQ or later) and
+// no line of its own, as "PID\tmissing\tWHY" lines.
 std::vector<std::string> missing_after_exec(const std::string& directory,
                                             const std::vector<AnnouncedExec>& execs,
                                             const std::set<std::string>& said_missing) {
   std::vector<std::string> lines;
+  if (execs.empty()) return lines;
+  const std::map<std::string, long> last = last_trace_sequences(directory);
   for (const AnnouncedExec& e : execs) {
-    if (said_missing.count(e.pid) || has_trace_from(directory, e.pid, e.sequence)) continue;
+    auto trace = last.find(e.pid);
+    if (said_missing.count(e.pid) || (trace != last.end() && trace->second >= e.sequence)) continue;
     lines.push_back(e.pid + "\tmissing\tafter exec of " + e.path +
                     ": the new image did not create it (it could not reach the run directory "
                     "after setuid or chroot, or was not traced: static, set-user-ID)");

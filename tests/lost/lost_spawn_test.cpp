@@ -5,6 +5,7 @@
 // traced as always, and a spawn that fails must leave nothing said missing.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -195,6 +196,44 @@ TEST(LostSpawn, VforkExecOfMissingPathIsNotMissing) {
   Runs r = run_both(dir / "t", "vfork", dir / "no-such-program");
   ASSERT_EQ(r.plain.out, "child failed\n") << r.plain.err;
   expect_all_traced(r, dir / "t", 1);
+}
+
+// CPython's subprocess: a vfork child that searches PATH itself with
+// execve (a directory without the program first), or posix_spawn.
+const std::string kPython = "/usr/bin/python3";
+
+// Python code that runs `call` (a subprocess.run(...) expression).
+std::string python_code(const std::string& call) {
+  return "import subprocess, sys\nsys.stdout.flush()\nr = " + call +
+         "\nprint('child', 'ok' if r.returncode == 0 else 'failed')";
+}
+
+void expect_python_child_said_missing(const std::string& call) {
+  struct stat st;
+  if (::stat(kPython.c_str(), &st) != 0) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir;
+  const std::string args = " -c " + shell_quote(python_code(call));
+  auto plain = run_command(kPython + args);
+  ASSERT_EQ(plain.out, "target ok\nchild ok\n") << plain.err;
+  auto traced =
+      run_command(kMemtrail + " run -o " + shell_quote(dir / "t") + " -- " + kPython + args);
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(traced.exit_code, 2) << traced.err;
+  EXPECT_TRUE(says_missing_exec(traced.err, EXEC_TARGET_STATIC_BIN)) << traced.err;
+}
+
+TEST(LostSpawn, PythonSubprocessSearchingPathForStaticProgramIsSaidMissing) {
+  const std::string program = EXEC_TARGET_STATIC_BIN;
+  const std::string dir = program.substr(0, program.rfind('/'));
+  const std::string name = program.substr(program.rfind('/') + 1);
+  expect_python_child_said_missing("subprocess.run(['" + name +
+                                   "'], env={'PATH': '/nonexistent:" + dir + "'})");
+}
+
+// close_fds=False and a path with a directory: CPython uses posix_spawn.
+TEST(LostSpawn, PythonPosixSpawnOfStaticProgramIsSaidMissing) {
+  expect_python_child_said_missing("subprocess.run(['" EXEC_TARGET_STATIC_BIN
+                                   "'], close_fds=False)");
 }
 
 // With --no-follow children are untraced on purpose: nothing missing.

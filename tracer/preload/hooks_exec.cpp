@@ -7,6 +7,7 @@
 // our memory) must not touch the parent's trace: it only announces the image
 // it execs (with system calls, no lock, no heap) and gives the environment
 // back its tracing variables. posix_spawn: hooks_spawn.cpp.
+#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <unistd.h>
@@ -82,13 +83,30 @@ bool has_variable(char* const* envp, const char* saved) {
   return false;
 }
 
+// The most entries a vfork child's environment with the tracing variables
+// back may have: it is built on the interposer's stack (a vfork child must
+// not allocate), which may be small.
+constexpr std::size_t kMaxOnStack = 1024;
+
+// How many entries the caller must lend ExecScope (alloca) for the
+// environment of a vfork child's exec: 0 when it needs none (not a vfork
+// child, not following, nothing missing) or when it would not fit.
+std::size_t vfork_environment_entries(char* const* envp) {
+  if (getpid() == g_traced_pid || !following_new_images() || !environment_lacks_tracing(envp))
+    return 0;
+  std::size_t n = traced_environment_entries(envp);
+  return n <= kMaxOnStack ? n : 0;
+}
+
 // One exec attempt: finishes the trace before it, restarts tracing if the
 // exec returns (it failed). `envp()` is the environment the image gets.
+// `room`: vfork_environment_entries(envp) entries on the caller's stack, or
+// null.
 class ExecScope {
  public:
-  ExecScope(const char* path, char* const* envp) : envp_(const_cast<char**>(envp)) {
+  ExecScope(const char* path, char* const* envp, char** room) : envp_(const_cast<char**>(envp)) {
     if (getpid() != g_traced_pid) {  // vfork child: not our trace
-      prepare_other_process(path, envp);
+      prepare_other_process(path, envp, room);
       return;
     }
     // Only when the next image is meant to be traced (the environment to
@@ -124,26 +142,31 @@ class ExecScope {
   // A vfork child (or a child of the clone system call) execs: a new pid,
   // whose image starts its trace at 0 when it can. Announced, so that an
   // image that cannot be traced is said missing; its environment gets the
-  // tracing variables back on our stack (no heap: the memory is the
-  // parent's), when they fit.
-  void prepare_other_process(const char* path, char* const* envp) {
+  // tracing variables back in `room` (no heap: the memory is the parent's).
+  void prepare_other_process(const char* path, char* const* envp, char** room) {
     if (!following_new_images()) return;
-    if (environment_lacks_tracing(envp) && traced_environment_entries(envp) <= kOnStack) {
-      build_traced_environment(envp, on_stack_, nullptr);
-      envp_ = on_stack_;
+    if (room) {
+      build_traced_environment(envp, room, nullptr);
+      envp_ = room;
     }
     other_pid_ = static_cast<int>(getpid());
     memtrail::detail::announce_image(other_pid_, 0, path, true);
   }
 
-  static constexpr std::size_t kOnStack = 512;
   char** envp_;
-  char* on_stack_[kOnStack];
   int other_pid_ = 0;
   char** marked_ = nullptr;
   bool stopped_ = false;
   char marker_[sizeof kMarker + 24] = {};
 };
+
+// The ExecScope `name` of an interposer, with the room it may need on the
+// interposer's own stack.
+#define MEMTRAIL_EXEC_SCOPE(name, path, envp)                                           \
+  const std::size_t name##_room = vfork_environment_entries(envp);                      \
+  char** name##_stack =                                                                 \
+      name##_room ? static_cast<char**>(alloca(name##_room * sizeof(char*))) : nullptr; \
+  ExecScope name(path, envp, name##_stack)
 
 // argv of an execl-style call, on the caller's stack.
 #define MEMTRAIL_COLLECT_ARGS(first, last_named, argv)                    \
@@ -208,14 +231,14 @@ extern "C" {
 [[gnu::visibility("default")]] int execve(const char* path, char* const argv[],
                                           char* const envp[]) {
   ExecveFn real = next_symbol(g_execve, "execve");
-  ExecScope scope(path, envp);
+  MEMTRAIL_EXEC_SCOPE(scope, path, envp);
   return real(path, argv, scope.envp());
 }
 
 [[gnu::visibility("default")]] int execvpe(const char* file, char* const argv[],
                                            char* const envp[]) {
   ExecveFn real = next_symbol(g_execvpe, "execvpe");
-  ExecScope scope(file, envp);
+  MEMTRAIL_EXEC_SCOPE(scope, file, envp);
   return real(file, argv, scope.envp());
 }
 
@@ -223,7 +246,7 @@ extern "C" {
   FexecveFn real = next_symbol(g_fexecve, "fexecve");
   char shown[32];
   std::snprintf(shown, sizeof shown, "descriptor %d", fd);
-  ExecScope scope(shown, envp);
+  MEMTRAIL_EXEC_SCOPE(scope, shown, envp);
   return real(fd, argv, scope.envp());
 }
 
@@ -234,7 +257,7 @@ extern "C" {
     errno = ENOSYS;
     return -1;
   }
-  ExecScope scope(path, envp);
+  MEMTRAIL_EXEC_SCOPE(scope, path, envp);
   return real(dirfd, path, argv, scope.envp(), flags);
 }
 

@@ -327,7 +327,8 @@ void detail::announce_image(int pid, int sequence, const char* path, bool in_vfo
   // On the stack: while tracing, a heap string would be recorded as the
   // program's allocation (and a vfork child must not allocate).
   char line[1024];
-  append_to_list(line, format_list_line(line, pid, "exec", sequence, path), in_vfork_child);
+  append_to_list(line, format_list_line(line, pid, "exec", sequence, path ? path : "?"),
+                 in_vfork_child);
   errno = saved_errno;
 }
 

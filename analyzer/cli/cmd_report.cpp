@@ -2,12 +2,15 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli_args.hpp"
 #include "commands.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/report_json.hpp"
 #include "memtrail/report_text.hpp"
+#include "memtrail/run_index.hpp"
 #include "memtrail/site_filter.hpp"
 #include "progress_line.hpp"
 #include "report_at.hpp"
@@ -92,6 +95,10 @@ int cmd_report(int argc, char** argv) {
   if (traces->size() > 1) return report_run(files[0], *traces, options, json, top);
   Analysis a = analyze_with_progress("report", traces->front().file, options);
   if (int rc = report_input_status("report", a)) return rc;
+  // A run of one trace whose other traces are missing (a child that could
+  // not be traced) says so as a run of several does.
+  const std::vector<std::string> missing =
+      selection.any() ? std::vector<std::string>{} : read_missing_traces(files[0]);
   std::size_t all_sites = a.sites.size(), kept = filter ? keep_sites_with_function(a, *filter) : 0;
   if (filter)
     std::fprintf(stderr,
@@ -103,6 +110,7 @@ int cmd_report(int argc, char** argv) {
     nlohmann::json extra = nlohmann::json::object();
     if (filter)
       extra["filter"] = {{"function", *filter}, {"sites_kept", kept}, {"sites_total", all_sites}};
+    if (!missing.empty()) extra["missing_traces"] = missing;
     write_report_json(std::cout, a, top, extra);  // streamed: bounded memory at any --top
     std::cout << "\n";
   } else {
@@ -111,6 +119,8 @@ int cmd_report(int argc, char** argv) {
     t.stack_depth = num_callers;
     if (leak_kinds) t.leak_kinds = *leak_kinds;
     std::cout << report_text(a, t);
+    if (!missing.empty()) std::cout << "\nMISSING TRACES (the run is not whole)\n";
+    for (const std::string& m : missing) std::cout << "  " << m << "\n";
   }
   return finish_stdout_report("report");
 }

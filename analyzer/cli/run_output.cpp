@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -54,39 +57,56 @@ struct AnnouncedExec {
   long sequence = 0;
 };
 
-// Whether the run directory holds a trace of `pid` with a sequence number
-// of at least `sequence`.
-bool has_trace_from(const std::string& directory, const std::string& pid, long sequence) {
+// The highest trace sequence number of each pid in the run directory, read
+// once (a run of thousands of spawned children announces thousands).
+std::map<std::string, long> last_trace_sequences(const std::string& directory) {
+  std::map<std::string, long> last;
   DIR* d = ::opendir(directory.c_str());
-  if (!d) return false;
-  bool found = false;
-  const std::string prefix = pid + ".";
+  if (!d) return last;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (found || name.rfind(prefix, 0) != 0 || name.size() < 4 ||
+    auto dot = name.find('.');
+    if (dot == std::string::npos || dot == 0 || name.size() < 4 ||
         name.compare(name.size() - 4, 4, ".mtr") != 0)
       continue;
     char* end = nullptr;
-    long seq = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    found = end && *end == '.' && seq >= sequence;
+    long seq = std::strtol(name.c_str() + dot + 1, &end, 10);
+    if (end == name.c_str() + dot + 1 || *end != '.') continue;
+    auto [it, fresh] = last.emplace(name.substr(0, dot), seq);
+    if (!fresh) it->second = std::max(it->second, seq);
   }
   ::closedir(d);
-  return found;
+  return last;
 }
 
-// The announced execs whose image left no trace and no line of its own, as
-// "PID\tmissing\tWHY" lines.
+// The announced execs whose image left no trace (numbered SEQ or later) and
+// no line of its own, as "PID\tmissing\tWHY" lines.
 std::vector<std::string> missing_after_exec(const std::string& directory,
                                             const std::vector<AnnouncedExec>& execs,
                                             const std::set<std::string>& said_missing) {
   std::vector<std::string> lines;
+  if (execs.empty()) return lines;
+  const std::map<std::string, long> last = last_trace_sequences(directory);
   for (const AnnouncedExec& e : execs) {
-    if (said_missing.count(e.pid) || has_trace_from(directory, e.pid, e.sequence)) continue;
+    auto trace = last.find(e.pid);
+    if (said_missing.count(e.pid) || (trace != last.end() && trace->second >= e.sequence)) continue;
     lines.push_back(e.pid + "\tmissing\tafter exec of " + e.path +
                     ": the new image did not create it (it could not reach the run directory "
                     "after setuid or chroot, or was not traced: static, set-user-ID)");
   }
   return lines;
+}
+
+// A vfork child whose exec returned takes back its announcement: the
+// latest one of that pid and sequence (the exec that succeeded after it,
+// the next candidate of a PATH search, stays announced).
+void withdraw_last_announcement(std::vector<AnnouncedExec>& execs, const std::string& pid,
+                                long sequence) {
+  for (auto e = execs.rbegin(); e != execs.rend(); ++e)
+    if (e->pid == pid && e->sequence == sequence) {
+      execs.erase(std::next(e).base());
+      return;
+    }
 }
 
 // Reads the list, turns the announced execs into missing lines where their
@@ -97,6 +117,7 @@ RunProblems run_problems(const std::string& directory) {
   std::vector<std::string> kept;  // the missing and lost lines
   std::vector<AnnouncedExec> execs;
   std::set<std::string> said_missing;  // pids with a "missing" line
+  bool withdrawals = false;            // any "exec-failed" line
   {
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);) {
@@ -105,6 +126,11 @@ RunProblems run_problems(const std::string& directory) {
       if (tab2 == std::string::npos) continue;
       std::string pid = line.substr(0, tab), kind = line.substr(tab + 1, tab2 - tab - 1);
       std::string text = line.substr(tab2 + 1);
+      if (kind == "exec-failed") {  // a vfork child's exec returned: no image came
+        withdraw_last_announcement(execs, pid, std::strtol(text.c_str(), nullptr, 10));
+        withdrawals = true;
+        continue;
+      }
       if (kind != "exec") {
         if (kind == "missing") said_missing.insert(pid);
         kept.push_back(line);
@@ -131,7 +157,7 @@ RunProblems run_problems(const std::string& directory) {
   }
   if (kept.empty()) {
     ::unlink(path.c_str());
-  } else if (!execs.empty()) {
+  } else if (!execs.empty() || withdrawals) {
     std::ofstream out(path, std::ios::trunc);
     for (const std::string& line : kept) out << line << "\n";
   }

@@ -3,9 +3,11 @@
 // by the same "%p", replaced this one. Each interposer finishes the trace
 // first (stop_for_exec), marks the new image's environment with
 // MEMTRAIL_EXEC_PID=<pid>.<seq> so it takes a fresh file name, and, if the exec
-// fails, resumes tracing into a new file. posix_spawn needs nothing: its
-// child is a new pid. A vfork child (another pid sharing our memory) must
-// not touch the parent's trace: it execs untouched.
+// fails, resumes tracing into a new file. A vfork child (another pid sharing
+// our memory) must not touch the parent's trace: it only announces the image
+// it execs (with system calls, no lock, no heap) and gives the environment
+// back its tracing variables. posix_spawn: hooks_spawn.cpp.
+#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <unistd.h>
@@ -17,7 +19,9 @@
 #include <cstring>
 
 #include "memtrail/detail/exec.hpp"
+#include "next_symbol.hpp"
 #include "preload_state.hpp"
+#include "tracing_environment.hpp"
 
 extern char** environ;
 
@@ -29,10 +33,18 @@ using ExecveFn = int (*)(const char*, char* const[], char* const[]);
 using FexecveFn = int (*)(int, char* const[], char* const[]);
 using ExecveatFn = int (*)(int, const char*, char* const[], char* const[], int);
 
-template <typename Fn>
-Fn next_symbol(const char* name) {
-  static_assert(sizeof(Fn) == sizeof(void*));
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+// Resolved before the program runs (resolve_exec_functions): a lazy dlsym
+// would clear a pending dlerror(), and in a vfork child it would take the
+// loader's lock and perhaps allocate, in the parent's memory.
+std::atomic<ExecveFn> g_execve{nullptr}, g_execvpe{nullptr};
+std::atomic<FexecveFn> g_fexecve{nullptr};
+std::atomic<ExecveatFn> g_execveat{nullptr};
+
+[[gnu::constructor]] void resolve_exec_functions() {
+  next_symbol(g_execve, "execve");
+  next_symbol(g_execvpe, "execvpe");
+  next_symbol(g_fexecve, "fexecve");
+  next_symbol(g_execveat, "execveat");
 }
 
 constexpr char kMarker[] = "MEMTRAIL_EXEC_PID=";
@@ -71,38 +83,53 @@ bool has_variable(char* const* envp, const char* saved) {
   return false;
 }
 
+// The most entries a vfork child's environment with the tracing variables
+// back may have: it is built on the interposer's stack (a vfork child must
+// not allocate), which may be small.
+constexpr std::size_t kMaxOnStack = 1024;
+
+// How many entries the caller must lend ExecScope (alloca) for the
+// environment of a vfork child's exec: 0 when it needs none (not a vfork
+// child, not following, nothing missing) or when it would not fit.
+std::size_t vfork_environment_entries(char* const* envp) {
+  if (getpid() == g_traced_pid || !following_new_images() || !environment_lacks_tracing(envp))
+    return 0;
+  std::size_t n = traced_environment_entries(envp);
+  return n <= kMaxOnStack ? n : 0;
+}
+
 // One exec attempt: finishes the trace before it, restarts tracing if the
 // exec returns (it failed). `envp()` is the environment the image gets.
+// `room`: vfork_environment_entries(envp) entries on the caller's stack, or
+// null.
 class ExecScope {
  public:
-  ExecScope(const char* path, char* const* envp) : envp_(const_cast<char**>(envp)) {
-    if (getpid() != g_traced_pid) return;  // vfork child: not our trace
+  ExecScope(const char* path, char* const* envp, char** room) : envp_(const_cast<char**>(envp)) {
+    if (getpid() != g_traced_pid) {  // vfork child: not our trace
+      prepare_other_process(path, envp, room);
+      return;
+    }
     // Only when the next image is meant to be traced (the environment to
     // trace it was saved: not under --no-follow or attach). Now, while the
     // writer still holds the run's list.
     if (g_saved_count != 0) memtrail::detail::announce_exec(path);
     stopped_ = memtrail::detail::stop_for_exec();
     if (!stopped_) return;
-    std::size_t n = 0;
-    while (envp && envp[n]) ++n;
     // Exec is rare and this image is about to be replaced: malloc is fine.
-    marked_ = static_cast<char**>(std::malloc((n + 2 + g_saved_count) * sizeof(char*)));
+    marked_ = static_cast<char**>(std::malloc(traced_environment_entries(envp) * sizeof(char*)));
     if (!marked_) return;
     std::snprintf(marker_, sizeof marker_, "%s%d.%d", kMarker, static_cast<int>(getpid()),
                   memtrail::detail::next_image_sequence());
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (std::strncmp(envp[i], kMarker, sizeof kMarker - 1) != 0) marked_[k++] = envp[i];
-    // A variable the program removed comes back; one it changed (its own
-    // LD_PRELOAD, say) is kept as it is.
-    for (std::size_t i = 0; i < g_saved_count; ++i)
-      if (!has_variable(envp, g_saved[i])) marked_[k++] = const_cast<char*>(g_saved[i]);
-    marked_[k++] = marker_;
-    marked_[k] = nullptr;
+    build_traced_environment(envp, marked_, marker_);
     envp_ = marked_;
   }
   ~ExecScope() {  // only reached when the exec failed
     int saved = errno;
+    if (other_pid_ != 0) {  // no image came: take the announcement back
+      memtrail::detail::withdraw_image(other_pid_, 0, true);
+      errno = saved;
+      return;
+    }
     std::free(marked_);
     if (stopped_) memtrail::detail::resume_after_failed_exec();
     errno = saved;
@@ -112,11 +139,34 @@ class ExecScope {
   char* const* envp() const { return envp_; }
 
  private:
+  // A vfork child (or a child of the clone system call) execs: a new pid,
+  // whose image starts its trace at 0 when it can. Announced, so that an
+  // image that cannot be traced is said missing; its environment gets the
+  // tracing variables back in `room` (no heap: the memory is the parent's).
+  void prepare_other_process(const char* path, char* const* envp, char** room) {
+    if (!following_new_images()) return;
+    if (room) {
+      build_traced_environment(envp, room, nullptr);
+      envp_ = room;
+    }
+    other_pid_ = static_cast<int>(getpid());
+    memtrail::detail::announce_image(other_pid_, 0, path, true);
+  }
+
   char** envp_;
+  int other_pid_ = 0;
   char** marked_ = nullptr;
   bool stopped_ = false;
   char marker_[sizeof kMarker + 24] = {};
 };
+
+// The ExecScope `name` of an interposer, with the room it may need on the
+// interposer's own stack.
+#define MEMTRAIL_EXEC_SCOPE(name, path, envp)                                           \
+  const std::size_t name##_room = vfork_environment_entries(envp);                      \
+  char** name##_stack =                                                                 \
+      name##_room ? static_cast<char**>(alloca(name##_room * sizeof(char*))) : nullptr; \
+  ExecScope name(path, envp, name##_stack)
 
 // argv of an execl-style call, on the caller's stack.
 #define MEMTRAIL_COLLECT_ARGS(first, last_named, argv)                    \
@@ -137,6 +187,34 @@ class ExecScope {
 
 namespace memtrail::preload {
 
+bool following_new_images() {
+  return g_saved_count != 0;
+}
+
+bool environment_lacks_tracing(char* const* envp) {
+  for (std::size_t i = 0; i < g_saved_count; ++i)
+    if (!has_variable(envp, g_saved[i])) return true;
+  return false;
+}
+
+std::size_t traced_environment_entries(char* const* envp) {
+  std::size_t n = 0;
+  while (envp && envp[n]) ++n;
+  return n + g_saved_count + 2;
+}
+
+void build_traced_environment(char* const* envp, char** out, char* marker) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; envp && envp[i]; ++i)
+    if (!marker || std::strncmp(envp[i], kMarker, sizeof kMarker - 1) != 0) out[k++] = envp[i];
+  // A variable the program removed comes back; one it changed (its own
+  // LD_PRELOAD, say) is kept as it is.
+  for (std::size_t i = 0; i < g_saved_count; ++i)
+    if (!has_variable(envp, g_saved[i])) out[k++] = const_cast<char*>(g_saved[i]);
+  if (marker) out[k++] = marker;
+  out[k] = nullptr;
+}
+
 void save_tracing_environment() {
   if (g_saved_count != 0) return;  // once per image
   for (char** e = environ; e && *e; ++e)
@@ -152,34 +230,34 @@ extern "C" {
 
 [[gnu::visibility("default")]] int execve(const char* path, char* const argv[],
                                           char* const envp[]) {
-  static ExecveFn real = next_symbol<ExecveFn>("execve");
-  ExecScope scope(path, envp);
+  ExecveFn real = next_symbol(g_execve, "execve");
+  MEMTRAIL_EXEC_SCOPE(scope, path, envp);
   return real(path, argv, scope.envp());
 }
 
 [[gnu::visibility("default")]] int execvpe(const char* file, char* const argv[],
                                            char* const envp[]) {
-  static ExecveFn real = next_symbol<ExecveFn>("execvpe");
-  ExecScope scope(file, envp);
+  ExecveFn real = next_symbol(g_execvpe, "execvpe");
+  MEMTRAIL_EXEC_SCOPE(scope, file, envp);
   return real(file, argv, scope.envp());
 }
 
 [[gnu::visibility("default")]] int fexecve(int fd, char* const argv[], char* const envp[]) {
-  static FexecveFn real = next_symbol<FexecveFn>("fexecve");
+  FexecveFn real = next_symbol(g_fexecve, "fexecve");
   char shown[32];
   std::snprintf(shown, sizeof shown, "descriptor %d", fd);
-  ExecScope scope(shown, envp);
+  MEMTRAIL_EXEC_SCOPE(scope, shown, envp);
   return real(fd, argv, scope.envp());
 }
 
 [[gnu::visibility("default")]] int execveat(int dirfd, const char* path, char* const argv[],
                                             char* const envp[], int flags) {
-  static ExecveatFn real = next_symbol<ExecveatFn>("execveat");
+  ExecveatFn real = next_symbol(g_execveat, "execveat");
   if (!real) {
     errno = ENOSYS;
     return -1;
   }
-  ExecScope scope(path, envp);
+  MEMTRAIL_EXEC_SCOPE(scope, path, envp);
   return real(dirfd, path, argv, scope.envp(), flags);
 }
 

@@ -6,12 +6,15 @@
 // is reused inside one run.
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "memtrail/detail/exec.hpp"
@@ -249,32 +252,91 @@ int detail::next_image_sequence() {
   return runtime::g_sequence + 1;
 }
 
-void detail::announce_exec(const char* path) {
-  using runtime::g_missing_list;
-  const int saved_errno = errno;
-  // On the stack: before the trace stops, a heap string would be recorded
-  // as the program's allocation.
-  char line[1024];
-  int head = std::snprintf(line, sizeof line, "%d\texec\t%d ", static_cast<int>(::getpid()),
-                           next_image_sequence());
-  int length = std::snprintf(line + head, sizeof line - head - 1, "%s", path ? path : "?");
-  length = head + std::min(length, static_cast<int>(sizeof line) - head - 2);
+namespace {
+
+// "PID\tKIND\tSEQ PATH\n" (PATH left out when null) in `line`, with tabs and
+// newlines in PATH made spaces; its length.
+int format_list_line(char (&line)[1024], int pid, const char* kind, int sequence,
+                     const char* path) {
+  int head = std::snprintf(line, sizeof line, "%d\t%s\t%d", pid, kind, sequence);
+  int length = head;
+  if (path) {
+    line[length++] = ' ';
+    int n = std::snprintf(line + length, sizeof line - length - 1, "%s", path);
+    length += std::min(n, static_cast<int>(sizeof line) - length - 2);
+  }
   for (int i = head; i < length; ++i)
     if (line[i] == '\n' || line[i] == '\t') line[i] = ' ';
   line[length++] = '\n';
-  auto lock = detail::private_fd_lock();
+  return length;
+}
+
+// The run's list opened again by its path, if it is still the file the
+// image opened (same device and inode); else -1. System calls only.
+int reopen_list_by_path() {
+  using runtime::g_missing_list;
+  if (runtime::g_run_directory_path.empty()) return -1;
+  char path[4096];
+  int n = std::snprintf(path, sizeof path, "%s%s", runtime::g_run_directory_path.c_str(),
+                        runtime::kRunMissingFile);
+  if (n <= 0 || n >= static_cast<int>(sizeof path)) return -1;
+  int fd = static_cast<int>(
+      ::syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY));
+  struct stat st;
+  if (fd < 0) return -1;
+  if (::fstat(fd, &st) == 0 && st.st_dev == g_missing_list.dev && st.st_ino == g_missing_list.ino)
+    return fd;
+  ::syscall(SYS_close, fd);
+  return -1;
+}
+
+// One write of `line` to the run's list. In the writer's private table (the
+// writer still runs) the number means nothing in ours: written through a
+// copy, or, where the copy is refused (a vfork child is another process:
+// pidfd_getfd needs ptrace access to our writer thread, which Yama's
+// ptrace_scope 1 denies to a descendant), through the list opened again
+// by its path. `in_vfork_child`: another process on our memory, whose
+// parent thread waits in vfork: no lock (another of our threads may hold
+// it) and no interposed close, only system calls, on its own copy of our
+// table.
+void append_to_list(const char* line, int length, bool in_vfork_child) {
+  using runtime::g_missing_list;
+  std::unique_lock<std::mutex> lock;
+  if (!in_vfork_child) lock = detail::private_fd_lock();
   int fd = g_missing_list.fd;
-  // In the writer's private table (the writer still runs: the trace is not
-  // stopped yet) the number means nothing in ours: write through a copy.
   const bool copied = fd >= 0 && runtime::g_in_writer_table;
-  if (copied)
+  if (copied) {
     fd = detail::copy_from_thread_table(runtime::g_writer_tid, fd);
-  else if (fd >= 0 && !g_missing_list.still_ours())
+    if (fd < 0) fd = reopen_list_by_path();
+  } else if (fd >= 0 && !g_missing_list.still_ours()) {
     fd = -1;
-  if (fd >= 0) {
-    [[maybe_unused]] ssize_t n = ::write(fd, line, static_cast<std::size_t>(length));  // one write
-    if (copied) ::close(fd);
   }
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t n = ::write(fd, line, static_cast<std::size_t>(length));  // one write
+  if (copied) ::syscall(SYS_close, fd);
+}
+
+}  // namespace
+
+void detail::announce_exec(const char* path) {
+  announce_image(static_cast<int>(::getpid()), next_image_sequence(), path, false);
+}
+
+void detail::announce_image(int pid, int sequence, const char* path, bool in_vfork_child) {
+  const int saved_errno = errno;
+  // On the stack: while tracing, a heap string would be recorded as the
+  // program's allocation (and a vfork child must not allocate).
+  char line[1024];
+  append_to_list(line, format_list_line(line, pid, "exec", sequence, path ? path : "?"),
+                 in_vfork_child);
+  errno = saved_errno;
+}
+
+void detail::withdraw_image(int pid, int sequence, bool in_vfork_child) {
+  const int saved_errno = errno;
+  char line[1024];
+  append_to_list(line, format_list_line(line, pid, "exec-failed", sequence, nullptr),
+                 in_vfork_child);
   errno = saved_errno;
 }
 

@@ -23,4 +23,18 @@ int next_image_sequence();
 // Written through the list's descriptor this image still holds.
 void announce_exec(const char* path);
 
+// The same for an image of another pid that will never exec through our
+// interposers with its own trace's help: the child of posix_spawn (glibc
+// execs inside it, behind the PLT), announced by the parent once the spawn
+// succeeded, and the image a vfork child execs, announced by the child.
+// `in_vfork_child`: the caller is not the traced process (a vfork child on
+// its memory, a child of the fork system call that may have inherited the
+// tracer's lock held): system calls only, no lock. `sequence` is the one
+// the new image's trace would take (0: a new pid).
+void announce_image(int pid, int sequence, const char* path, bool in_vfork_child);
+
+// An announced image that did not come (the vfork child's exec failed):
+// "PID\texec-failed\tSEQ" takes its announcement back.
+void withdraw_image(int pid, int sequence, bool in_vfork_child);
+
 }  // namespace memtrail::detail

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "leak_sites.hpp"
 #include "site_chart_tap.hpp"
@@ -51,10 +52,49 @@ bool larger_first(const BlockLifetime& a, const BlockLifetime& b) {
 }  // namespace
 
 Engine::Engine(const AnalysisOptions& options, const ProgressFn& progress)
-    : options_(options),
-      progress_(progress),
-      used_timeline_(1, options.timeline_points),
-      sample_timeline_(4, options.timeline_points) {}
+    : options_(options), progress_(progress), used_timeline_(1, options.timeline_points) {}
+
+namespace {
+
+// The kinds process() tells listeners of: none on the per-block path.
+bool listenable(EventKind k) {
+  switch (k) {
+    case EventKind::alloc:
+    case EventKind::reuse:
+    case EventKind::free:
+    case EventKind::segment_reserve:
+    case EventKind::segment_release:
+    case EventKind::scope_begin:
+    case EventKind::scope_end:
+      return false;
+    default:
+      return static_cast<int>(k) < kEventKindCount;
+  }
+}
+
+}  // namespace
+
+void Engine::listen(EngineListener& l, std::initializer_list<EventKind> kinds) {
+  listeners_.push_back(&l);
+  for (EventKind k : kinds) {
+    assert(listenable(k) && "a block's events go to no listener");
+    if (listenable(k)) listeners_of_kind_[static_cast<std::size_t>(k)].push_back(&l);
+  }
+}
+
+void Engine::listen_to_every_event(EngineListener& l) {
+  every_event_listeners_.push_back(&l);
+}
+
+void Engine::tell(const Event& e, bool in_range) {
+  if (static_cast<std::size_t>(e.kind) >= listeners_of_kind_.size()) return;
+  for (EngineListener* l : listeners_of_kind_[static_cast<std::size_t>(e.kind)])
+    l->on_event(e, in_range);
+}
+
+void Engine::tell_every(const Event& e, bool in_range) {
+  for (EngineListener* l : every_event_listeners_) l->on_event(e, in_range);
+}
 
 std::string Engine::string_of(std::uint64_t id) const {
   auto it = strings_.find(static_cast<std::uint32_t>(id));
@@ -110,6 +150,7 @@ void Engine::on_pool(const PoolInfo& info) {
   p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                    info.name) != options_.pools.end();
   workspaces_.on_pool(p.out.info, p.included);
+  for (EngineListener* l : listeners_) l->on_pool(p.out.info, p.included);
   // Only an analyzed pool makes its parent an upstream: with --pool naming the
   // upstream alone, its blocks are the process-wide figures.
   if (p.included && info.parent != 0 && info.parent != info.id) {
@@ -127,6 +168,7 @@ void Engine::on_scope(const ScopeInfo& s) {
   grow_scopes(id);
   scopes_[id].out.info = s;
   workspaces_.on_scope(s);
+  for (EngineListener* l : listeners_) l->on_scope(s);
 }
 
 void Engine::grow_scopes(std::uint32_t id) {
@@ -390,6 +432,8 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
     summary_.last_event_ns = std::max(summary_.last_event_ns, e.time_ns);
   }
   if (workspaces_.active()) workspaces_.on_event(e, in_range);
+  if (!every_event_listeners_.empty()) [[unlikely]]
+    tell_every(e, in_range);
   switch (e.kind) {
     case EventKind::alloc:
     case EventKind::reuse:
@@ -410,6 +454,7 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       break;
     case EventKind::workspace_reset:
     case EventKind::spill: {
+      tell(e, in_range);
       if (!in_range) break;
       std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
       grow_scopes(id);
@@ -423,20 +468,16 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       break;
     }
     case EventKind::oom:
+      tell(e, in_range);
       if (taps_) taps_->oom(e, string_of(e.aux));
       if (in_range) ++pool_state(e.pool).out.ooms;
       break;
     case EventKind::sample:
+      tell(e, in_range);
       if (taps_) taps_->sample(e);
-      if (in_range) {
-        ++summary_.samples;
-        summary_.peak_rss_bytes = std::max(summary_.peak_rss_bytes, sample_rss(e));
-        std::uint64_t v[4] = {sample_rss(e), sample_heap_used(e), sample_heap_reserved(e),
-                              sample_device_free(e)};
-        sample_timeline_.record(e.time_ns, v);
-      }
       break;
     case EventKind::mark:
+      tell(e, in_range);
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::exec)) leaks_.ended_at_exec = true;
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::lost)) {
@@ -455,12 +496,14 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
         marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
       break;
     case EventKind::reachability: {
+      tell(e, in_range);
       PoolState& p = pool_state(e.pool);
       leaks_.classified = true;
       if (LiveBlock* b = p.live.find(e.address)) b->leak_class = e.detail;
       break;
     }
     default:
+      tell(e, in_range);
       break;
   }
 }
@@ -864,10 +907,6 @@ void Engine::move_scopes(Analysis& a) {
 // Timelines, marks, large blocks and the tables the report reads.
 void Engine::move_series_and_tables(Analysis& a) {
   a.used = used_timeline_.series(0);
-  a.samples.rss = sample_timeline_.series(0);
-  a.samples.heap_used = sample_timeline_.series(1);
-  a.samples.heap_reserved = sample_timeline_.series(2);
-  a.samples.device_free = sample_timeline_.series(3);
   a.marks = std::move(marks_);
   a.ended_by_signal = ended_by_signal_;
   a.attached = attached_;

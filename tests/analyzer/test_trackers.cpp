@@ -1,0 +1,113 @@
+// The metrics that moved out of the Engine onto trackers of the analysis
+// pass (analyzer/src/trackers/): each is computed by its tracker alone (an
+// Engine without it leaves the metric empty), and analyze() (the CLI's
+// report and JSON) and Session::open (the GUI's whole()) show it alike.
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "engine.hpp"
+#include "memtrail/analysis.hpp"
+#include "session_test_util.hpp"
+#include "trackers/trackers.hpp"
+
+namespace memtrail {
+namespace {
+
+AnalysisOptions no_symbols() {
+  AnalysisOptions o;
+  o.symbolize = false;
+  o.symbol_cache = false;
+  return o;
+}
+
+// The session trace with a second sample, a user mark and the recorder's
+// own marks: attach at the start, a loss, the ending signal last.
+struct TrackersTrace {
+  TrackersTrace() : b(test::temp_trace("trackers.mtr")) {
+    test::write_session_trace(b);
+    b.sample(5000, 30000, 400, 6000);  // a bucket of its own (1 us)
+    b.mark(5100, 20, "phase two");
+    mark(5200, MarkDetail::attach, 21, "attached to 1234", 1234, 0);
+    mark(5300, MarkDetail::lost, 22, "before start-up: early buffer full", 5,
+         static_cast<std::uint64_t>(LostReason::before_startup));
+    mark(5400, MarkDetail::lost, 22, "before start-up: early buffer full", 2,
+         static_cast<std::uint64_t>(LostReason::before_startup));
+    mark(5500, MarkDetail::signal, 23, "SIGTERM", 15, 0);
+    path = b.finish();
+  }
+  void mark(std::uint64_t t, MarkDetail detail, std::uint32_t string_id, const std::string& text,
+            std::uint64_t size, std::uint64_t requested) {
+    b.writer().add_string(string_id, text);
+    Event e;
+    e.time_ns = t;
+    e.kind = EventKind::mark;
+    e.thread = 1;
+    e.detail = static_cast<std::uint8_t>(detail);
+    e.aux = string_id;
+    e.size = size;
+    e.requested = requested;
+    b.writer().add_event(e);
+  }
+  test::TraceBuilder b;
+  std::string path;
+};
+
+// The Engine's own pass over `path`, with `tracker` plugged in as the
+// analysis pass plugs it (null: the Engine alone).
+Analysis engine_pass(const std::string& path, detail::PassTracker* tracker) {
+  Analysis a;
+  a.path = path;
+  detail::Engine engine(no_symbols(), {});
+  TraceVisitor* visitor = &engine;
+  if (tracker) {
+    tracker->attach(engine);
+    visitor = &tracker->wrap(engine);
+  }
+  TraceReader reader(path);
+  EXPECT_TRUE(reader.read(*visitor).ok);
+  engine.finish(a);
+  if (tracker) tracker->finished(a);
+  return a;
+}
+
+TEST(Trackers, TheSamplesAreTheSamplesTrackersAlone) {
+  TrackersTrace trace;
+  const Analysis alone = engine_pass(trace.path, nullptr);
+  EXPECT_EQ(alone.summary.samples, 0u);
+  EXPECT_EQ(alone.summary.peak_rss_bytes, 0u);
+  EXPECT_TRUE(alone.samples.rss.value.empty());
+
+  const auto tracker = detail::make_samples_tracker(no_symbols());
+  const Analysis a = engine_pass(trace.path, tracker.get());
+  EXPECT_EQ(a.summary.samples, 2u);
+  EXPECT_EQ(a.summary.peak_rss_bytes, 30000u);
+  // Each series holds the first sample's value until the second's bucket.
+  for (const auto& [series, first, last] :
+       {std::tuple{&a.samples.rss, 10000u, 30000u}, std::tuple{&a.samples.heap_used, 100u, 400u},
+        std::tuple{&a.samples.heap_reserved, 5000u, 6000u}}) {
+    ASSERT_GE(series->value.size(), 2u);
+    EXPECT_EQ(series->value.front(), first);
+    EXPECT_EQ(series->value.back(), last);
+  }
+}
+
+TEST(Trackers, AnalyzeAndTheSessionShowEveryTrackersMetricAlike) {
+  TrackersTrace trace;
+  const Analysis cli = analyze(trace.path, no_symbols());
+  ASSERT_TRUE(cli.error.empty()) << cli.error;
+  const auto session = test::open_session(trace.path);
+  ASSERT_TRUE(session);
+  const Analysis& gui = session->whole();
+
+  EXPECT_EQ(cli.summary.samples, 2u);
+  EXPECT_EQ(gui.summary.samples, cli.summary.samples);
+  EXPECT_EQ(gui.summary.peak_rss_bytes, cli.summary.peak_rss_bytes);
+  EXPECT_EQ(gui.samples.rss.value, cli.samples.rss.value);
+  EXPECT_EQ(gui.samples.rss.time_ns, cli.samples.rss.time_ns);
+}
+
+}  // namespace
+}  // namespace memtrail

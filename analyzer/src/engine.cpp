@@ -101,17 +101,6 @@ std::string Engine::string_of(std::uint64_t id) const {
   return it != strings_.end() && id <= 0xFFFFFFFFu ? it->second : std::string();
 }
 
-void Engine::note_lost(const Event& e) {
-  auto reason = static_cast<LostReason>(e.requested <= 255 ? e.requested : 0);
-  std::string words = string_of(e.aux);
-  for (LostEvents& l : lost_events_)
-    if (l.reason == reason && l.words == words) {
-      l.count += e.size;
-      return;
-    }
-  lost_events_.push_back(LostEvents{reason, std::move(words), e.size});
-}
-
 void Engine::on_string(std::uint32_t id, std::string_view text) {
   strings_[id] = std::string(text);
   if (!options_.iteration_mark.empty() && text == options_.iteration_mark) {
@@ -477,23 +466,13 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       if (taps_) taps_->sample(e);
       break;
     case EventKind::mark:
+      // The marks and the run's end are trackers' (trackers/marks.cpp,
+      // run_end.cpp); a loss or the ending signal bounds no iteration.
       tell(e, in_range);
-      if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::exec)) leaks_.ended_at_exec = true;
-      if (e.detail == static_cast<std::uint8_t>(MarkDetail::lost)) {
-        note_lost(e);
-        break;
-      }
-      if (e.detail == static_cast<std::uint8_t>(MarkDetail::signal)) {
-        ended_by_signal_ = static_cast<int>(std::min<std::uint64_t>(e.size, 1024));
-        ended_by_signal_name_ = string_of(e.aux);
-        if (ended_by_signal_name_.empty())
-          ended_by_signal_name_ = "signal " + std::to_string(ended_by_signal_);
-        break;
-      }
-      on_mark_of_iteration(e, in_range);
-      if (marks_.size() < options_.max_marks)
-        marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
+      if (e.detail != static_cast<std::uint8_t>(MarkDetail::lost) &&
+          e.detail != static_cast<std::uint8_t>(MarkDetail::signal))
+        on_mark_of_iteration(e, in_range);
       break;
     case EventKind::reachability: {
       tell(e, in_range);
@@ -904,14 +883,9 @@ void Engine::move_scopes(Analysis& a) {
   }
 }
 
-// Timelines, marks, large blocks and the tables the report reads.
+// The timeline, large blocks and the tables the report reads.
 void Engine::move_series_and_tables(Analysis& a) {
   a.used = used_timeline_.series(0);
-  a.marks = std::move(marks_);
-  a.ended_by_signal = ended_by_signal_;
-  a.attached = attached_;
-  a.lost_events = std::move(lost_events_);
-  a.ended_by_signal_name = std::move(ended_by_signal_name_);
   std::sort(large_blocks_.begin(), large_blocks_.end(),
             [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });
   a.large_blocks = std::move(large_blocks_);

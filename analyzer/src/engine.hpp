@@ -245,7 +245,6 @@ class Engine : public TraceVisitor {
   void move_pools(Analysis& a);
   void move_scopes(Analysis& a);
   void move_series_and_tables(Analysis& a);
-  void note_lost(const Event& e);  // a MarkDetail::lost mark
   // The listeners of e's kind / of every event.
   void tell(const Event& e, bool in_range);
   void tell_every(const Event& e, bool in_range);
@@ -287,11 +286,6 @@ class Engine : public TraceVisitor {
   std::uint64_t peak_epoch_ = 0;
   bool any_event_in_range_ = false;
   Decimator used_timeline_{1, 1000};
-  std::vector<Mark> marks_;
-  int ended_by_signal_ = 0;
-  std::vector<LostEvents> lost_events_;  // MarkDetail::lost marks, by reason
-  bool attached_ = false;                // a MarkDetail::attach mark: `memtrail attach`
-  std::string ended_by_signal_name_;
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;

@@ -94,6 +94,42 @@ TEST(Trackers, TheSamplesAreTheSamplesTrackersAlone) {
   }
 }
 
+TEST(Trackers, TheMarksAreTheMarksTrackersAlone) {
+  TrackersTrace trace;
+  EXPECT_TRUE(engine_pass(trace.path, nullptr).marks.empty());
+
+  const auto tracker = detail::make_marks_tracker(no_symbols());
+  const Analysis a = engine_pass(trace.path, tracker.get());
+  // The user's mark and the attach mark; a loss and the signal are not marks.
+  ASSERT_EQ(a.marks.size(), 2u);
+  EXPECT_EQ(a.marks[0].time_ns, 5100u);
+  EXPECT_EQ(a.marks[0].text, "phase two");
+  EXPECT_EQ(a.marks[1].text, "attached to 1234");
+
+  AnalysisOptions one = no_symbols();
+  one.max_marks = 1;
+  const auto capped = detail::make_marks_tracker(one);
+  EXPECT_EQ(engine_pass(trace.path, capped.get()).marks.size(), 1u);
+}
+
+TEST(Trackers, TheRunsEndIsTheRunEndTrackersAlone) {
+  TrackersTrace trace;
+  const Analysis alone = engine_pass(trace.path, nullptr);
+  EXPECT_FALSE(alone.attached);
+  EXPECT_TRUE(alone.lost_events.empty());
+  EXPECT_EQ(alone.ended_by_signal, 0);
+
+  const auto tracker = detail::make_run_end_tracker(no_symbols());
+  const Analysis a = engine_pass(trace.path, tracker.get());
+  EXPECT_TRUE(a.attached);
+  ASSERT_EQ(a.lost_events.size(), 1u);  // the two losses of one reason, summed
+  EXPECT_EQ(a.lost_events[0].reason, LostReason::before_startup);
+  EXPECT_EQ(a.lost_events[0].words, "before start-up: early buffer full");
+  EXPECT_EQ(a.lost_events[0].count, 7u);
+  EXPECT_EQ(a.ended_by_signal, 15);
+  EXPECT_EQ(a.ended_by_signal_name, "SIGTERM");
+}
+
 TEST(Trackers, AnalyzeAndTheSessionShowEveryTrackersMetricAlike) {
   TrackersTrace trace;
   const Analysis cli = analyze(trace.path, no_symbols());
@@ -107,6 +143,18 @@ TEST(Trackers, AnalyzeAndTheSessionShowEveryTrackersMetricAlike) {
   EXPECT_EQ(gui.summary.peak_rss_bytes, cli.summary.peak_rss_bytes);
   EXPECT_EQ(gui.samples.rss.value, cli.samples.rss.value);
   EXPECT_EQ(gui.samples.rss.time_ns, cli.samples.rss.time_ns);
+
+  ASSERT_EQ(cli.marks.size(), 2u);
+  ASSERT_EQ(gui.marks.size(), cli.marks.size());
+  for (std::size_t i = 0; i < cli.marks.size(); ++i)
+    EXPECT_EQ(gui.marks[i].text, cli.marks[i].text);
+
+  EXPECT_TRUE(cli.attached);
+  EXPECT_EQ(gui.attached, cli.attached);
+  EXPECT_EQ(cli.lost_event_count(), 7u);
+  EXPECT_EQ(gui.lost_event_count(), cli.lost_event_count());
+  EXPECT_EQ(cli.ended_by_signal_name, "SIGTERM");
+  EXPECT_EQ(gui.ended_by_signal_name, cli.ended_by_signal_name);
 }
 
 }  // namespace

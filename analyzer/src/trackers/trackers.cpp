@@ -6,6 +6,8 @@ namespace memtrail::detail {
 std::vector<std::unique_ptr<PassTracker>> standard_trackers(const AnalysisOptions& o) {
   std::vector<std::unique_ptr<PassTracker>> all;
   all.push_back(make_samples_tracker(o));
+  all.push_back(make_marks_tracker(o));
+  all.push_back(make_run_end_tracker(o));
   return all;
 }
 

@@ -15,6 +15,12 @@ namespace memtrail::detail {
 // The process samples: their count, the peak RSS and the four sample series.
 std::unique_ptr<PassTracker> make_samples_tracker(const AnalysisOptions& o);
 
+// The user's marks (Analysis::marks).
+std::unique_ptr<PassTracker> make_marks_tracker(const AnalysisOptions& o);
+
+// `memtrail attach`, the events the recorder lost, the ending signal.
+std::unique_ptr<PassTracker> make_run_end_tracker(const AnalysisOptions& o);
+
 // Every tracker above, in the order their finished() runs.
 std::vector<std::unique_ptr<PassTracker>> standard_trackers(const AnalysisOptions& o);
 

@@ -138,7 +138,6 @@ void Engine::on_pool(const PoolInfo& info) {
   p.out.info.id = std::min(info.id, kMaxPools - 1);
   p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                    info.name) != options_.pools.end();
-  workspaces_.on_pool(p.out.info, p.included);
   for (EngineListener* l : listeners_) l->on_pool(p.out.info, p.included);
   // Only an analyzed pool makes its parent an upstream: with --pool naming the
   // upstream alone, its blocks are the process-wide figures.
@@ -156,7 +155,6 @@ void Engine::on_scope(const ScopeInfo& s) {
   std::uint32_t id = std::min(s.id, kMaxScopes - 1);
   grow_scopes(id);
   scopes_[id].out.info = s;
-  workspaces_.on_scope(s);
   for (EngineListener* l : listeners_) l->on_scope(s);
 }
 
@@ -420,7 +418,6 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
     summary_.first_event_ns = std::min(summary_.first_event_ns, e.time_ns);
     summary_.last_event_ns = std::max(summary_.last_event_ns, e.time_ns);
   }
-  if (workspaces_.active()) workspaces_.on_event(e, in_range);
   if (!every_event_listeners_.empty()) [[unlikely]]
     tell_every(e, in_range);
   switch (e.kind) {
@@ -914,7 +911,6 @@ void Engine::finish(Analysis& a) {
   a.size_histogram = std::move(sizes);
   a.lifetime_histogram = std::move(lifetimes);
   move_series_and_tables(a);
-  workspaces_.finish(a);
 }
 
 SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {

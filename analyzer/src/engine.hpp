@@ -20,7 +20,6 @@
 #include "memtrail/trace_file.hpp"
 #include "scope_growth.hpp"
 #include "session_taps.hpp"
-#include "workspace_tracker.hpp"
 
 namespace memtrail::detail {
 
@@ -301,7 +300,6 @@ class Engine : public TraceVisitor {
   std::vector<EngineListener*> listeners_;
   std::array<std::vector<EngineListener*>, kEventKindCount> listeners_of_kind_;
   std::vector<EngineListener*> every_event_listeners_;
-  WorkspaceTracker workspaces_;  // the workspaces section (workspaces.cpp)
   bool stopped_ = false;
   bool cancelled_ = false;
   bool range_ended_ = false;

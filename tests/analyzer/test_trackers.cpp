@@ -10,6 +10,7 @@
 
 #include "engine.hpp"
 #include "memtrail/analysis.hpp"
+#include "memtrail/workspaces.hpp"
 #include "session_test_util.hpp"
 #include "trackers/trackers.hpp"
 
@@ -128,6 +129,40 @@ TEST(Trackers, TheRunsEndIsTheRunEndTrackersAlone) {
   EXPECT_EQ(a.lost_events[0].count, 7u);
   EXPECT_EQ(a.ended_by_signal, 15);
   EXPECT_EQ(a.ended_by_signal_name, "SIGTERM");
+}
+
+// samples/workspaces traced (tests/analyzer/golden/samples).
+const std::string kWorkspacesTrace =
+    std::string(MEMTRAIL_TEST_DIR) + "/golden/samples/workspaces.mtr";
+
+TEST(Trackers, TheWorkspacesAreTheWorkspacesTrackersAlone) {
+  EXPECT_TRUE(engine_pass(kWorkspacesTrace, nullptr).workspaces.empty());
+
+  const auto tracker = detail::make_workspaces_tracker(no_symbols());
+  const Analysis a = engine_pass(kWorkspacesTrace, tracker.get());
+  ASSERT_FALSE(a.workspaces.empty());
+  EXPECT_GT(a.workspaces[0].cycles, 0u);
+  EXPECT_GT(a.workspaces[0].allocations, 0u);
+  // The same figures as analyze()'s, which runs it among the pass's own
+  // (its spill sites have frames there: the sites are grouped).
+  const Analysis full = analyze(kWorkspacesTrace, no_symbols());
+  ASSERT_EQ(full.workspaces.size(), a.workspaces.size());
+  const WorkspaceReport &x = a.workspaces[0], &y = full.workspaces[0];
+  EXPECT_EQ(x.cycles, y.cycles);
+  EXPECT_EQ(x.spills, y.spills);
+  EXPECT_EQ(x.spill_sites.size(), y.spill_sites.size());
+  EXPECT_EQ(x.system_allocations_after_learning, y.system_allocations_after_learning);
+  EXPECT_EQ(x.peak_used_bytes, y.peak_used_bytes);
+}
+
+TEST(Trackers, AnalyzeAndTheSessionShowTheWorkspacesAlike) {
+  const Analysis cli = analyze(kWorkspacesTrace, no_symbols());
+  ASSERT_TRUE(cli.error.empty()) << cli.error;
+  const auto session = test::open_session(kWorkspacesTrace);
+  ASSERT_TRUE(session);
+  ASSERT_FALSE(cli.workspaces.empty());
+  EXPECT_FALSE(workspaces_text(cli).empty());
+  EXPECT_EQ(workspaces_text(session->whole()), workspaces_text(cli));
 }
 
 TEST(Trackers, AnalyzeAndTheSessionShowEveryTrackersMetricAlike) {

@@ -21,6 +21,9 @@ std::unique_ptr<PassTracker> make_marks_tracker(const AnalysisOptions& o);
 // `memtrail attach`, the events the recorder lost, the ending signal.
 std::unique_ptr<PassTracker> make_run_end_tracker(const AnalysisOptions& o);
 
+// The workspaces section (workspace_tracker.hpp).
+std::unique_ptr<PassTracker> make_workspaces_tracker(const AnalysisOptions& o);
+
 // Every tracker above, in the order their finished() runs.
 std::vector<std::unique_ptr<PassTracker>> standard_trackers(const AnalysisOptions& o);
 

@@ -17,7 +17,6 @@ namespace {
 
 // Ids come from a trace that may be hostile: past these, state is shared in
 // one overflow slot instead of growing a vector to gigabytes.
-constexpr std::uint32_t kMaxPools = 1u << 14;
 constexpr std::uint32_t kMaxThreads = 1u << 18;
 constexpr std::uint32_t kMaxScopes = 1u << 16;
 constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense recorder ids)
@@ -456,7 +455,6 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
     case EventKind::oom:
       tell(e, in_range);
       if (taps_) taps_->oom(e, string_of(e.aux));
-      if (in_range) ++pool_state(e.pool).out.ooms;
       break;
     case EventKind::sample:
       tell(e, in_range);

@@ -4,6 +4,7 @@
 // reports and by segment_map_at() to stop at a chosen moment.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -101,6 +102,11 @@ struct OrphanFree {
 class Engine : public TraceVisitor {
  public:
   Engine(const AnalysisOptions& options, const ProgressFn& progress);
+
+  // Pool ids from a trace that may be hostile: past this, pools share one
+  // overflow slot (the last) instead of growing a vector to gigabytes.
+  static constexpr std::uint32_t kMaxPools = 1u << 14;
+  static std::uint32_t pool_slot(std::uint32_t id) { return std::min(id, kMaxPools - 1); }
 
   // Stop reading after the first event later than this (segment_map_at).
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }

@@ -131,6 +131,33 @@ TEST(Trackers, TheRunsEndIsTheRunEndTrackersAlone) {
   EXPECT_EQ(a.ended_by_signal_name, "SIGTERM");
 }
 
+TEST(Trackers, TheOomsAreTheOomsTrackersAlone) {
+  TrackersTrace trace;
+  const Analysis alone = engine_pass(trace.path, nullptr);
+  ASSERT_TRUE(alone.pool_by_name("cache"));
+  EXPECT_EQ(alone.pool_by_name("cache")->ooms, 0u);
+
+  const auto tracker = detail::make_ooms_tracker(no_symbols());
+  const Analysis a = engine_pass(trace.path, tracker.get());
+  ASSERT_TRUE(a.pool_by_name("cache"));
+  EXPECT_EQ(a.pool_by_name("cache")->ooms, 1u);  // t800, requested 3000
+  EXPECT_EQ(a.pool_by_name("malloc")->ooms, 0u);
+
+  // Outside the range, an oom counts for nothing.
+  AnalysisOptions before = no_symbols();
+  before.to_ns = 700;
+  const auto ranged = detail::make_ooms_tracker(before);
+  detail::Engine engine(before, {});
+  ranged->attach(engine);
+  TraceReader reader(trace.path);
+  ASSERT_TRUE(reader.read(engine).ok);
+  Analysis r;
+  engine.finish(r);
+  ranged->finished(r);
+  ASSERT_TRUE(r.pool_by_name("cache"));
+  EXPECT_EQ(r.pool_by_name("cache")->ooms, 0u);
+}
+
 // samples/workspaces traced (tests/analyzer/golden/samples).
 const std::string kWorkspacesTrace =
     std::string(MEMTRAIL_TEST_DIR) + "/golden/samples/workspaces.mtr";
@@ -190,6 +217,10 @@ TEST(Trackers, AnalyzeAndTheSessionShowEveryTrackersMetricAlike) {
   EXPECT_EQ(gui.lost_event_count(), cli.lost_event_count());
   EXPECT_EQ(cli.ended_by_signal_name, "SIGTERM");
   EXPECT_EQ(gui.ended_by_signal_name, cli.ended_by_signal_name);
+
+  ASSERT_TRUE(cli.pool_by_name("cache") && gui.pool_by_name("cache"));
+  EXPECT_EQ(cli.pool_by_name("cache")->ooms, 1u);
+  EXPECT_EQ(gui.pool_by_name("cache")->ooms, cli.pool_by_name("cache")->ooms);
 }
 
 }  // namespace

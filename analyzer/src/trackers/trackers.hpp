@@ -24,6 +24,9 @@ std::unique_ptr<PassTracker> make_run_end_tracker(const AnalysisOptions& o);
 // The workspaces section (workspace_tracker.hpp).
 std::unique_ptr<PassTracker> make_workspaces_tracker(const AnalysisOptions& o);
 
+// The failed allocations per pool (PoolStats::ooms).
+std::unique_ptr<PassTracker> make_ooms_tracker(const AnalysisOptions& o);
+
 // Every tracker above, in the order their finished() runs.
 std::vector<std::unique_ptr<PassTracker>> standard_trackers(const AnalysisOptions& o);
 

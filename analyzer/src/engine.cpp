@@ -18,7 +18,6 @@ namespace {
 // Ids come from a trace that may be hostile: past these, state is shared in
 // one overflow slot instead of growing a vector to gigabytes.
 constexpr std::uint32_t kMaxThreads = 1u << 18;
-constexpr std::uint32_t kMaxScopes = 1u << 16;
 constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense recorder ids)
 constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by vector
 constexpr std::size_t kMaxOrphans = 1u << 16;
@@ -438,20 +437,9 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       on_scope_end(e, in_range);
       break;
     case EventKind::workspace_reset:
-    case EventKind::spill: {
+    case EventKind::spill:  // per scope: trackers/scope_spills.cpp
       tell(e, in_range);
-      if (!in_range) break;
-      std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
-      grow_scopes(id);
-      ScopeStats& s = scopes_[id].out;
-      if (e.kind == EventKind::workspace_reset) {
-        ++s.workspace_resets;
-      } else {
-        ++s.spills;
-        s.spilled_bytes += e.size;
-      }
       break;
-    }
     case EventKind::oom:
       tell(e, in_range);
       if (taps_) taps_->oom(e, string_of(e.aux));

@@ -107,6 +107,11 @@ class Engine : public TraceVisitor {
   // overflow slot (the last) instead of growing a vector to gigabytes.
   static constexpr std::uint32_t kMaxPools = 1u << 14;
   static std::uint32_t pool_slot(std::uint32_t id) { return std::min(id, kMaxPools - 1); }
+  // The same for scope ids (ScopeInfo::id, a scope event's aux).
+  static constexpr std::uint32_t kMaxScopes = 1u << 16;
+  static std::uint32_t scope_slot(std::uint64_t id) {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(id, kMaxScopes - 1));
+  }
 
   // Stop reading after the first event later than this (segment_map_at).
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }

@@ -182,6 +182,33 @@ TEST(Trackers, TheWorkspacesAreTheWorkspacesTrackersAlone) {
   EXPECT_EQ(x.peak_used_bytes, y.peak_used_bytes);
 }
 
+// The scope a workspace's spills and resets name (the sample's LOOP).
+const ScopeStats* spilling_scope(const Analysis& a) {
+  for (const ScopeStats& s : a.scopes)
+    if (s.spills > 0 || s.workspace_resets > 0) return &s;
+  return nullptr;
+}
+
+TEST(Trackers, TheScopesSpillsAreTheScopeSpillsTrackersAlone) {
+  EXPECT_EQ(spilling_scope(engine_pass(kWorkspacesTrace, nullptr)), nullptr);
+
+  const auto tracker = detail::make_scope_spills_tracker(no_symbols());
+  const Analysis a = engine_pass(kWorkspacesTrace, tracker.get());
+  const ScopeStats* s = spilling_scope(a);
+  ASSERT_TRUE(s);
+  // The workspace's own count of its spills (workspaces.cpp), over the same events.
+  const Analysis full = analyze(kWorkspacesTrace, no_symbols());
+  ASSERT_FALSE(full.workspaces.empty());
+  EXPECT_EQ(s->spills, full.workspaces[0].spills);
+  EXPECT_EQ(s->spilled_bytes, full.workspaces[0].spilled_bytes);
+  EXPECT_GT(s->workspace_resets, 0u);
+  const ScopeStats* in_full = spilling_scope(full);
+  ASSERT_TRUE(in_full);
+  EXPECT_EQ(in_full->info.name, s->info.name);
+  EXPECT_EQ(in_full->spills, s->spills);
+  EXPECT_EQ(in_full->workspace_resets, s->workspace_resets);
+}
+
 TEST(Trackers, AnalyzeAndTheSessionShowTheWorkspacesAlike) {
   const Analysis cli = analyze(kWorkspacesTrace, no_symbols());
   ASSERT_TRUE(cli.error.empty()) << cli.error;
@@ -190,6 +217,10 @@ TEST(Trackers, AnalyzeAndTheSessionShowTheWorkspacesAlike) {
   ASSERT_FALSE(cli.workspaces.empty());
   EXPECT_FALSE(workspaces_text(cli).empty());
   EXPECT_EQ(workspaces_text(session->whole()), workspaces_text(cli));
+  const ScopeStats *x = spilling_scope(cli), *y = spilling_scope(session->whole());
+  ASSERT_TRUE(x && y);
+  EXPECT_EQ(y->spills, x->spills);
+  EXPECT_EQ(y->workspace_resets, x->workspace_resets);
 }
 
 TEST(Trackers, AnalyzeAndTheSessionShowEveryTrackersMetricAlike) {

@@ -10,6 +10,7 @@ std::vector<std::unique_ptr<PassTracker>> standard_trackers(const AnalysisOption
   all.push_back(make_run_end_tracker(o));
   all.push_back(make_workspaces_tracker(o));
   all.push_back(make_ooms_tracker(o));
+  all.push_back(make_scope_spills_tracker(o));
   return all;
 }
 

@@ -27,6 +27,9 @@ std::unique_ptr<PassTracker> make_workspaces_tracker(const AnalysisOptions& o);
 // The failed allocations per pool (PoolStats::ooms).
 std::unique_ptr<PassTracker> make_ooms_tracker(const AnalysisOptions& o);
 
+// The workspace resets and spills per scope (ScopeStats).
+std::unique_ptr<PassTracker> make_scope_spills_tracker(const AnalysisOptions& o);
+
 // Every tracker above, in the order their finished() runs.
 std::vector<std::unique_ptr<PassTracker>> standard_trackers(const AnalysisOptions& o);
 

@@ -3,6 +3,7 @@
 #include "analysis_pass.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "engine.hpp"
@@ -11,6 +12,7 @@
 #include "module_preloader.hpp"
 #include "pipelined_read.hpp"
 #include "symbolize_sites.hpp"
+#include "trackers/trackers.hpp"
 
 namespace memtrail::detail {
 
@@ -56,10 +58,12 @@ struct ReadEnd {
   bool ended = false;
 };
 
+using Trackers = std::vector<PassTracker*>;
+
 // The event pass and Engine::finish. The Engine is gone on return, before
 // symbolization needs the memory. `preopened`: the preloader's modules.
-ReadEnd read_and_finish(TraceReader& reader, const PassOptions& o, Analysis& a,
-                        std::vector<OpenedModule>& preopened) {
+ReadEnd read_and_finish(TraceReader& reader, const PassOptions& o, const Trackers& trackers,
+                        Analysis& a, std::vector<OpenedModule>& preopened) {
   const ReadEnd cancelled{PassFailure::cancelled, true};
   Engine engine(o.analysis, o.engine_progress);
   if (!reader.header_error().empty()) {
@@ -67,7 +71,7 @@ ReadEnd read_and_finish(TraceReader& reader, const PassOptions& o, Analysis& a,
     return {PassFailure::header, true};
   }
   TraceVisitor* visitor = &engine;
-  for (PassTracker* t : o.trackers) {
+  for (PassTracker* t : trackers) {
     t->attach(engine);
     visitor = &t->wrap(*visitor);
   }
@@ -100,15 +104,15 @@ ReadEnd read_and_finish(TraceReader& reader, const PassOptions& o, Analysis& a,
 }
 
 // Merges the sites by source unless group_by_address, and tells the trackers.
-void group(Analysis& a, const PassOptions& o) {
-  for (PassTracker* t : o.trackers) t->symbolized(a);
+void group(Analysis& a, const PassOptions& o, const Trackers& trackers) {
+  for (PassTracker* t : trackers) t->symbolized(a);
   if (o.analysis.group_by_address) {
     rebuild_leak_sites(a);
-    for (PassTracker* t : o.trackers) t->grouped(a, nullptr);
+    for (PassTracker* t : trackers) t->grouped(a, nullptr);
     return;
   }
   const std::vector<std::uint32_t> merged = group_sites_by_source(a);
-  for (PassTracker* t : o.trackers) t->grouped(a, &merged);
+  for (PassTracker* t : trackers) t->grouped(a, &merged);
 }
 
 }  // namespace
@@ -117,10 +121,15 @@ PassFailure run_analysis_pass(TraceReader& reader, const std::string& path, cons
                               Analysis& a) {
   a.path = path;
   a.options = o.analysis;
+  // The pass's own metrics first: the caller's trackers see them done.
+  const std::vector<std::unique_ptr<PassTracker>> own = standard_trackers(o.analysis);
+  Trackers trackers;
+  for (const auto& t : own) trackers.push_back(t.get());
+  trackers.insert(trackers.end(), o.trackers.begin(), o.trackers.end());
   std::vector<OpenedModule> preopened;
-  const ReadEnd read = read_and_finish(reader, o, a, preopened);
+  const ReadEnd read = read_and_finish(reader, o, trackers, a, preopened);
   if (read.ended) return read.failure;
-  for (PassTracker* t : o.trackers) t->finished(a);
+  for (PassTracker* t : trackers) t->finished(a);
   if (!report(o, LoadStage::finishing, 1, 1)) return PassFailure::cancelled;
 
   const std::size_t sites = a.sites.size();
@@ -132,7 +141,7 @@ PassFailure run_analysis_pass(TraceReader& reader, const std::string& path, cons
     };
   if (!symbolize_sites(a, o.analysis, symbol_progress, std::move(preopened)))
     return PassFailure::cancelled;
-  group(a, o);
+  group(a, o, trackers);
   // The malloc pool's reserved figures are the glibc samples'.
   take_heap_reserved_from_samples(a);
   if (!report(o, LoadStage::done, sites, sites)) return PassFailure::cancelled;

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "leak_sites.hpp"
 #include "site_chart_tap.hpp"
@@ -16,9 +17,7 @@ namespace {
 
 // Ids come from a trace that may be hostile: past these, state is shared in
 // one overflow slot instead of growing a vector to gigabytes.
-constexpr std::uint32_t kMaxPools = 1u << 14;
 constexpr std::uint32_t kMaxThreads = 1u << 18;
-constexpr std::uint32_t kMaxScopes = 1u << 16;
 constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense recorder ids)
 constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by vector
 constexpr std::size_t kMaxOrphans = 1u << 16;
@@ -56,25 +55,53 @@ bool larger_first(const BlockLifetime& a, const BlockLifetime& b) {
 }  // namespace
 
 Engine::Engine(const AnalysisOptions& options, const ProgressFn& progress)
-    : options_(options),
-      progress_(progress),
-      used_timeline_(1, options.timeline_points),
-      sample_timeline_(4, options.timeline_points) {}
+    : options_(options), progress_(progress), used_timeline_(1, options.timeline_points) {}
+
+namespace {
+
+// The kinds process() tells listeners of: none on the per-block path.
+bool listenable(EventKind k) {
+  switch (k) {
+    case EventKind::alloc:
+    case EventKind::reuse:
+    case EventKind::free:
+    case EventKind::segment_reserve:
+    case EventKind::segment_release:
+    case EventKind::scope_begin:
+    case EventKind::scope_end:
+      return false;
+    default:
+      return static_cast<int>(k) < kEventKindCount;
+  }
+}
+
+}  // namespace
+
+void Engine::listen(EngineListener& l, std::initializer_list<EventKind> kinds) {
+  listeners_.push_back(&l);
+  for (EventKind k : kinds) {
+    assert(listenable(k) && "a block's events go to no listener");
+    if (listenable(k)) listeners_of_kind_[static_cast<std::size_t>(k)].push_back(&l);
+  }
+}
+
+void Engine::listen_to_every_event(EngineListener& l) {
+  every_event_listeners_.push_back(&l);
+}
+
+void Engine::tell(const Event& e, bool in_range) {
+  if (static_cast<std::size_t>(e.kind) >= listeners_of_kind_.size()) return;
+  for (EngineListener* l : listeners_of_kind_[static_cast<std::size_t>(e.kind)])
+    l->on_event(e, in_range);
+}
+
+void Engine::tell_every(const Event& e, bool in_range) {
+  for (EngineListener* l : every_event_listeners_) l->on_event(e, in_range);
+}
 
 std::string Engine::string_of(std::uint64_t id) const {
   auto it = strings_.find(static_cast<std::uint32_t>(id));
   return it != strings_.end() && id <= 0xFFFFFFFFu ? it->second : std::string();
-}
-
-void Engine::note_lost(const Event& e) {
-  auto reason = static_cast<LostReason>(e.requested <= 255 ? e.requested : 0);
-  std::string words = string_of(e.aux);
-  for (LostEvents& l : lost_events_)
-    if (l.reason == reason && l.words == words) {
-      l.count += e.size;
-      return;
-    }
-  lost_events_.push_back(LostEvents{reason, std::move(words), e.size});
 }
 
 void Engine::on_string(std::uint32_t id, std::string_view text) {
@@ -114,7 +141,7 @@ void Engine::on_pool(const PoolInfo& info) {
   p.out.info.id = std::min(info.id, kMaxPools - 1);
   p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                    info.name) != options_.pools.end();
-  workspaces_.on_pool(p.out.info, p.included);
+  for (EngineListener* l : listeners_) l->on_pool(p.out.info, p.included);
   // Only an analyzed pool makes its parent an upstream: with --pool naming the
   // upstream alone, its blocks are the process-wide figures.
   if (p.included && info.parent != 0 && info.parent != info.id) {
@@ -131,7 +158,7 @@ void Engine::on_scope(const ScopeInfo& s) {
   std::uint32_t id = std::min(s.id, kMaxScopes - 1);
   grow_scopes(id);
   scopes_[id].out.info = s;
-  workspaces_.on_scope(s);
+  for (EngineListener* l : listeners_) l->on_scope(s);
 }
 
 void Engine::grow_scopes(std::uint32_t id) {
@@ -421,7 +448,8 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
     summary_.first_event_ns = std::min(summary_.first_event_ns, e.time_ns);
     summary_.last_event_ns = std::max(summary_.last_event_ns, e.time_ns);
   }
-  if (workspaces_.active()) workspaces_.on_event(e, in_range);
+  if (!every_event_listeners_.empty()) [[unlikely]]
+    tell_every(e, in_range);
   switch (e.kind) {
     case EventKind::alloc:
     case EventKind::reuse:
@@ -441,58 +469,35 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
       on_scope_end(e, in_range);
       break;
     case EventKind::workspace_reset:
-    case EventKind::spill: {
-      if (!in_range) break;
-      std::uint32_t id = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.aux, kMaxScopes - 1));
-      grow_scopes(id);
-      ScopeStats& s = scopes_[id].out;
-      if (e.kind == EventKind::workspace_reset) {
-        ++s.workspace_resets;
-      } else {
-        ++s.spills;
-        s.spilled_bytes += e.size;
-      }
+    case EventKind::spill:  // per scope: trackers/scope_spills.cpp
+      tell(e, in_range);
       break;
-    }
     case EventKind::oom:
+      tell(e, in_range);
       if (taps_) taps_->oom(e, string_of(e.aux));
-      if (in_range) ++pool_state(e.pool).out.ooms;
       break;
     case EventKind::sample:
+      tell(e, in_range);
       if (taps_) taps_->sample(e);
-      if (in_range) {
-        ++summary_.samples;
-        summary_.peak_rss_bytes = std::max(summary_.peak_rss_bytes, sample_rss(e));
-        std::uint64_t v[4] = {sample_rss(e), sample_heap_used(e), sample_heap_reserved(e),
-                              sample_device_free(e)};
-        sample_timeline_.record(e.time_ns, v);
-      }
       break;
     case EventKind::mark:
-      if (e.detail == static_cast<std::uint8_t>(MarkDetail::attach)) attached_ = true;
+      // The marks and the run's end are trackers' (trackers/marks.cpp,
+      // run_end.cpp); a loss or the ending signal bounds no iteration.
+      tell(e, in_range);
       if (e.detail == static_cast<std::uint8_t>(MarkDetail::exec)) leaks_.ended_at_exec = true;
-      if (e.detail == static_cast<std::uint8_t>(MarkDetail::lost)) {
-        note_lost(e);
-        break;
-      }
-      if (e.detail == static_cast<std::uint8_t>(MarkDetail::signal)) {
-        ended_by_signal_ = static_cast<int>(std::min<std::uint64_t>(e.size, 1024));
-        ended_by_signal_name_ = string_of(e.aux);
-        if (ended_by_signal_name_.empty())
-          ended_by_signal_name_ = "signal " + std::to_string(ended_by_signal_);
-        break;
-      }
-      on_mark_of_iteration(e, in_range);
-      if (marks_.size() < options_.max_marks)
-        marks_.push_back(Mark{e.time_ns, e.thread, string_of(e.aux)});
+      if (e.detail != static_cast<std::uint8_t>(MarkDetail::lost) &&
+          e.detail != static_cast<std::uint8_t>(MarkDetail::signal))
+        on_mark_of_iteration(e, in_range);
       break;
     case EventKind::reachability: {
+      tell(e, in_range);
       PoolState& p = pool_state(e.pool);
       leaks_.classified = true;
       if (LiveBlock* b = p.live.find(e.address)) b->leak_class = e.detail;
       break;
     }
     default:
+      tell(e, in_range);
       break;
   }
 }
@@ -893,18 +898,9 @@ void Engine::move_scopes(Analysis& a) {
   }
 }
 
-// Timelines, marks, large blocks and the tables the report reads.
+// The timeline, large blocks and the tables the report reads.
 void Engine::move_series_and_tables(Analysis& a) {
   a.used = used_timeline_.series(0);
-  a.samples.rss = sample_timeline_.series(0);
-  a.samples.heap_used = sample_timeline_.series(1);
-  a.samples.heap_reserved = sample_timeline_.series(2);
-  a.samples.device_free = sample_timeline_.series(3);
-  a.marks = std::move(marks_);
-  a.ended_by_signal = ended_by_signal_;
-  a.attached = attached_;
-  a.lost_events = std::move(lost_events_);
-  a.ended_by_signal_name = std::move(ended_by_signal_name_);
   std::sort(large_blocks_.begin(), large_blocks_.end(),
             [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });
   a.large_blocks = std::move(large_blocks_);
@@ -933,7 +929,6 @@ void Engine::finish(Analysis& a) {
   a.size_histogram = std::move(sizes);
   a.lifetime_histogram = std::move(lifetimes);
   move_series_and_tables(a);
-  workspaces_.finish(a);
 }
 
 SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {

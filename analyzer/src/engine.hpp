@@ -4,8 +4,12 @@
 // reports and by segment_map_at() to stop at a chosen moment.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -13,12 +17,12 @@
 
 #include "chunked_store.hpp"
 #include "decimator.hpp"
+#include "engine_listener.hpp"
 #include "flat_map.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
 #include "scope_growth.hpp"
 #include "session_taps.hpp"
-#include "workspace_tracker.hpp"
 
 namespace memtrail::detail {
 
@@ -109,6 +113,16 @@ class Engine : public TraceVisitor {
  public:
   Engine(const AnalysisOptions& options, const ProgressFn& progress);
 
+  // Pool ids from a trace that may be hostile: past this, pools share one
+  // overflow slot (the last) instead of growing a vector to gigabytes.
+  static constexpr std::uint32_t kMaxPools = 1u << 14;
+  static std::uint32_t pool_slot(std::uint32_t id) { return std::min(id, kMaxPools - 1); }
+  // The same for scope ids (ScopeInfo::id, a scope event's aux).
+  static constexpr std::uint32_t kMaxScopes = 1u << 16;
+  static std::uint32_t scope_slot(std::uint64_t id) {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(id, kMaxScopes - 1));
+  }
+
   // Stop reading after the first event later than this (segment_map_at).
   void stop_after(std::uint64_t time_ns) { stop_after_ns_ = time_ns; }
   // Stop reading once this many events of the file have been processed.
@@ -126,6 +140,16 @@ class Engine : public TraceVisitor {
   void set_taps(SessionTaps* taps) { taps_ = taps; }
   // The site charts' recorder (site_chart_tap.hpp; null: none).
   void set_site_tap(SiteChartTap* tap) { site_tap_ = tap; }
+  // A tracker's ear on the read (engine_listener.hpp): every pool and scope
+  // record, and the events of `kinds`. Only kinds off the per-block path
+  // can be listened to (not alloc, reuse, free, segment_*, scope_*): a
+  // block's event pays for no listener.
+  void listen(EngineListener& l, std::initializer_list<EventKind> kinds);
+  // Every event from now on, of any kind: one call per event (the workspaces
+  // tracker, once the trace has a workspace pool).
+  void listen_to_every_event(EngineListener& l);
+  // The text of string record `id` read so far ("" if none).
+  std::string string_of(std::uint64_t id) const;
   // The live state of every analyzed pool (engine_checkpoint.cpp); false,
   // with `out` cleared, once it passes max_bytes.
   bool checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes);
@@ -244,8 +268,9 @@ class Engine : public TraceVisitor {
   void move_pools(Analysis& a);
   void move_scopes(Analysis& a);
   void move_series_and_tables(Analysis& a);
-  std::string string_of(std::uint64_t id) const;
-  void note_lost(const Event& e);  // a MarkDetail::lost mark
+  // The listeners of e's kind / of every event.
+  void tell(const Event& e, bool in_range);
+  void tell_every(const Event& e, bool in_range);
 
   AnalysisOptions options_;
   ProgressFn progress_;
@@ -285,12 +310,6 @@ class Engine : public TraceVisitor {
   std::uint64_t peak_epoch_ = 0;
   bool any_event_in_range_ = false;
   Decimator used_timeline_{1, 1000};
-  Decimator sample_timeline_{4, 1000};
-  std::vector<Mark> marks_;
-  int ended_by_signal_ = 0;
-  std::vector<LostEvents> lost_events_;  // MarkDetail::lost marks, by reason
-  bool attached_ = false;                // a MarkDetail::attach mark: `memtrail attach`
-  std::string ended_by_signal_name_;
   std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;
@@ -302,7 +321,10 @@ class Engine : public TraceVisitor {
   bool skip_stack_nodes_ = false;
   SessionTaps* taps_ = nullptr;
   SiteChartTap* site_tap_ = nullptr;
-  WorkspaceTracker workspaces_;  // the workspaces section (workspaces.cpp)
+  // The listeners (listen()): of the tables, by event kind, of every event.
+  std::vector<EngineListener*> listeners_;
+  std::array<std::vector<EngineListener*>, kEventKindCount> listeners_of_kind_;
+  std::vector<EngineListener*> every_event_listeners_;
   bool stopped_ = false;
   bool cancelled_ = false;
   bool range_ended_ = false;

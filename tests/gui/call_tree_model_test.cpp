@@ -15,7 +15,7 @@
 #include "folded_lines.hpp"
 #include "gui_traces.hpp"
 #include "memtrail/call_tree.hpp"
-#include "site_match.hpp"
+#include "memtrail/site_filter.hpp"
 #include "top_sites_model.hpp"
 
 using namespace memtrail;
@@ -335,8 +335,9 @@ class CallTreeModelTest : public QObject {
     QCOMPARE(v.topSites()->filter(), QStringLiteral("leak_calloc"));
     for (int r = 0; r < v.topSites()->rowCount(); ++r) {
       const auto id = v.topSites()->data(v.topSites()->index(r, 0), gui::TopSitesModel::kSiteRole);
-      QVERIFY(gui::site_matches(
-          at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())}), "leak_calloc"));
+      QVERIFY(
+          SiteFilter::search_box("leak_calloc")
+              .matches(at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())})));
     }
     QVERIFY(!v.showSite(top));  // make_temporaries' row is filtered out
   }

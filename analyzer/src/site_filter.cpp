@@ -51,15 +51,28 @@ bool holds_text(std::string_view haystack, std::string_view needle, SiteFilter::
   return at != haystack.end() || needle.empty();
 }
 
+namespace {
+
+// One frame's (or tree symbol's) texts, in the fields the filter reads.
+bool holds_in_fields(const SiteFilter& filter, std::string_view function, std::string_view file,
+                     std::string_view module) {
+  if (holds_text(function, filter.text, filter.letter_case)) return true;
+  return filter.fields == SiteFilter::Fields::function_file_module &&
+         (holds_text(file, filter.text, filter.letter_case) ||
+          holds_text(module, filter.text, filter.letter_case));
+}
+
+}  // namespace
+
 bool SiteFilter::matches(const FrameList& frames) const {
   if (text.empty()) return true;
-  for (const Frame& f : frames) {
-    if (holds_text(f.function, text, letter_case)) return true;
-    if (fields == Fields::function_file_module &&
-        (holds_text(f.file, text, letter_case) || holds_text(f.module, text, letter_case)))
-      return true;
-  }
+  for (const Frame& f : frames)
+    if (holds_in_fields(*this, f.function, f.file, f.module)) return true;
   return false;
+}
+
+bool SiteFilter::matches(const TreeSymbol& symbol) const {
+  return text.empty() || holds_in_fields(*this, symbol.name, symbol.file, symbol.module);
 }
 
 std::size_t keep_sites_with_function(Analysis& a, const std::string& name) {

@@ -72,6 +72,21 @@ TEST(SiteFilter, EmptyTextKeepsEverySiteEvenWithoutFrames) {
   EXPECT_FALSE(SiteFilter::search_box("main").matches(site({})));
 }
 
+// A call tree's function (the GUI's tree views) by the same rule as a frame.
+TEST(SiteFilter, TreeSymbolsMatchAsFramesDo) {
+  TreeSymbol s;
+  s.name = "LoadTexture";
+  s.file = "/src/game/Textures.cpp";
+  s.module = "/opt/game/libgame.so";
+  EXPECT_TRUE(SiteFilter::search_box("textures.CPP").matches(s));
+  EXPECT_TRUE(SiteFilter::search_box("LIBGAME").matches(s));
+  EXPECT_FALSE(SiteFilter::search_box("Mesh").matches(s));
+  EXPECT_TRUE(SiteFilter::function_name("Texture").matches(s));
+  EXPECT_FALSE(SiteFilter::function_name("libgame").matches(s));
+  EXPECT_TRUE(SiteFilter::search_box("").matches(TreeSymbol{}));
+  EXPECT_FALSE(SiteFilter::search_box("x").matches(TreeSymbol{}));
+}
+
 // `report --filter-function` keeps exactly the sites the rule matches, in
 // their order, and recounts the summary from them.
 TEST(SiteFilter, KeepSitesWithFunctionKeepsWhatTheRuleMatches) {

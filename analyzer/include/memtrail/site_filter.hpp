@@ -1,5 +1,6 @@
 // Which sites a filter keeps, one rule for the CLI and the GUI: a site
-// matches when a frame of its backtrace holds the filter's text.
+// matches when a frame of its backtrace holds the filter's text (and a
+// function of a call tree when its symbol does: the GUI's tree views).
 // `report --filter-function NAME` (heaptrack_print's --filter-bt-function)
 // looks in function names, as written; the GUI's filter boxes (Leaks, Top
 // sites, Sites over time, Scopes) look in the function, the source file and
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "memtrail/analysis.hpp"
+#include "memtrail/call_tree.hpp"
 
 namespace memtrail {
 
@@ -29,6 +31,8 @@ struct SiteFilter {
 
   bool matches(const Site& site) const { return matches(site.frames); }
   bool matches(const FrameList& frames) const;
+  // A call tree's function: its name (as a frame's function), file, module.
+  bool matches(const TreeSymbol& symbol) const;
 };
 
 // Whether `haystack` holds `needle` (empty: always), ASCII letters compared

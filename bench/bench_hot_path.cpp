@@ -126,6 +126,15 @@ BENCHMARK(BM_StackCacheHit)->Arg(5)->Arg(20);
 
 // ---- the event store --------------------------------------------------------
 
+// One 32-byte event at block + pos, as recorder.cpp `append` stores it.
+inline void store_event(unsigned char* block, std::uint32_t pos, std::uint64_t t) {
+  auto* out = reinterpret_cast<std::uint64_t*>(block + pos);
+  out[0] = t;
+  out[1] = 0x5555'0000'1000;
+  out[2] = 64;
+  out[3] = 0x0001'0000'0101;
+}
+
 // The recorder's append fast path (recorder.cpp `append`): four 8-byte
 // stores into the thread's block, the position, the made-count, and the
 // release store of `used` the writer reads. Blocks of 64 KiB, reused.
@@ -138,11 +147,7 @@ void BM_EventStore32(benchmark::State& state) {
   std::uint64_t t = 1;
   for (auto _ : state) {
     if (pos + 32 > kCapacity) pos = 0;
-    auto* out = reinterpret_cast<std::uint64_t*>(block + pos);
-    out[0] = t++;
-    out[1] = 0x5555'0000'1000;
-    out[2] = 64;
-    out[3] = 0x0001'0000'0101;
+    store_event(block, pos, t++);
     pos += 32;
     ++made;
     used.store(pos, std::memory_order_release);
@@ -168,11 +173,7 @@ void BM_EventStore32ColdBlock(benchmark::State& state) {
       madvise(block, kBytes, MADV_DONTNEED);
       pos = 0;
     }
-    auto* out = reinterpret_cast<std::uint64_t*>(block + pos);
-    out[0] = t++;
-    out[1] = 0x5555'0000'1000;
-    out[2] = 64;
-    out[3] = 0x0001'0000'0101;
+    store_event(block, pos, t++);
     pos += 32;
     used.store(pos, std::memory_order_release);
     benchmark::ClobberMemory();
@@ -267,10 +268,6 @@ const Stream& stream() {
   return s;
 }
 
-std::string temp_trace(const char* what) {
-  return "/tmp/memtrail-bench-hot-" + std::string(what) + "-" + std::to_string(getpid()) + ".mtr";
-}
-
 // Writes the stream as the recorder's writer does (add_tracked_event with
 // the block's stored reference), with the glibc address model on or off
 // (the writer turns it off while it is behind: writer_thread.cpp).
@@ -287,17 +284,35 @@ std::uint64_t write_tracked(const std::string& path, const Stream& s, bool model
   return w.bytes_written();
 }
 
+// The stream() and a trace file of it in /tmp, written as the recorder's
+// writer does; the file goes with it (a benchmark leaves nothing in /tmp).
+struct StreamTrace {
+  const Stream& stream = ::stream();
+  const std::string path;
+
+  explicit StreamTrace(const char* what)
+      : path("/tmp/memtrail-bench-hot-" + std::string(what) + "-" + std::to_string(getpid()) +
+             ".mtr") {}
+  ~StreamTrace() { std::remove(path.c_str()); }
+  std::uint64_t write(bool model = true) const { return write_tracked(path, stream, model); }
+
+  // Items: the stream's events, so rates read per event.
+  void count_events(benchmark::State& state) const {
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(stream.events.size()));
+  }
+  double per_event(std::uint64_t total) const {
+    return static_cast<double>(total) / static_cast<double>(stream.events.size());
+  }
+};
+
 // One event's encode plus its share of zstd and the chunk's write; the
 // argument: the address model on (1) or off (0).
 void BM_EncodeAndCompress(benchmark::State& state) {
-  const Stream& s = stream();
-  std::string path = temp_trace("encode");
+  const StreamTrace trace("encode");
   std::uint64_t bytes = 0;
-  for (auto _ : state) bytes = write_tracked(path, s, state.range(0) != 0);
-  std::remove(path.c_str());  // a benchmark leaves nothing behind in /tmp
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(s.events.size()));
-  state.counters["bytes_per_event"] =
-      static_cast<double>(bytes) / static_cast<double>(s.events.size());
+  for (auto _ : state) bytes = trace.write(state.range(0) != 0);
+  trace.count_events(state);
+  state.counters["bytes_per_event"] = trace.per_event(bytes);
 }
 BENCHMARK(BM_EncodeAndCompress)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
@@ -331,11 +346,9 @@ std::vector<std::string> raw_chunks(const std::string& path) {
 // 3 beside it): ns per event and per raw byte, compressed bytes per event.
 void BM_Zstd(benchmark::State& state) {
   const int level = static_cast<int>(state.range(0));
-  const Stream& s = stream();
-  std::string path = temp_trace("zstd");
-  write_tracked(path, s);
-  auto chunks = raw_chunks(path);
-  std::remove(path.c_str());
+  const StreamTrace trace("zstd");
+  trace.write();
+  const auto chunks = raw_chunks(trace.path);
   std::size_t raw = 0;
   for (const auto& c : chunks) raw += c.size();
   if (chunks.empty()) std::abort();
@@ -352,12 +365,10 @@ void BM_Zstd(benchmark::State& state) {
     }
   }
   ZSTD_freeCCtx(cctx);
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(s.events.size()));
+  trace.count_events(state);
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(raw));
-  state.counters["raw_bytes_per_event"] =
-      static_cast<double>(raw) / static_cast<double>(s.events.size());
-  state.counters["zstd_bytes_per_event"] =
-      static_cast<double>(packed) / static_cast<double>(s.events.size());
+  state.counters["raw_bytes_per_event"] = trace.per_event(raw);
+  state.counters["zstd_bytes_per_event"] = trace.per_event(packed);
 }
 BENCHMARK(BM_Zstd)->Arg(1)->Arg(-1)->Arg(3)->Unit(benchmark::kMillisecond);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "format.hpp"
+#include "memtrail/site_filter.hpp"
 
 namespace memtrail::gui {
 
@@ -36,7 +37,8 @@ void CallTreeModel::setFilter(const QString& text) {
   endResetModel();
 }
 
-// A node matches when its symbol's name, file or module holds the text;
+// A node matches when its symbol's name, file or module holds the text
+// (SiteFilter::search_box, the rule of every filter box);
 // visible when it, an ancestor or a descendant matches. Nodes are stored
 // parents first, so one backward pass marks ancestors and one forward pass
 // marks descendants.
@@ -44,14 +46,10 @@ void CallTreeModel::computeVisible() {
   match_.clear();
   visible_.clear();
   if (!tree_ || filter_.isEmpty()) return;
-  auto has = [this](const std::string& s) {
-    return !s.empty() && QString::fromStdString(s).contains(filter_, Qt::CaseInsensitive);
-  };
+  const SiteFilter filter = SiteFilter::search_box(filter_.toStdString());
   std::vector<std::uint8_t> symbol_match(tree_->symbols.size());
-  for (std::size_t i = 0; i < tree_->symbols.size(); ++i) {
-    const TreeSymbol& s = tree_->symbols[i];
-    symbol_match[i] = has(s.name) || has(s.file) || has(s.module);
-  }
+  for (std::size_t i = 0; i < tree_->symbols.size(); ++i)
+    symbol_match[i] = filter.matches(tree_->symbols[i]);
   const auto& nodes = tree_->nodes;
   match_.assign(nodes.size(), 0);
   std::vector<std::uint8_t> down(nodes.size(), 0), up(nodes.size(), 0);

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "format.hpp"
-#include "site_match.hpp"
+#include "memtrail/site_filter.hpp"
 
 namespace memtrail::gui {
 
@@ -40,9 +40,10 @@ void CallerCalleeModel::rebuild() {
   shown_.clear();
   if (!data_) return;
   if (rows_ == Rows::functions) {
+    const SiteFilter filter = SiteFilter::search_box(filter_.toStdString());
     for (std::uint32_t i = 0; i < data_->functions.size(); ++i) {
       const FunctionCosts& f = data_->functions[i];
-      if (symbol_matches(f.symbol, filter_)) shown_.push_back({i, &f.inclusive, &f.self});
+      if (filter.matches(f.symbol)) shown_.push_back({i, &f.inclusive, &f.self});
     }
   } else if (of_ != CallerCallee::kNone) {
     const FunctionCosts& f = data_->functions[of_];

@@ -7,7 +7,7 @@
 //   callers:   per caller C of F, the edge C -> F's costs (inclusive: the
 //              stacks through the edge; self: those ending in F);
 //   callees:   per callee G of F, the edge F -> G's.
-// The filter (function list only) is the GUI's one rule (site_match.hpp).
+// The filter (function list only) is the GUI's one rule (memtrail/site_filter.hpp, SiteFilter::search_box).
 #pragma once
 
 #include <QAbstractTableModel>

@@ -17,14 +17,19 @@ std::vector<Tick> count_ticks(std::uint64_t max, int max_ticks) {
   return out;
 }
 
+std::uint64_t axis_top_with_headroom(std::uint64_t max_value) {
+  const std::uint64_t top = std::max<std::uint64_t>(max_value, 1);
+  return top + top / 20;
+}
+
 ChartAxes::ChartAxes(const QRect& plot, std::uint64_t t0, std::uint64_t t1, std::uint64_t max_value,
                      const ChartAxesStyle& style)
     : plot_(plot),
       t0_(t0),
       t1_(std::max(t1, t0 + 1)),
-      top_(std::max<std::uint64_t>(max_value, 1)),
+      top_(style.headroom ? axis_top_with_headroom(max_value)
+                          : std::max<std::uint64_t>(max_value, 1)),
       style_(style) {
-  if (style.headroom) top_ += top_ / 20;
   const int n = std::max(2, plot.height() / std::max(1, style.byte_tick_spacing));
   byte_ticks_ = style.counts ? count_ticks(top_, n) : byte_ticks(top_, n);
   if (style.headroom && !byte_ticks_.empty()) top_ = std::max(top_, byte_ticks_.back().value);

@@ -28,6 +28,11 @@ struct ChartAxesStyle {
 // Ticks 0, step, 2*step, ... <= max with a 1-2-5 step, labelled as counts.
 std::vector<Tick> count_ticks(std::uint64_t max, int max_ticks);
 
+// The value at the top edge of a plot whose largest drawn value is
+// `max_value`: 5 % above it, so the highest line is drawn inside the plot
+// and not on its frame, where it cannot be seen (every chart's rule).
+std::uint64_t axis_top_with_headroom(std::uint64_t max_value);
+
 class ChartAxes {
  public:
   // Values 0..max_value over [t0, t1] (t1 > t0 enforced) drawn in `plot`.

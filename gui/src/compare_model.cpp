@@ -6,6 +6,7 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
+#include "memtrail/site_filter.hpp"
 
 namespace memtrail::gui {
 
@@ -115,14 +116,8 @@ std::pair<std::uint64_t, std::uint64_t> CompareSitesModel::sides(const SiteDelta
 }
 
 bool CompareSitesModel::matches(const SiteDelta& s) const {
-  if (filter_.isEmpty()) return true;
-  auto has = [&](const std::string& text) {
-    return !text.empty() && QString::fromStdString(text).contains(filter_, Qt::CaseInsensitive);
-  };
-  if (has(s.pool)) return true;
-  for (const Frame& f : s.frames)
-    if (has(f.function) || has(f.file) || has(f.module)) return true;
-  return false;
+  const SiteFilter filter = SiteFilter::search_box(filter_.toStdString());
+  return holds_text(s.pool, filter.text, filter.letter_case) || filter.matches(s.frames);
 }
 
 void CompareSitesModel::rebuildRows() {

@@ -67,6 +67,7 @@ void FlameGraph::zoomTo(std::uint32_t node) {
 
 void FlameGraph::setSearch(const QString& text) {
   search_ = text;
+  search_rule_ = SiteFilter::search_box(text.toStdString());
   update();
 }
 
@@ -89,10 +90,7 @@ QRectF FlameGraph::boxRect(const FlameBox& b) const {
 
 bool FlameGraph::searched(std::uint32_t node) const {
   if (search_.isEmpty() || node == CallTree::kRoot) return false;
-  const TreeSymbol& s = tree_->symbols[tree_->nodes[node].symbol];
-  for (const std::string* text : {&s.name, &s.file, &s.module})
-    if (QString::fromStdString(*text).contains(search_, Qt::CaseInsensitive)) return true;
-  return false;
+  return search_rule_.matches(tree_->symbols[tree_->nodes[node].symbol]);
 }
 
 QString FlameGraph::describe(std::uint32_t node) const {

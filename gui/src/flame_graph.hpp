@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "memtrail/call_tree.hpp"
+#include "memtrail/site_filter.hpp"
 
 class QComboBox;
 
@@ -109,6 +110,7 @@ class FlameGraph : public QWidget {
   TreeCost cost_ = TreeCost::peak;
   std::uint32_t zoom_ = CallTree::kRoot;
   QString search_;
+  SiteFilter search_rule_;  // search_ as the filter boxes' rule (built once, asked per box)
   std::vector<FlameBox> boxes_;
   static constexpr int kRowHeight = 18;
 };

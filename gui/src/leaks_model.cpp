@@ -5,7 +5,7 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
-#include "site_match.hpp"
+#include "memtrail/site_filter.hpp"
 
 namespace memtrail::gui {
 
@@ -90,14 +90,11 @@ void LeaksModel::setFilter(const QString& text) {
   endResetModel();
 }
 
-bool LeaksModel::matches(const Site& s) const {
-  return site_matches(s, filter_);
-}
-
 void LeaksModel::refilter() {
   rows_.clear();
+  const SiteFilter filter = SiteFilter::search_box(filter_.toStdString());
   for (SiteId id : all_)
-    if (filter_.isEmpty() || matches(at(analysis_->sites, id))) rows_.push_back(id);
+    if (filter.matches(at(analysis_->sites, id))) rows_.push_back(id);
 }
 
 std::uint64_t LeaksModel::number(const Site& s, int column) const {

@@ -70,7 +70,6 @@ class LeaksModel : public QAbstractItemModel {
   std::uint64_t number(const Site& s, int column) const;
   QVariant rowData(int row, int column, int role) const;
   QVariant frameData(int row, int frame, int column, int role) const;
-  bool matches(const Site& s) const;
   void refilter();  // rows_: the sites of all_ that match filter_, in all_'s order
 
   std::shared_ptr<const Analysis> analysis_;

@@ -10,8 +10,8 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
+#include "memtrail/site_filter.hpp"
 #include "scopes_chart.hpp"
-#include "site_match.hpp"
 
 namespace memtrail::gui {
 
@@ -178,8 +178,9 @@ void ScopesView::setFilter(const QString& text) {
 bool ScopesView::scopeMatches(const ScopeStats& sc) const {
   const QString text = filter_->text();
   if (QString::fromStdString(sc.info.name).contains(text, Qt::CaseInsensitive)) return true;
+  const SiteFilter filter = SiteFilter::search_box(text.toStdString());
   for (const GrowthSite& g : sc.growth_sites)
-    if (site_matches(analysis_->sites.at(g.site.value), text)) return true;
+    if (filter.matches(analysis_->sites.at(g.site.value))) return true;
   return false;
 }
 
@@ -223,9 +224,10 @@ void ScopesView::showScope(int row) {
   // A scope the filter names keeps all its sites; otherwise the matching ones.
   const bool named =
       QString::fromStdString(sc->info.name).contains(filter_->text(), Qt::CaseInsensitive);
+  const SiteFilter filter = SiteFilter::search_box(filter_->text().toStdString());
   for (const GrowthSite& g : sc->growth_sites) {
     const Site& site = analysis_->sites.at(g.site.value);
-    if (!named && !site_matches(site, filter_->text())) continue;
+    if (!named && !filter.matches(site)) continue;
     QString stack;
     for (const Frame& f : site.frames) stack += QString::fromStdString(f.describe()) + "\n";
     auto* item = new QTreeWidgetItem(

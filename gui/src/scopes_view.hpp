@@ -3,9 +3,9 @@
 // entry left behind, growth per entry, live at the end, workspace resets and
 // spills), the selected scope's memory per iteration over time, and the
 // sites that make it grow with their stacks. A filter box by function, file
-// or module (site_match.hpp) keeps the growth sites that match, and the
-// scopes named by the text or grown by such a site. A trace (or range)
-// without scopes says how to get them.
+// or module (memtrail/site_filter.hpp, SiteFilter::search_box) keeps the growth sites that match,
+// and the scopes named by the text or grown by such a site. A trace (or range) without scopes says
+// how to get them.
 #pragma once
 
 #include <QStringList>

@@ -11,8 +11,8 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
+#include "memtrail/site_filter.hpp"
 #include "site_chart_widget.hpp"
-#include "site_match.hpp"
 #include "timeline_axis.hpp"
 
 namespace memtrail::gui {
@@ -115,9 +115,10 @@ void SiteChartsView::setFilter(const QString& text) {
 // The first kTopSites of the report's ranking for the cost that match.
 std::vector<SiteId> SiteChartsView::matchingTopSites() const {
   std::vector<SiteId> out;
+  const SiteFilter filter = SiteFilter::search_box(filtered_.toStdString());
   for (SiteId id : top_sites(*range_, chart_site_order(cost_), 0)) {
     if (out.size() >= kTopSites) break;
-    if (site_matches(at(range_->sites, id), filtered_)) out.push_back(id);
+    if (filter.matches(at(range_->sites, id))) out.push_back(id);
   }
   return out;
 }

@@ -5,8 +5,8 @@
 // pass over the file, run while the tab is shown; nothing is computed
 // here), with a legend table that
 // names each site and its value at the end of the range. A filter box by
-// function, file or module (site_match.hpp) charts the top sites that match
-// instead; "other" then holds every other site, matching or not.
+// function, file or module (memtrail/site_filter.hpp, SiteFilter::search_box) charts the top sites
+// that match instead; "other" then holds every other site, matching or not.
 #pragma once
 
 #include <memory>

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "chart_axes.hpp"
+
 namespace memtrail::gui {
 namespace {
 
@@ -134,6 +136,7 @@ TimelineFrame TimelineModel::compute(std::uint64_t t0, std::uint64_t t1, int wid
     f.series.push_back(std::move(s));
   }
   for (std::uint64_t top : stack_top) f.y_max = std::max(f.y_max, top);
+  f.y_top = axis_top_with_headroom(f.y_max);
 
   // An upstream's blocks are the segments of the pool above it (drawn as
   // that pool's reserved line): bars show the blocks programs asked for.

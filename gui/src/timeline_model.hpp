@@ -35,9 +35,12 @@ struct TimelineFrame {
   std::uint64_t t0 = 0, t1 = 0;
   int width = 0;  // plot width in pixels = envelope points
   std::vector<TimelineSeries> series;
-  // Top of the byte axis: what is drawn in [t0, t1] (stacked tops and lines
-  // of the shown series, buckets with data only), so it refits on zoom.
+  // The largest value drawn in [t0, t1] (stacked tops and lines of the
+  // shown series, buckets with data only), so the axis refits on zoom.
   std::uint64_t y_max = 0;
+  // The byte axis' top: y_max with the charts' headroom, so the series that
+  // sets it (often RSS, a line) is drawn inside the plot, not on its frame.
+  std::uint64_t y_top = 1;
   // Leaf pools' blocks among Session::largest_blocks(t0, t1, kAskedBars),
   // in its order, at most kMaxBars.
   std::vector<TimelineBar> bars;

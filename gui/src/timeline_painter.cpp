@@ -27,13 +27,13 @@ double x_of(const TimelineFrame& f, const QRect& plot, std::uint64_t t) {
 }
 
 double y_of(const TimelineFrame& f, const QRect& plot, std::uint64_t v) {
-  const double top = static_cast<double>(std::max<std::uint64_t>(f.y_max, 1));
+  const double top = static_cast<double>(std::max<std::uint64_t>(f.y_top, 1));
   return plot.bottom() + 1 - static_cast<double>(v) / top * plot.height();
 }
 
 void paint_byte_axis(QPainter& p, const TimelineFrame& f, const TimelineLayout& l) {
   const int max_ticks = std::max(2, l.plot.height() / 40);
-  for (const Tick& t : byte_ticks(f.y_max, max_ticks)) {
+  for (const Tick& t : byte_ticks(f.y_top, max_ticks)) {
     const int y = static_cast<int>(std::lround(y_of(f, l.plot, t.value)));
     p.setPen(QColor(0xe6, 0xe6, 0xe6));
     p.drawLine(l.plot.left(), y, l.plot.right(), y);

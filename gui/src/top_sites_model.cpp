@@ -2,7 +2,7 @@
 
 #include "format.hpp"
 #include "memtrail/site_caller.hpp"
-#include "site_match.hpp"
+#include "memtrail/site_filter.hpp"
 
 namespace memtrail::gui {
 
@@ -34,9 +34,10 @@ void TopSitesModel::rebuild() {
     return;
   }
   // The whole ranking, then the first `limit_` that match.
+  const SiteFilter filter = SiteFilter::search_box(filter_.toStdString());
   for (SiteId id : top_sites(*analysis_, order_, 0)) {
     if (limit_ != 0 && rows_.size() >= limit_) break;
-    if (site_matches(at(analysis_->sites, id), filter_)) rows_.push_back(id);
+    if (filter.matches(at(analysis_->sites, id))) rows_.push_back(id);
   }
 }
 

@@ -3,8 +3,8 @@
 // ALLOCATIONS / BYTES ALLOCATED (the analyzer's top_sites(), leaf pools),
 // with the report's columns: calls, allocated, at peak, temporary, and the
 // site named by its first frame outside the allocation machinery. A filter
-// by function, file or module (site_match.hpp) keeps the top sites among the
-// matching ones, as `report --filter-function` ranks its kept sites.
+// by function, file or module (memtrail/site_filter.hpp, SiteFilter::search_box) keeps the top
+// sites among the matching ones, as `report --filter-function` ranks its kept sites.
 #pragma once
 
 #include <QAbstractTableModel>

@@ -15,7 +15,7 @@
 #include "folded_lines.hpp"
 #include "gui_traces.hpp"
 #include "memtrail/call_tree.hpp"
-#include "site_match.hpp"
+#include "memtrail/site_filter.hpp"
 #include "top_sites_model.hpp"
 
 using namespace memtrail;
@@ -36,6 +36,29 @@ test::FoldedLines foldedExport(TreeCost cost, const std::string& range = "") {
 
 std::uint64_t number(const CallTreeModel& m, const QModelIndex& i, int column) {
   return m.data(i.siblingAtColumn(column), CallTreeModel::kNumberRole).toULongLong();
+}
+
+// A top-sites list against `report --json`'s (top_sites.<order>), row by
+// row and every column: the four numbers, and the site as `report` names it
+// (its caller, with its pool in brackets when the trace has several).
+void compareWithReport(const gui::TopSitesModel& m, const nlohmann::json& want) {
+  using Col = gui::TopSitesModel::Column;
+  QCOMPARE(m.rowCount(), static_cast<int>(want.size()));
+  const std::pair<Col, const char*> numbers[] = {{Col::calls, "calls"},
+                                                 {Col::allocated, "bytes_allocated"},
+                                                 {Col::at_peak, "peak_bytes"},
+                                                 {Col::temporary, "temporaries"}};
+  static_assert(std::size(numbers) + 1 == gui::TopSitesModel::column_count);
+  for (int r = 0; r < m.rowCount(); ++r) {
+    for (const auto& [column, key] : numbers)
+      QCOMPARE(m.data(m.index(r, column), gui::TopSitesModel::kNumberRole).toULongLong(),
+               want[r][key].get<std::uint64_t>());
+    const QString site = m.data(m.index(r, Col::site), Qt::DisplayRole).toString();
+    const QString caller = QString::fromStdString(want[r]["caller"].get<std::string>());
+    const QString pool = QString::fromStdString(want[r]["pool"].get<std::string>());
+    QVERIFY2(site == caller || site == caller + QStringLiteral("  [%1]").arg(pool),
+             qPrintable(site + " vs " + caller));
+  }
 }
 
 // Every row of the model, depth first, with the names from the top level.
@@ -252,19 +275,8 @@ class CallTreeModelTest : public QObject {
     for (const auto& [name, order] : lists) {
       gui::TopSitesModel m;
       m.setAnalysis(whole_, order, 0);
-      const auto& want = report["top_sites"][name];
-      QCOMPARE(m.rowCount(), static_cast<int>(want.size()));
       QVERIFY(m.rowCount() > 0);
-      for (int r = 0; r < m.rowCount(); ++r) {
-        auto cell = [&](int column) {
-          return m.data(m.index(r, column), gui::TopSitesModel::kNumberRole).toULongLong();
-        };
-        QCOMPARE(cell(gui::TopSitesModel::calls), want[r]["calls"].get<std::uint64_t>());
-        QCOMPARE(cell(gui::TopSitesModel::allocated),
-                 want[r]["bytes_allocated"].get<std::uint64_t>());
-        QCOMPARE(cell(gui::TopSitesModel::at_peak), want[r]["peak_bytes"].get<std::uint64_t>());
-        QCOMPARE(cell(gui::TopSitesModel::temporary), want[r]["temporaries"].get<std::uint64_t>());
-      }
+      compareWithReport(m, report["top_sites"][name]);
     }
   }
 
@@ -283,17 +295,7 @@ class CallTreeModelTest : public QObject {
         gui::TopSitesModel m;
         m.setFilter(QString::fromLatin1(name).toUpper());  // the GUI's filter ignores case
         m.setAnalysis(whole_, order, 0);
-        const auto& want = report["top_sites"][list];
-        QCOMPARE(m.rowCount(), static_cast<int>(want.size()));
-        for (int r = 0; r < m.rowCount(); ++r) {
-          auto cell = [&](int column) {
-            return m.data(m.index(r, column), gui::TopSitesModel::kNumberRole).toULongLong();
-          };
-          QCOMPARE(cell(gui::TopSitesModel::calls), want[r]["calls"].get<std::uint64_t>());
-          QCOMPARE(cell(gui::TopSitesModel::allocated),
-                   want[r]["bytes_allocated"].get<std::uint64_t>());
-          QCOMPARE(cell(gui::TopSitesModel::at_peak), want[r]["peak_bytes"].get<std::uint64_t>());
-        }
+        compareWithReport(m, report["top_sites"][list]);
       }
     }
     // Something was filtered out, and the filter comes off.
@@ -335,8 +337,9 @@ class CallTreeModelTest : public QObject {
     QCOMPARE(v.topSites()->filter(), QStringLiteral("leak_calloc"));
     for (int r = 0; r < v.topSites()->rowCount(); ++r) {
       const auto id = v.topSites()->data(v.topSites()->index(r, 0), gui::TopSitesModel::kSiteRole);
-      QVERIFY(gui::site_matches(
-          at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())}), "leak_calloc"));
+      QVERIFY(
+          SiteFilter::search_box("leak_calloc")
+              .matches(at(whole_->sites, SiteId{static_cast<std::uint32_t>(id.toULongLong())})));
     }
     QVERIFY(!v.showSite(top));  // make_temporaries' row is filtered out
   }

@@ -18,7 +18,7 @@
 #include "caller_callee_view.hpp"
 #include "gui_traces.hpp"
 #include "memtrail/caller_callee.hpp"
-#include "site_match.hpp"
+#include "memtrail/site_filter.hpp"
 
 using namespace memtrail;
 using gui::CallerCalleeModel;
@@ -226,7 +226,7 @@ class CallerCalleeViewTest : public QObject {
   }
 
   // The box keeps the functions whose name, file or module holds the text
-  // (site_match's rule), any case; selecting a hidden function clears it.
+  // (SiteFilter::search_box's rule), any case; selecting a hidden function clears it.
   void filterIsTheGuisRule() {
     CallerCalleeView v;
     showWhole(v);
@@ -234,12 +234,13 @@ class CallerCalleeViewTest : public QObject {
     const CallerCallee& cc = *v.functions()->result();
     for (const QString text : {"LEAK_CALLOC", "leaks.cpp", "libc.so"}) {
       v.setFilter(text);
+      const SiteFilter rule = SiteFilter::search_box(text.toStdString());
       int want = 0;
-      for (const FunctionCosts& f : cc.functions) want += gui::symbol_matches(f.symbol, text);
+      for (const FunctionCosts& f : cc.functions) want += rule.matches(f.symbol);
       QVERIFY2(want > 0 && want < all, qPrintable(text));
       QCOMPARE(v.functions()->rowCount(), want);
       for (int r = 0; r < v.functions()->rowCount(); ++r)
-        QVERIFY(gui::symbol_matches(cc.functions[v.functions()->functionAt(r)].symbol, text));
+        QVERIFY(rule.matches(cc.functions[v.functions()->functionAt(r)].symbol));
     }
     // A new range keeps the filter (the selected main is hidden by it).
     QVERIFY(v.selectFunction(QStringLiteral("main")));

@@ -12,8 +12,8 @@
 
 #include "format.hpp"
 #include "gui_traces.hpp"
+#include "memtrail/site_filter.hpp"
 #include "site_charts_view.hpp"
-#include "site_match.hpp"
 
 using namespace memtrail;
 using namespace memtrail::gui;
@@ -159,7 +159,8 @@ class SiteChartsViewTest : public QObject {
       QVERIFY(c && c->error.empty());
       std::vector<SiteId> want;
       for (SiteId id : top_sites(a, chart_site_order(cost), 0))
-        if (want.size() < SiteChartsView::kTopSites && site_matches(at(a.sites, id), "leak_"))
+        if (want.size() < SiteChartsView::kTopSites &&
+            SiteFilter::search_box("leak_").matches(at(a.sites, id)))
           want.push_back(id);
       QVERIFY(want.size() >= 3);
       QCOMPARE(c->series.size(), want.size() + 1);

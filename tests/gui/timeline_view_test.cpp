@@ -310,7 +310,7 @@ class TimelineViewTest : public QObject {
     const TimelineFrame& f = v.frame();
     const QRect plot = v.plotLayout().plot;
     auto y_of = [&](std::uint64_t value) {
-      return plot.bottom() + 1 - static_cast<double>(value) / f.y_max * plot.height();
+      return plot.bottom() + 1 - static_cast<double>(value) / f.y_top * plot.height();
     };
     int solid = 0, tint = 0;
     for (const TimelineSeries& s : f.series) {

@@ -1,0 +1,76 @@
+// The start-up snapshot of the writable segments (start_snapshot.hpp).
+#include "start_snapshot.hpp"
+
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "memtrail/detail/diagnostics.hpp"
+#include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/recording.hpp"
+#include "memtrail/detail/reentrancy.hpp"
+#include "module_roots.hpp"
+#include "scan_debug.hpp"
+#include "start_values.hpp"
+
+namespace memtrail::preload {
+namespace {
+
+// No block lies below mmap_min_addr (64 KiB) or above the user address space.
+constexpr std::uint64_t kLowestBlock = 0x10000;
+constexpr std::uint64_t kUserSpaceEnd = std::uint64_t{1} << 47;
+
+// Never freed: the scan reads it from the exit hook, after static destructors.
+const StartSnapshot* g_snapshot = nullptr;
+pid_t g_snapshot_pid = 0;
+
+int add_module_image(dl_phdr_info* info, std::size_t, void* data) {
+  auto* images = static_cast<std::vector<MemoryRange>*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD) images->push_back({begin, begin + ph.p_memsz});
+  }
+  return 0;
+}
+
+// Values no block allocated later can have: the modules' images, the blocks
+// live now (a start-up pointer to a block realloc'd in place later keeps
+// pointing at it), addresses outside the heap's reach.
+std::vector<MemoryRange> never_later_blocks(const std::vector<detail::LiveBlock>& live) {
+  std::vector<MemoryRange> ranges = {{0, kLowestBlock}, {kUserSpaceEnd, ~std::uintptr_t{0}}};
+  dl_iterate_phdr(add_module_image, &ranges);
+  for (const detail::LiveBlock& b : live)
+    ranges.push_back({b.address, b.address + std::max<std::uint64_t>(b.size, 1)});
+  return ranges;
+}
+
+}  // namespace
+
+void take_start_snapshot() {
+  detail::ScopedInternal internal;
+  // The live set's ages: the constructors' blocks and ours are drained first.
+  detail::flush_all_threads();
+  const std::vector<detail::LiveBlock> live = detail::live_blocks();
+  std::uint64_t last_age = 0;
+  for (const detail::LiveBlock& b : live) last_age = std::max(last_age, b.time_ns);
+  SelfMemoryReader reader;
+  const ModuleRoots modules = module_roots(reader);
+  // Our own segments are no roots at the scan (module_and_mapping_roots).
+  const std::vector<MemoryRange> segments = subtract_ranges(modules.writable, modules.own);
+  std::vector<StartWord> words = candidate_start_words(segments, never_later_blocks(live), reader);
+  g_snapshot = new StartSnapshot(std::move(words), last_age);
+  g_snapshot_pid = getpid();
+  if (ScanDebug().on())
+    detail::diagnostic("memtrail: scan debug: start-up snapshot: %zu words (%zu bytes)\n",
+                       g_snapshot->size(), g_snapshot->size() * sizeof(StartWord));
+}
+
+const StartValues* start_snapshot() {
+  return g_snapshot != nullptr && g_snapshot_pid == getpid() ? g_snapshot : nullptr;
+}
+
+}  // namespace memtrail::preload

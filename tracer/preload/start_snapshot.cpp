@@ -65,7 +65,8 @@ void take_start_snapshot() {
   g_snapshot = new StartSnapshot(std::move(words), last_age);
   g_snapshot_pid = getpid();
   if (ScanDebug().on())
-    detail::diagnostic("memtrail: scan debug: start-up snapshot: %zu words (%zu bytes)\n",
+    // Not a "scan debug" line: those name the possibly-lost blocks only.
+    detail::diagnostic("memtrail: start-up values of the modules' data: %zu words (%zu bytes)\n",
                        g_snapshot->size(), g_snapshot->size() * sizeof(StartWord));
 }
 

@@ -24,14 +24,20 @@ class RangeSet {
     }
     ranges_.swap(merged);
   }
-  bool contains(std::uint64_t value) const {
+  // Neighbouring words tend to point into the same range (a module's GOT,
+  // its static objects): the last range found is tried first.
+  bool contains(std::uint64_t value) {
+    if (value >= last_.begin && value < last_.end) return true;
     auto it = std::upper_bound(ranges_.begin(), ranges_.end(), value,
                                [](std::uint64_t v, const MemoryRange& r) { return v < r.begin; });
-    return it != ranges_.begin() && value < std::prev(it)->end;
+    if (it == ranges_.begin() || value >= std::prev(it)->end) return false;
+    last_ = *std::prev(it);
+    return true;
   }
 
  private:
   std::vector<MemoryRange> ranges_;
+  MemoryRange last_;
 };
 
 }  // namespace
@@ -52,7 +58,7 @@ bool StartSnapshot::held_at_start(std::uintptr_t at, std::uint64_t value) const 
 std::vector<StartWord> candidate_start_words(std::span<const MemoryRange> ranges,
                                              std::span<const MemoryRange> not_blocks,
                                              MemoryReader& reader) {
-  const RangeSet excluded(not_blocks);
+  RangeSet excluded(not_blocks);
   std::vector<StartWord> words;
   std::vector<std::uint64_t> buffer(kChunkWords);
   for (const MemoryRange& range : ranges) {

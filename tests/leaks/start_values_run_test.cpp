@@ -63,7 +63,7 @@ void expect_libc_integers_never_reach(const std::string& binary) {
       GTEST_SKIP() << "libc's data holds no integer above the brk heap on this machine";
     ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
     ASSERT_EQ(r.error, "");
-    EXPECT_EQ(r.counts.direct, (Amount{1, 9000})) << r.run.err;
+    EXPECT_EQ(r.counts.direct, (Amount{1, 2000})) << r.run.err;
     EXPECT_EQ(r.counts.indirect, (Amount{0, 0}));
     EXPECT_EQ(r.counts.possible, (Amount{0, 0})) << r.run.err;
     EXPECT_EQ(r.counts.reachable.blocks, 1);  // the filler, its size the machine's

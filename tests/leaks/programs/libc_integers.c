@@ -1,16 +1,16 @@
-// Expected (memtrail): direct 1 / 9000, nothing else (start_values_run_test).
+// Expected (memtrail): direct 1 / 2000, reachable 1 (start_values_run_test).
 // Exits 77 when libc's data holds no integer above the brk heap (small
 // caches, or a heap placed above them), 78 when the word it chose changed.
 // Built without PIE and run without address randomization (setarch -R):
 // the brk heap starts just above .bss, below the integers glibc computes
-// at start-up from the machine's caches (__x86_shared_cache_size,
-// __x86_shared_cache_size_half, __x86_rep_movsb_stop_threshold ...: 0x3140000,
-// 0x18a0000, 0x12f0000 where this was written). main finds the smallest
-// word of libc's writable segments above the heap's top (nothing is mapped
-// there: an integer, not a pointer), grows the heap with a reachable filler
-// block up to it and leaks 9,000 bytes across it. Such a word made a leak
-// possibly lost in about 1 run of 2,000 (issue 27); it still holds the value
-// it held when the tracer started, so it cannot point at the leak.
+// at start-up (the default thread stack size from RLIMIT_STACK, 0x800000;
+// the cache sizes __x86_shared_cache_size and its kin, 0x3140000, 0x18a0000
+// and 0x12f0000 where this was written). main finds the smallest word of
+// libc's writable segments above the heap's top (nothing is mapped there:
+// an integer, not a pointer), grows the heap with a reachable filler block
+// up to it and leaks 2,000 bytes across it. Such a word made a leak
+// possibly lost in about 1 run of 2,000 (issue 27); it still holds the
+// value it held when the tracer started, so it cannot point at the leak.
 #define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
@@ -22,7 +22,11 @@
 
 #include "leak_common.h"
 
-enum { kLeak = 9000, kBefore = 4096 };
+// The integer 32 bytes into it, and under a page long: a 9,000-byte leak
+// across 0x800000 (glibc's default thread stack size) also covered
+// 0x801000, the stack block size in a thread's descriptor, a static TLS
+// root. Over tcache's largest size, so it comes from the top chunk.
+enum { kLeak = 2000, kBefore = 32 };
 
 struct Search {
   uintptr_t low, high;  // the range the integer must lie in
@@ -47,7 +51,7 @@ static int find_in_libc(struct dl_phdr_info* info, size_t size, void* data) {
 
 void* g_filler;  // reachable: its start is in .bss
 
-// The 9,000-byte block placed across `target`; NULL when malloc would not.
+// The leaked block placed across `target`; NULL when malloc would not.
 __attribute__((noinline)) static char* leak_across(uintptr_t target) {
   uintptr_t want = (target - kBefore) & ~(uintptr_t)15;
   size_t filler = want - (uintptr_t)sbrk(0);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <vector>
 
 #include "memtrail/detail/diagnostics.hpp"
@@ -52,6 +53,8 @@ std::vector<MemoryRange> never_later_blocks(const std::vector<detail::LiveBlock>
 
 void take_start_snapshot() {
   detail::ScopedInternal internal;
+  // A page the reader cannot read fails a system call: the program's errno stays.
+  const int saved_errno = errno;
   // The live set's ages: the constructors' blocks and ours are drained first.
   detail::flush_all_threads();
   const std::vector<detail::LiveBlock> live = detail::live_blocks();
@@ -64,6 +67,7 @@ void take_start_snapshot() {
   std::vector<StartWord> words = candidate_start_words(segments, never_later_blocks(live), reader);
   g_snapshot = new StartSnapshot(std::move(words), last_age);
   g_snapshot_pid = getpid();
+  errno = saved_errno;
   if (ScanDebug().on())
     // Not a "scan debug" line: those name the possibly-lost blocks only.
     detail::diagnostic("memtrail: start-up values of the modules' data: %zu words (%zu bytes)\n",

@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +50,35 @@ std::vector<MemoryRange> never_later_blocks(const std::vector<detail::LiveBlock>
   return ranges;
 }
 
+// The resident pages of `ranges`. A page of .bss never touched holds zeros,
+// nothing to remember, and reading it costs as much as the scan's own read
+// (a 256 MiB .bss: +130 ms at start-up). A page swapped out is skipped too:
+// its words are then followed at the scan, as without a snapshot.
+std::vector<MemoryRange> resident_parts(const std::vector<MemoryRange>& ranges) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::vector<MemoryRange> resident;
+  std::vector<unsigned char> in_core;
+  for (const MemoryRange& r : ranges) {
+    const std::uintptr_t first = r.begin & ~(page - 1);
+    const std::size_t pages = (r.end - first + page - 1) / page;
+    in_core.assign(pages, 0);
+    if (mincore(reinterpret_cast<void*>(first), pages * page, in_core.data()) != 0) {
+      resident.push_back(r);  // the reader copes with holes
+      continue;
+    }
+    for (std::size_t i = 0; i < pages; ++i) {
+      if ((in_core[i] & 1) == 0) continue;
+      const std::uintptr_t low = std::max(r.begin, first + i * page);
+      const std::uintptr_t high = std::min(r.end, first + (i + 1) * page);
+      if (!resident.empty() && resident.back().end == low)
+        resident.back().end = high;
+      else
+        resident.push_back({low, high});
+    }
+  }
+  return resident;
+}
+
 }  // namespace
 
 void take_start_snapshot() {
@@ -63,7 +93,8 @@ void take_start_snapshot() {
   SelfMemoryReader reader;
   const ModuleRoots modules = module_roots(reader);
   // Our own segments are no roots at the scan (module_and_mapping_roots).
-  const std::vector<MemoryRange> segments = subtract_ranges(modules.writable, modules.own);
+  const std::vector<MemoryRange> segments =
+      resident_parts(subtract_ranges(modules.writable, modules.own));
   std::vector<StartWord> words = candidate_start_words(segments, never_later_blocks(live), reader);
   g_snapshot = new StartSnapshot(std::move(words), last_age);
   g_snapshot_pid = getpid();

@@ -86,6 +86,9 @@ void take_start_snapshot() {
   // A page the reader cannot read fails a system call: the program's errno stays.
   const int saved_errno = errno;
   // The live set's ages: the constructors' blocks and ours are drained first.
+  // A block that a thread a constructor started allocates between the drain
+  // and the read counts as younger: a word pointing inside it then would not
+  // be followed (a window of microseconds, at start-up only).
   detail::flush_all_threads();
   const std::vector<detail::LiveBlock> live = detail::live_blocks();
   std::uint64_t last_age = 0;

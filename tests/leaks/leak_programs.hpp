@@ -115,6 +115,20 @@ inline const std::vector<LeakProgram>& leak_programs() {
                          "a word of the program's .data that still holds the value its file "
                          "gave it is a link-time constant, no pointer: Valgrind scans it and "
                          "calls the block it happens to point into possibly lost"}},
+      {"start_integers",
+       "start_integers.c",
+       false,
+       {{}, {}, {1, 9000}, {}},
+       {{"",
+         {{1, 9000}, {}},
+         "LSan's allocator keeps its heap far above the integers the program's start-up "
+         "code stored; Valgrind's heap lies among them"}},
+       {},
+       MemtrailDeparture{{{1, 9000}, {}, {}, {}},
+                         "a word of the program's .bss that still holds the value it held "
+                         "when the tracer started cannot point at a block allocated since: "
+                         "Valgrind scans it and calls the block it happens to point into "
+                         "possibly lost"}},
   };
   return programs;
 }

@@ -61,12 +61,14 @@
 #include "memtrail/detail/live_blocks.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
+#include "memtrail/detail/session_state.hpp"
 #include "memtrail/detail/thread_registry.hpp"
 #include "module_roots.hpp"
 #include "preload_state.hpp"
 #include "program_mappings.hpp"
 #include "reachability.hpp"
 #include "scan_debug.hpp"
+#include "start_snapshot.hpp"
 #include "thread_stack_tops.hpp"
 
 namespace memtrail::preload {
@@ -83,6 +85,7 @@ constexpr int kAnswerTimeoutMs = 200;
 
 // The static TLS size, found at start-up (prepare_leak_scan).
 std::size_t g_static_tls_size = 0;
+bool g_scan_prepared = false;
 
 std::size_t static_tls_size() {
   using Fn = void (*)(std::size_t*, std::size_t*);
@@ -378,12 +381,16 @@ std::vector<LeakClass> classify(const std::vector<HeapBlock>& blocks,
   // The modules' link-time constants that equal a block's address by chance
   // (a non-PIE program's heap lies among its small integers) are no roots.
   FileImageConstants image_constants(modules.images, reader);
+  // Root words that still hold their start-up values point at no block
+  // allocated since (libc's cache sizes, constructors' tables: start_values.hpp).
+  const StartValues* start_values = start_snapshot();
   std::vector<PossibleCause> causes;
   std::vector<LeakClass> classes =
       classify_blocks(blocks, roots, reader,
                       ClassifyOptions{.glibc_chunks = heap_is_glibc(),
                                       .vtables = &vtables,
                                       .image_constants = &image_constants,
+                                      .start_values = start_values,
                                       .possible_causes = debug.on() ? &causes : nullptr});
   debug.report(blocks, classes, causes, maps);
   return classes;
@@ -462,6 +469,11 @@ void prepare_leak_scan() {
   g_static_tls_size = static_tls_size();
   if (heap_is_glibc()) find_glibc_main_arena();
   init_scan_debug();
+  g_scan_prepared = true;
+}
+
+void snapshot_for_leak_scan() {
+  if (g_scan_prepared && detail::recorder_started()) take_start_snapshot();
 }
 
 void run_leak_scan() {

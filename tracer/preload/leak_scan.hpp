@@ -10,6 +10,11 @@ namespace memtrail::preload {
 // before set_exit_hook(&run_leak_scan).
 void prepare_leak_scan();
 
+// After the early events are recorded (the preload's constructor): the
+// start-up snapshot the scan compares root words with (start_snapshot.hpp).
+// Nothing when prepare_leak_scan() was not called or tracing did not start.
+void snapshot_for_leak_scan();
+
 // Installed with detail::set_exit_hook(); runs after the final drain.
 void run_leak_scan();
 

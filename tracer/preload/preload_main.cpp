@@ -151,6 +151,7 @@ namespace {
                        e.what());
   }
   std::size_t dropped = close_early_events(detail::recorder_started());
+  snapshot_for_leak_scan();  // the constructors' blocks are live blocks now
   if (dropped != 0) {
     // In the trace too: report and check must say what is missing.
     detail::record_lost(dropped, LostReason::before_startup,

@@ -216,8 +216,17 @@ class Classifier {
                   });
   }
 
+  // True when root word `w` at `at` points inside `block`, which is younger
+  // than the start-up snapshot, and still holds the value it held then.
+  bool held_since_before(std::uintptr_t at, std::uint64_t w, const HeapBlock& block) const {
+    const StartValues* start = options_.start_values;
+    return start != nullptr && block.age > start->last_age() && w != block.address &&
+           start->held_at_start(at, w);
+  }
+
   // A root's words that point into a block, except those that still hold
-  // their module file's value (link-time constants, not pointers).
+  // their module file's value (link-time constants, not pointers) or the
+  // value they held before the block existed.
   void scan_root(const MemoryRange& root, long r) {
     source_.root = r;
     for_each_word(reader_, root.begin, root.end, buffer_, [&](std::uintptr_t at, std::uint64_t w) {
@@ -225,6 +234,7 @@ class Classifier {
       if (hit < 0) return;
       if (options_.image_constants != nullptr && options_.image_constants->holds_file_value(at, w))
         return;
+      if (held_since_before(at, w, blocks_[static_cast<std::uint32_t>(hit)])) return;
       source_.at = at;
       source_.value = w;
       reach(w, static_cast<std::uint32_t>(hit), true);

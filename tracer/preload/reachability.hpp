@@ -92,6 +92,16 @@ class ImageConstants {
   virtual bool holds_file_value(std::uintptr_t at, std::uint64_t value) = 0;
 };
 
+// Says whether a root word still holds the value it held when the tracer
+// started, before any block younger than last_age() existed
+// (start_values.hpp).
+class StartValues {
+ public:
+  virtual ~StartValues() = default;
+  virtual std::uint64_t last_age() const = 0;
+  virtual bool held_at_start(std::uintptr_t at, std::uint64_t value) const = 0;
+};
+
 // Why a block was classified possibly lost: the first pointer that reached
 // it, the root range (index into the roots) or the block (index into the
 // blocks) it was read from, the word's address and its value.
@@ -117,6 +127,14 @@ struct ClassifyOptions {
   // module file's value is not followed (a constant equal to a heap address
   // by chance: image_constants.hpp). Asked only for such words.
   ImageConstants* image_constants = nullptr;
+  // When set, a root word that points inside (not at the start of) a block
+  // younger than start_values->last_age() but still holds its start-up value
+  // is not followed: it held that value before the block existed. A pointer
+  // to a block's start is followed all the same: a dangling pointer of
+  // start-up that the program stored again when malloc gave the address back
+  // (an integer that equals a block's start exactly is rare, and Valgrind
+  // follows it too).
+  const StartValues* start_values = nullptr;
   // When set, filled with one entry per block (meaningful for the blocks
   // classified possible): MEMTRAIL_SCAN_DEBUG's report.
   std::vector<PossibleCause>* possible_causes = nullptr;

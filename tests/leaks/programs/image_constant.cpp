@@ -8,11 +8,12 @@
 // table below is such integers, link-time constants of the writable .data
 // (like the bytecode of CPython 3.11's deep-frozen modules in python3.11's
 // .data), one every 8 KiB over that whole range: the 9,000-byte leak
-// covers at least one of them wherever the heap lands. The leak is kept
-// small because libc's .data holds run-time integers of that range too
-// (__x86_shared_cache_size and its kin, the machine's cache sizes): one
-// covered a 100,000-byte leak in about 1 run of 2,000 and made it possibly
-// lost, a layout chance no conservative scan can tell from a pointer. Valgrind scans the
+// covers at least one of them wherever the heap lands. libc's .data holds
+// run-time integers of that range too (__x86_shared_cache_size and its kin,
+// the machine's cache sizes): one covered a 100,000-byte leak in about 1 run
+// of 2,000 and made it possibly lost, before the scan told such start-up
+// values from pointers too (start_integers.c); the leak stays small, as it
+// was made then. Valgrind scans the
 // word and calls the leak possibly lost, as memtrail did; with a sparser
 // table (python3.11's) the class changed from run to run with the heap's
 // random base. A word still holding the value the program's file gave it was

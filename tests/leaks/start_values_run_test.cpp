@@ -1,0 +1,82 @@
+// Issue 27: integers that start-up code stored into a module's data before
+// the tracer started (libc's cache sizes) can lie inside a block allocated
+// later, in a non-PIE program's brk heap; a word still holding its start-up
+// value points at no such block (start_values.hpp). Here a linked library's
+// constructor stores them into its own .bss (start_ints_lib.c): the leak
+// must read definitely lost in every run, from the suite's four places.
+// The preinit_array shape is start_integers in the leak suite; glibc's own
+// cache-size integers, libc_integers.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "leak_tools.hpp"
+
+namespace memtrail::leaks {
+namespace {
+
+const std::string kMemtrail = MEMTRAIL_BIN;
+const std::string kBinDir = LEAK_BIN_DIR;
+constexpr int kRuns = 10;
+
+void expect_direct_in_every_run(const std::string& binary) {
+  TempDir traces("start-values"), places("start-values-place");
+  ASSERT_FALSE(traces.path().empty());
+  const std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary);
+  ASSERT_FALSE(where.empty());
+  const MemtrailCounts expected = MemtrailCounts::from({{1, 9000}, {}, {}, {}});
+  for (int i = 0; i < kRuns; ++i) {
+    const RunPlace& place = where[i % where.size()];
+    SCOPED_TRACE("run " + std::to_string(i + 1) + " of " + binary + " (" + place.label + ")");
+    MemtrailRun r = memtrail_run(kMemtrail, place, binary, traces.path(), false);
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.counts, expected) << "memtrail run's stderr (the scan's possibly-lost blocks):\n"
+                                  << r.run.err;
+  }
+}
+
+TEST(StartValuesRun, LinkedLibrarysStartIntegersDoNotReachALaterLeakO0) {
+  expect_direct_in_every_run("leak_start_integers_lib_O0");
+}
+
+TEST(StartValuesRun, LinkedLibrarysStartIntegersDoNotReachALaterLeakO2) {
+  expect_direct_in_every_run("leak_start_integers_lib_O2");
+}
+
+// glibc's own start-up integers (libc_integers.c), with the address space
+// not randomized so that the brk heap lies below them in every run.
+void expect_libc_integers_never_reach(const std::string& binary) {
+  if (run_command("setarch -R true").exit_code != 0)
+    GTEST_SKIP() << "setarch -R (no address randomization) is not allowed here";
+  TempDir traces("start-values"), places("start-values-place");
+  ASSERT_FALSE(traces.path().empty());
+  std::vector<RunPlace> where = run_places(places.path(), kBinDir, binary);
+  ASSERT_FALSE(where.empty());
+  for (RunPlace& place : where) place.env = "setarch -R env " + place.env;
+  for (int i = 0; i < kRuns; ++i) {
+    const RunPlace& place = where[i % where.size()];
+    SCOPED_TRACE("run " + std::to_string(i + 1) + " of " + binary + " (" + place.label + ")");
+    MemtrailRun r = memtrail_run(kMemtrail, place, binary, traces.path(), false);
+    if (r.run.exit_code == 77)
+      GTEST_SKIP() << "libc's data holds no integer above the brk heap on this machine";
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.counts.direct, (Amount{1, 2000})) << r.run.err;
+    EXPECT_EQ(r.counts.indirect, (Amount{0, 0}));
+    EXPECT_EQ(r.counts.possible, (Amount{0, 0})) << r.run.err;
+    EXPECT_EQ(r.counts.reachable.blocks, 1);  // the filler, its size the machine's
+  }
+}
+
+TEST(StartValuesRun, LibcsStartIntegersDoNotReachALaterLeakO0) {
+  expect_libc_integers_never_reach("leak_libc_integers_O0");
+}
+
+TEST(StartValuesRun, LibcsStartIntegersDoNotReachALaterLeakO2) {
+  expect_libc_integers_never_reach("leak_libc_integers_O2");
+}
+
+}  // namespace
+}  // namespace memtrail::leaks

@@ -5,17 +5,14 @@
 // before it could copy them out of its writer's table for a fork child.
 // Prints "no seccomp: REASON" and exits 0 when the filter cannot be set.
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <unistd.h>
+
+#include "seccomp_exec.h"
+
+static long probe(void) {
+  return syscall(SYS_pidfd_open, getpid(), O_EXCL);
+}
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
@@ -30,18 +27,6 @@ int main(int argc, char** argv) {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  struct sock_fprog program = {sizeof filter / sizeof filter[0], filter};
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
-    printf("no seccomp: %s\n", strerror(errno));
-    return 0;
-  }
-  long probe = syscall(SYS_pidfd_open, getpid(), O_EXCL);
-  if (probe >= 0 || errno != EINVAL) {  // another architecture: the filter does not apply
-    printf("no seccomp: the filter does not catch pidfd_open here\n");
-    return 0;
-  }
-  execvp(argv[1], argv + 1);
-  perror("execvp");
-  return 127;
+  return exec_under_filter(filter, sizeof filter / sizeof filter[0], probe, EINVAL, "pidfd_open",
+                           argv);
 }

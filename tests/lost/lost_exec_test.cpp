@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "missing_trace_checks.hpp"
 #include "run_command.hpp"
 #include "run_dir.hpp"
 #include "temp_dir.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 using memtrail::test::run_command;
 using memtrail::test::run_traces;
+using memtrail::test::says_missing_exec;
 using memtrail::test::shell_quote;
 
 const std::string kMemtrail = MEMTRAIL_BIN;
@@ -40,32 +42,6 @@ Runs run_both(const std::string& run, const std::string& args) {
   return r;
 }
 
-// report (text and JSON) and check of the run name the missing trace; check
-// fails unless told to accept the loss.
-void expect_report_and_check_say_missing(const std::string& run, const std::string& program) {
-  auto text = run_command(kMemtrail + " report " + shell_quote(run));
-  EXPECT_NE(text.out.find("MISSING TRACES"), std::string::npos) << text.out << text.err;
-  EXPECT_NE(text.out.find("after exec of " + program), std::string::npos) << text.out;
-  auto json = run_command(kMemtrail + " report --json " + shell_quote(run));
-  auto doc = nlohmann::json::parse(json.out, nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << json.out << json.err;
-  ASSERT_EQ(doc["missing_traces"].size(), 1u) << json.out;
-  EXPECT_NE(doc["missing_traces"][0].get<std::string>().find("after exec of " + program),
-            std::string::npos);
-  auto check = run_command(kMemtrail + " check --max-leaked 1GiB " + shell_quote(run));
-  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
-  EXPECT_NE(check.err.find("FAIL missing-traces: the trace of pid "), std::string::npos)
-      << check.err;
-  auto accepted =
-      run_command(kMemtrail + " check --max-leaked 1GiB --accept-lost-events " + shell_quote(run));
-  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
-}
-
-bool says_missing_exec(const std::string& err, const std::string& program) {
-  return err.find("missing: the trace of pid ") != std::string::npos &&
-         err.find("after exec of " + program) != std::string::npos;
-}
-
 TEST(LostExec, ExecAfterSetuidIsSaidMissing) {
   TempDir dir;
   Runs r = run_both(dir / "t", "setuid " EXEC_TARGET_BIN);
@@ -77,7 +53,7 @@ TEST(LostExec, ExecAfterSetuidIsSaidMissing) {
   EXPECT_TRUE(says_missing_exec(r.traced.err, EXEC_TARGET_BIN)) << r.traced.err;
   // The parent's and the child's image before the exec.
   EXPECT_EQ(run_traces(dir / "t").size(), 2u) << r.traced.err;
-  expect_report_and_check_say_missing(dir / "t", EXEC_TARGET_BIN);
+  memtrail::test::expect_report_and_check_say_missing(kMemtrail, dir / "t", EXEC_TARGET_BIN);
 }
 
 // As on a kernel before 6.9 (no thread pidfds): the run's list stays in the
@@ -113,7 +89,7 @@ TEST(LostExec, ExecAfterChrootIsSaidMissing) {
   EXPECT_EQ(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
   EXPECT_TRUE(says_missing_exec(r.traced.err, "/target")) << r.traced.err;
   EXPECT_EQ(run_traces(dir / "t").size(), 2u) << r.traced.err;
-  expect_report_and_check_say_missing(dir / "t", "/target");
+  memtrail::test::expect_report_and_check_say_missing(kMemtrail, dir / "t", "/target");
 }
 
 // A plain exec still yields the new image's trace, and nothing is missing.

@@ -92,7 +92,8 @@ std::vector<std::string> missing_after_exec(const std::string& directory,
     if (said_missing.count(e.pid) || (trace != last.end() && trace->second >= e.sequence)) continue;
     lines.push_back(e.pid + "\tmissing\tafter exec of " + e.path +
                     ": the new image did not create it (it could not reach the run directory "
-                    "after setuid or chroot, or was not traced: static, set-user-ID)");
+                    "after setuid or chroot, was not traced: static, set-user-ID, or its "
+                    "tracing could not start: see its own message above)");
   }
   return lines;
 }

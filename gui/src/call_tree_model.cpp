@@ -142,12 +142,7 @@ int CallTreeModel::columnCount(const QModelIndex&) const {
 }
 
 QString CallTreeModel::locationText(std::uint32_t node) const {
-  const TreeSymbol& s = tree_->symbols[tree_->nodes[node].symbol];
-  if (!s.file.empty())
-    return QStringLiteral("%1:%2")
-        .arg(QFileInfo(QString::fromStdString(s.file)).fileName())
-        .arg(s.line);
-  return QFileInfo(QString::fromStdString(s.module)).fileName();
+  return symbolLocation(tree_->symbols[tree_->nodes[node].symbol]);
 }
 
 QVariant CallTreeModel::data(const QModelIndex& index, int role) const {
@@ -162,13 +157,7 @@ QVariant CallTreeModel::data(const QModelIndex& index, int role) const {
       bold.setBold(true);
       return bold;
     }
-    if (role == Qt::ToolTipRole) {
-      QString tip = QString::fromStdString(s.name);
-      if (!s.file.empty())
-        tip += QStringLiteral("\n%1:%2").arg(QString::fromStdString(s.file)).arg(s.line);
-      if (!s.module.empty()) tip += QStringLiteral("\n%1").arg(QString::fromStdString(s.module));
-      return tip;
-    }
+    if (role == Qt::ToolTipRole) return symbolToolTip(s);
     if (role != Qt::DisplayRole) return {};
     return column == function ? QString::fromStdString(s.name) : locationText(n);
   }
@@ -187,10 +176,6 @@ QVariant CallTreeModel::data(const QModelIndex& index, int role) const {
 
 QVariant CallTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* const names[] = {
-      "Function",           "Peak",      "Peak (self)",      "Allocations",
-      "Allocations (self)", "Temporary", "Temporary (self)", "Leaked",
-      "Leaked (self)",      "Allocated", "Allocated (self)", "Location"};
   static const char* const tips[] = {
       "The function, as `memtrail export --format folded` names it",
       "Bytes live at the peak of used memory, from this call path",
@@ -205,7 +190,7 @@ QVariant CallTreeModel::headerData(int section, Qt::Orientation orientation, int
       "Bytes allocated by this function itself",
       "Source file and line (or module) of the function's first frame"};
   if (section < 0 || section >= column_count) return {};
-  if (role == Qt::DisplayRole) return tr(names[section]);
+  if (role == Qt::DisplayRole) return tr(columnName(section));
   if (role == Qt::ToolTipRole) return tr(tips[section]);
   return {};
 }

@@ -16,36 +16,16 @@
 #include <vector>
 
 #include "memtrail/call_tree.hpp"
+#include "tree_cost_columns.hpp"
 
 namespace memtrail::gui {
 
-class CallTreeModel : public QAbstractItemModel {
+class CallTreeModel : public QAbstractItemModel, public TreeCostColumns {
   Q_OBJECT
 
  public:
-  enum Column {
-    function,
-    peak,
-    peak_self,
-    allocations,
-    allocations_self,
-    temporary,
-    temporary_self,
-    leaked,
-    leaked_self,
-    bytes,
-    bytes_self,
-    location,
-    column_count
-  };
-  static constexpr int kNumberRole = Qt::UserRole;        // raw cost (cost columns)
-  static constexpr int kFractionRole = Qt::UserRole + 1;  // cost / the tree's total, 0..1
-  static constexpr int kNodeRole = Qt::UserRole + 2;      // index into CallTree::nodes
-
-  static bool isCostColumn(int column) { return column > function && column < location; }
-  static bool isSelfColumn(int column) { return isCostColumn(column) && column % 2 == 0; }
-  static TreeCost costOf(int column) { return static_cast<TreeCost>((column - 1) / 2); }
-  static int columnOf(TreeCost cost, bool self) { return 1 + 2 * static_cast<int>(cost) + self; }
+  // kFractionRole: cost / the tree's total.
+  static constexpr int kNodeRole = Qt::UserRole + 2;  // index into CallTree::nodes
 
   explicit CallTreeModel(QObject* parent = nullptr);
 

@@ -94,12 +94,7 @@ int CallerCalleeModel::columnCount(const QModelIndex& parent) const {
 }
 
 QString CallerCalleeModel::locationText(std::uint32_t function) const {
-  const TreeSymbol& s = data_->functions[function].symbol;
-  if (!s.file.empty())
-    return QStringLiteral("%1:%2")
-        .arg(QFileInfo(QString::fromStdString(s.file)).fileName())
-        .arg(s.line);
-  return QFileInfo(QString::fromStdString(s.module)).fileName();
+  return symbolLocation(data_->functions[function].symbol);
 }
 
 QVariant CallerCalleeModel::data(const QModelIndex& index, int role) const {
@@ -109,13 +104,7 @@ QVariant CallerCalleeModel::data(const QModelIndex& index, int role) const {
   if (role == kFunctionRole) return static_cast<qulonglong>(f);
   const int column = index.column();
   if (column == function || column == location) {
-    if (role == Qt::ToolTipRole) {
-      QString tip = QString::fromStdString(s.name);
-      if (!s.file.empty())
-        tip += QStringLiteral("\n%1:%2").arg(QString::fromStdString(s.file)).arg(s.line);
-      if (!s.module.empty()) tip += QStringLiteral("\n%1").arg(QString::fromStdString(s.module));
-      return tip;
-    }
+    if (role == Qt::ToolTipRole) return symbolToolTip(s);
     if (role != Qt::DisplayRole) return {};
     return column == function ? QString::fromStdString(s.name) : locationText(f);
   }
@@ -134,14 +123,10 @@ QVariant CallerCalleeModel::data(const QModelIndex& index, int role) const {
 
 QVariant CallerCalleeModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || section < 0 || section >= column_count) return {};
-  static const char* const names[] = {
-      "Function",           "Peak",      "Peak (self)",      "Allocations",
-      "Allocations (self)", "Temporary", "Temporary (self)", "Leaked",
-      "Leaked (self)",      "Allocated", "Allocated (self)", "Location"};
   if (role == Qt::DisplayRole) {
     if (section == function && rows_ == Rows::callers) return tr("Caller");
     if (section == function && rows_ == Rows::callees) return tr("Callee");
-    return tr(names[section]);
+    return tr(columnName(section));
   }
   if (role != Qt::ToolTipRole || !isCostColumn(section)) return {};
   const bool self = isSelfColumn(section);

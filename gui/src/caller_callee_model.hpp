@@ -7,7 +7,8 @@
 //   callers:   per caller C of F, the edge C -> F's costs (inclusive: the
 //              stacks through the edge; self: those ending in F);
 //   callees:   per callee G of F, the edge F -> G's.
-// The filter (function list only) is the GUI's one rule (memtrail/site_filter.hpp, SiteFilter::search_box).
+// The filter (function list only) is the GUI's one rule (memtrail/site_filter.hpp,
+// SiteFilter::search_box).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -17,38 +18,18 @@
 #include <vector>
 
 #include "memtrail/caller_callee.hpp"
+#include "tree_cost_columns.hpp"
 
 namespace memtrail::gui {
 
-class CallerCalleeModel : public QAbstractTableModel {
+class CallerCalleeModel : public QAbstractTableModel, public TreeCostColumns {
   Q_OBJECT
 
  public:
   enum class Rows { functions, callers, callees };
-  // The Call tree tab's column layout: function, (inclusive, self) x 5, location.
-  enum Column {
-    function,
-    peak,
-    peak_self,
-    allocations,
-    allocations_self,
-    temporary,
-    temporary_self,
-    leaked,
-    leaked_self,
-    bytes,
-    bytes_self,
-    location,
-    column_count
-  };
-  static constexpr int kNumberRole = Qt::UserRole;        // raw cost (cost columns)
-  static constexpr int kFractionRole = Qt::UserRole + 1;  // cost / the range's total, 0..1
+  // The Call tree tab's columns (TreeCostColumns); kFractionRole: cost /
+  // the range's total.
   static constexpr int kFunctionRole = Qt::UserRole + 2;  // index into CallerCallee::functions
-
-  static bool isCostColumn(int column) { return column > function && column < location; }
-  static bool isSelfColumn(int column) { return isCostColumn(column) && column % 2 == 0; }
-  static TreeCost costOf(int column) { return static_cast<TreeCost>((column - 1) / 2); }
-  static int columnOf(TreeCost cost, bool self) { return 1 + 2 * static_cast<int>(cost) + self; }
 
   explicit CallerCalleeModel(Rows rows, QObject* parent = nullptr);
 

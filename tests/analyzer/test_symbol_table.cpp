@@ -1,10 +1,10 @@
 // SymbolTable (analyzer/src/symbol_table.hpp) against libdwfl's own
 // dwfl_module_addrinfo, address by address, on system libraries and on a
 // stripped library with thousands of exported functions and no debug info
-// (the shape of libtorch_cpu), where the table must also be much faster.
+// (the shape of libtorch_cpu), where the table is also much faster (a speed
+// for benchmarks, not asserted here).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -62,9 +62,10 @@ TEST(SymbolTable, NamesWhatLibdwflNamesInAStrippedLibrary) {
 
 // The PyTorch case: a library with thousands of exported functions, no
 // .symtab, no DWARF. Through the Symbolizer: exported functions by name,
-// internal (static) ones as module+offset, and far faster than asking
-// libdwfl per address (which scans every symbol each time).
-TEST(SymbolTable, StrippedLibraryThroughTheSymbolizerIsFast) {
+// internal (static) ones as module+offset. That it is far faster than asking
+// libdwfl per address (which scans every symbol each time; measured
+// 2026-12-06 ~100x per address) is a speed for benchmarks, not asserted here.
+TEST(SymbolTable, StrippedLibraryThroughTheSymbolizerNamesItsExports) {
   OpenModule m(MEMTRAIL_MANY_EXPORTS_LIB);
   ASSERT_NE(m.mod, nullptr);
   std::vector<std::uint64_t> pcs;  // inside each exported function
@@ -79,21 +80,14 @@ TEST(SymbolTable, StrippedLibraryThroughTheSymbolizerIsFast) {
   info.end = kBase + (1ull << 30);
   Symbolizer sym;
   sym.add_module(info);
-  auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t pc : pcs) {
     const auto& frames = sym.resolve(pc + 1, true);  // a return address: looked up at pc
     ASSERT_EQ(frames.size(), 1u);
     ASSERT_EQ(frames[0].function.rfind("mt_export_", 0), 0u) << frames[0].describe();
     ASSERT_TRUE(frames[0].file.empty());
   }
-  auto t1 = std::chrono::steady_clock::now();
-  std::size_t direct = pcs.size() / 20;  // a twentieth, straight to libdwfl
+  std::size_t direct = pcs.size() / 20;  // libdwfl names the same functions
   for (std::size_t k = 0; k < direct; ++k) ASSERT_NE(m.libdwfl_name(pcs[k]), nullptr);
-  auto t2 = std::chrono::steady_clock::now();
-  // Measured 2026-12-06: the Symbolizer ~100x faster per address; before
-  // the table it was the same speed as the direct calls (20x slower than this).
-  EXPECT_LT(t1 - t0, t2 - t1) << "all " << pcs.size() << " through the Symbolizer vs " << direct
-                              << " through dwfl_module_addrinfo";
 }
 
 }  // namespace

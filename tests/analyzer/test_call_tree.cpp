@@ -8,10 +8,12 @@
 #include "folded_lines.hpp"
 #include "memtrail/call_tree.hpp"
 #include "trace_builder.hpp"
+#include "unsymbolized_analysis.hpp"
 
 namespace memtrail {
 namespace {
 
+using test::analyze_unsymbolized;
 using test::memtrail;
 using test::shell_quote;
 using test::temp_trace;
@@ -45,18 +47,6 @@ void write_trace(TraceBuilder& b) {
   b.free(100, 1, 0xA0);
   b.alloc(110, 1, 0xE0, 64, 4);
   b.free(120, 1, 0xE0);  // temporary
-}
-
-Analysis analyze_unsymbolized(const std::string& path, std::uint64_t from = 0,
-                              std::uint64_t to = kTimeMax) {
-  AnalysisOptions o;
-  o.symbolize = false;
-  o.symbol_cache = false;
-  o.from_ns = from;
-  o.to_ns = to;
-  Analysis a = analyze(path, o);
-  EXPECT_TRUE(a.error.empty()) << a.error;
-  return a;
 }
 
 test::FoldedLines folded(const std::string& path, TreeCost cost, const std::string& range = "") {

@@ -7,10 +7,12 @@
 #include "caller_callee_agrees.hpp"
 #include "memtrail/caller_callee.hpp"
 #include "trace_builder.hpp"
+#include "unsymbolized_analysis.hpp"
 
 namespace memtrail {
 namespace {
 
+using test::analyze_unsymbolized;
 using test::temp_trace;
 using test::TraceBuilder;
 
@@ -36,18 +38,6 @@ void write_recursive_trace(TraceBuilder& b, bool second_pool = false) {
   b.alloc(40, 1, 0xD0, 50, 2);
   b.alloc(50, 1, 0xE0, 7, 0);
   b.free(90, second_pool ? 2 : 1, 0xC0);
-}
-
-Analysis analyze_unsymbolized(const std::string& path, std::uint64_t from = 0,
-                              std::uint64_t to = kTimeMax) {
-  AnalysisOptions o;
-  o.symbolize = false;
-  o.symbol_cache = false;
-  o.from_ns = from;
-  o.to_ns = to;
-  Analysis a = analyze(path, o);
-  EXPECT_TRUE(a.error.empty()) << a.error;
-  return a;
 }
 
 const FunctionCosts& function(const CallerCallee& cc, const std::string& name) {

@@ -1,5 +1,6 @@
-// Prints its /proc/self/fd listing (each number and what it refers to, a
-// pipe's or socket's inode left out: they differ from run to run) and its
+// Prints its /proc/self/fd listing (each number and what it refers to: a
+// device's path, a pipe's or socket's kind without its inode, "a regular
+// file" for a file, whose name the test harness picks per run) and its
 // lowest free descriptor, after it allocated through frames without unwind
 // information on its main thread and on a new one (frames_without_cfi.c):
 // a tracer's libunwind validates those frames' addresses, and untraced as
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "descriptor_views.h"
@@ -54,6 +56,8 @@ static void print_listing(void) {
     snprintf(path, sizeof path, "/proc/self/fd/%d", numbers[i]);
     ssize_t len = readlink(path, target, sizeof target - 1);
     target[len < 0 ? 0 : len] = '\0';
+    struct stat st;
+    if (fstat(numbers[i], &st) == 0 && S_ISREG(st.st_mode)) strcpy(target, "a regular file");
     without_inode(target);
     printf("fd %d -> %s\n", numbers[i], target);
   }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 // Entries of /proc/self/fd, less the directory's own descriptor.
-static int listed_descriptors(void) {
+static inline int listed_descriptors(void) {
   DIR* d = opendir("/proc/self/fd");
   if (d == NULL) return -1;
   int n = 0;
@@ -21,7 +21,7 @@ static int listed_descriptors(void) {
 }
 
 // Numbers below the soft limit (at most 65536) that fcntl says are open.
-static int open_by_fcntl(void) {
+static inline int open_by_fcntl(void) {
   struct rlimit limit;
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
   rlim_t top = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > 65536 ? 65536 : limit.rlim_cur;
@@ -30,7 +30,7 @@ static int open_by_fcntl(void) {
   return n;
 }
 
-static int lowest_free(void) {
+static inline int lowest_free(void) {
   int fd = open("/dev/null", O_RDONLY);
   if (fd >= 0) close(fd);
   return fd;

@@ -4,7 +4,8 @@
 // descriptor 1023 with dup2 ("dup2"), then opens its own files and
 // allocates through a call chain. Built without unwind tables, so a
 // tracer's libunwind steps its frames by frame pointer and validates them
-// through its pipe: after the close-all it must still unwind. Prints what
+// (once through a pipe the close-all closed): after the close-all it must
+// still unwind. Prints what
 // the program can tell: its files' numbers, the lowest free number, its
 // descriptor counts by /proc/self/fd and by F_GETFD up to its limit.
 #define _GNU_SOURCE
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
   printf("close-all (%s): %d\n", argv[1], close_all(argv[1]));
   printf("the file opened before: %s\n", fcntl(before, F_GETFD) == -1 ? "closed" : "open");
   // On a new thread: its stack's pages are new to the unwinder, which
-  // validates them (through its pipe) before it reads them.
+  // validates them before it reads them.
   pthread_t thread;
   if (pthread_create(&thread, NULL, allocate_on_a_new_stack, NULL) != 0 ||
       pthread_join(thread, NULL) != 0)

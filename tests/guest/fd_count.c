@@ -4,7 +4,7 @@
 // RLIMIT_NOFILE (both as observe lines, guest_observables.h), and its
 // lowest free number. Traced and untraced they must be the same: the tracer keeps its trace file,
 // /proc/self/statm and the run directory's two in its writer thread's own table, and libunwind's
-// pipe above the soft limit where it can (docs/tracing.md, "Descriptors"). The
+// validation pipe is no descriptor at all (docs/tracing.md, "Descriptors"). The
 // program's own first files (opened here) must get the same numbers too.
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,8 +38,7 @@ static int count_and_print(void) {
   int listed = listed_descriptors(), counted_open = open_by_fcntl(), low = lowest_free();
   pthread_barrier_wait(&counted);
   for (int i = 0; i < kThreads; ++i) pthread_join(threads[i], NULL);
-  // The counts as observe lines: parity.hpp allows what the tracer cannot
-  // keep out of the table (libunwind's pipe), view by view.
+  // The counts as observe lines: parity.hpp compares them view by view.
   printf("observe fds_listed %d\nobserve fds_fcntl %d\n", listed, counted_open);
   printf("lowest free descriptor: %d\n", low);
   printf("first files opened: %d %d\n", a, b);

@@ -6,9 +6,9 @@
  * "observe ":
  *   observe fds N          descriptors open (/proc/self/fd, less the one
  *                          reading it)
- *   observe fds_low N      of those, the ones below 900 (the tracer's
- *                          one pair left there, libunwind's pipe, is at the
- *                          top of the table or above the soft limit)
+ *   observe fds_low N      of those, the ones below 900 (where a tracer
+ *                          that must keep a descriptor in the table would
+ *                          put it: at the top)
  *   observe keys N         pthread keys still free (created until EAGAIN,
  *                          then deleted again)
  *   observe dlerror TEXT   the pending dlerror() ("none" when none); reading

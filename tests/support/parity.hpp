@@ -2,7 +2,7 @@
 // program itself can tell (issue 26's acceptance): exit code, stdout, its
 // stderr lines, the files it writes in its working directory, and the
 // figures it prints through guest_observables.h when GUEST_OBSERVE is set:
-// descriptors (view by view: expect_same_fds), free pthread keys and
+// descriptors (view by view, exactly: expect_same_fds), free pthread keys and
 // pending dlerror() exactly, mallinfo2() in-use and arena within 1 MiB, RSS
 // within 10 % + 16 MiB.
 //
@@ -16,7 +16,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,10 +38,6 @@ struct ParityCase {
   std::string command;  // shell text: the program and its arguments
   std::string env;      // VAR=value ... for both runs
   int timeout_s = 120;
-  // The program takes the top of the descriptor table itself, so the
-  // tracer's own descriptors move below it: fds_low then gets the same
-  // allowance as fds.
-  bool tracer_fds_low = false;
   // KiB of the tracer's own memory the shape makes it hold, beyond the 16 MiB
   // allowed to every run: its memory is the process's, in VmRSS (the test
   // says which, and why).
@@ -51,12 +46,6 @@ struct ParityCase {
   // Both runs under this soft RLIMIT_NOFILE (`ulimit -Sn`), 0: as the test's.
   int fd_soft_limit = 0;
 };
-
-// The tracer's descriptors left in the program's table: libunwind's
-// validation pipe, only with stacks (docs/tracing.md, "Descriptors").
-inline long long unwind_pipe_fds(const ParityCase& c) {
-  return c.run_options.find("--no-stacks") == std::string::npos ? 2 : 0;
-}
 
 // The run directory and its list are in the writer's table only where the
 // kernel can copy them back out of it for a fork child (a PIDFD_THREAD
@@ -67,15 +56,6 @@ inline long long run_directory_fds() {
   if (fd < 0) return 2;
   close(fd);
   return 0;
-}
-
-// The pipe sits above the soft limit (out of the F_GETFD count up to it)
-// where the hard limit leaves room for it and the soft one is at most 4096
-// (private_fd.hpp, place_above_soft_limit).
-inline bool pipe_fits_above(int soft_limit) {
-  rlimit limit{};
-  if (soft_limit <= 0 || soft_limit > 4096 || getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
-  return limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= static_cast<rlim_t>(soft_limit) + 2;
 }
 
 // What one run showed.
@@ -151,28 +131,18 @@ inline long long observed_number(const ProgramView& v, const std::string& key) {
   return it == v.observed.end() ? -1 : std::atoll(it->second.c_str());
 }
 
-// The descriptor counts, view by view. The trace file and
-// /proc/self/statm are in the writer thread's own table, and so are the run
-// directory and its missing-trace list (lent to the program's table only
-// across a fork, for the child). What stays in the program's: libunwind's
-// pipe (every thread that unwinds validates through it), at the top: so
-// /proc/self/fd lists at most those 2 more, none below 900 (fds_low: the
-// same, unless the program itself takes the top numbers: then the pipe
-// moves below), and the count by F_GETFD up to the soft limit is the same
-// where the pipe fits above that limit. Before Linux 6.9 the run
-// directory's two stay in the program's table as well (run_directory_fds).
-// The lowest free number the programs print themselves (stdout, compared
+// The descriptor counts, view by view, exactly: the trace file, statm, the
+// run directory and its missing-trace list are in the writer thread's own
+// table (lent to the program's only across a fork, for the child), and
+// libunwind's validation pipe is two numbers that are never descriptors
+// (docs/tracing.md, "Descriptors"). Only before Linux 6.9 do the run
+// directory's two stay in the program's table (run_directory_fds). The
+// lowest free number the programs print themselves (stdout, compared
 // exactly).
-inline void expect_same_fds(const ProgramView& plain, const ProgramView& traced,
-                            const ParityCase& c) {
-  const long long pipe = unwind_pipe_fds(c), run_directory = run_directory_fds();
-  const bool above = pipe_fits_above(c.fd_soft_limit);
+inline void expect_same_fds(const ProgramView& plain, const ProgramView& traced) {
+  const long long more = run_directory_fds();
   for (const char* fds : {"fds", "fds_low", "fds_listed", "fds_fcntl"}) {
     if (plain.observed.count(fds) == 0) continue;
-    const std::string view = fds;
-    long long more = pipe + run_directory;
-    if (view == "fds_low" && !c.tracer_fds_low) more = 0;
-    if (view == "fds_fcntl" && above) more = run_directory;
     long long a = observed_number(plain, fds), b = observed_number(traced, fds);
     EXPECT_GE(b, a) << fds << ": untraced " << a << ", traced " << b;
     EXPECT_LE(b, a + more) << fds << ": untraced " << a << ", traced " << b;
@@ -189,7 +159,7 @@ inline void expect_same_observed(const ProgramView& plain, const ProgramView& tr
               plain.observed.at(exact))
         << exact;
   }
-  expect_same_fds(plain, traced, c);
+  expect_same_fds(plain, traced);
   constexpr long long kMiB = 1 << 20;
   for (const char* heap : {"uordblks", "arena"}) {
     if (plain.observed.count(heap) == 0) continue;

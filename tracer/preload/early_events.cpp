@@ -17,6 +17,7 @@
 #include "own_dependencies.hpp"
 #include "preload_state.hpp"
 #include "unwind_keys.hpp"
+#include "unwind_validation.hpp"
 
 namespace memtrail::preload {
 
@@ -196,11 +197,13 @@ class NotTheProgramsBlocks {
                   0,
                   true,
                   {}};
-  // Before the first unwind creates libunwind's pthread key (unwind_keys.hpp).
+  // Before the first unwind creates libunwind's pthread key (unwind_keys.hpp)
+  // and opens its validation pipe (unwind_validation.hpp).
   static std::atomic<bool> key_emulated{false};
   if (!key_emulated.exchange(true)) {
     detail::ScopedInternal internal;
     emulate_libunwinds_key();
+    answer_libunwinds_validation();
   }
   e->frames = detail::backtrace_here(e->ips, kMaxFrames);
   publish();

@@ -1,11 +1,12 @@
-// dup2, dup3, close and pipe2: the tracer's descriptors (the trace file,
-// /proc/self/statm, libunwind's validation pipe) sit at high numbers a
+// dup2, dup3 and close: the tracer's descriptors (the trace file and the
+// run directory's two until its writer thread takes them) sit at high numbers a
 // program may aim at on purpose (dup2(file, 1023)). Untraced, the number was
 // free; traced, the program must get it all the same, and the tracer must
 // never write into, read from or close the program's file that now holds it
 // (program_fds.hpp). glibc's __close and __dup2 are the real calls (no
-// dlsym: it would clear the program's dlerror); dup3 and pipe2 are plain
-// system calls in glibc too.
+// dlsym: it would clear the program's dlerror); dup3 is a plain system
+// call in glibc too. libunwind's validation pipe is no descriptor
+// (unwind_validation.hpp).
 #include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,12 +52,6 @@ extern "C" {
     return -1;
   }
   return __close(fd);
-}
-
-[[gnu::visibility("default")]] int pipe2(int fds[2], int flags) {
-  int rc = static_cast<int>(syscall(SYS_pipe2, fds, flags));
-  if (rc == 0) memtrail::detail::note_pipe(fds);
-  return rc;
 }
 
 }  // extern "C"

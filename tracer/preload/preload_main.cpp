@@ -29,6 +29,7 @@
 #include "preload_state.hpp"
 #include "tracer_heap.hpp"
 #include "unwind_keys.hpp"
+#include "unwind_validation.hpp"
 
 namespace memtrail::preload {
 
@@ -92,7 +93,8 @@ bool start_recorder(const char* attach_output) {
   // From here on the tracer's modules allocate from its own heap, whatever
   // malloc the program defines (tracer_heap.hpp).
   if (attach_output == nullptr) route_own_modules_to_interposers();
-  emulate_libunwinds_key();  // the program keeps every pthread key
+  emulate_libunwinds_key();        // the program keeps every pthread key
+  answer_libunwinds_validation();  // and its descriptor table
   g_traced_pid = getpid();
   init_linker_range();
   detail::set_heap_is_glibc(heap_is_glibc());

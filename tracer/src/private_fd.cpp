@@ -209,50 +209,13 @@ bool vacate_private_fd_locked(int fd) {
   }
   if (moved < 0) moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // anywhere, rather than lose it
   if (moved < 0) return true;  // nowhere to go: the program's call takes the number
-  // The flags of the original stay: libunwind's pipe is non-blocking.
+  // The flags of the original stay (O_APPEND, O_NONBLOCK).
   int status = ::fcntl(fd, F_GETFL);
   if (status >= 0) ::fcntl(moved, F_SETFL, status);
   for (int* s : g_slots)
     if (s != nullptr && *s == fd) *s = moved;
   return true;
 }
-
-bool place_above_soft_limit(int* fds, int count) {
-  // The system call: glibc's getrlimit/setrlimit are plain wrappers of it,
-  // and nothing of the program's sees this one.
-  rlimit limit{};
-  if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &limit) != 0) return false;
-  const rlim_t soft = limit.rlim_cur;
-  if (soft == RLIM_INFINITY || soft > kMaxLimitToClimb) return false;
-  const rlim_t room = static_cast<rlim_t>(count);
-  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < soft + room) return false;
-  rlimit raised = limit;
-  raised.rlim_cur = soft + room;
-  if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &raised, nullptr) != 0) return false;
-  bool all = true;
-  for (int i = 0; i < count; ++i) {
-    if (fds[i] < 0 || static_cast<rlim_t>(fds[i]) >= soft) continue;
-    int moved = ::fcntl(fds[i], F_DUPFD_CLOEXEC, static_cast<int>(soft));
-    if (moved < 0) {
-      all = false;
-      continue;
-    }
-    ::syscall(SYS_close, fds[i]);  // the raw call: the preload's close refuses our numbers
-    fds[i] = moved;
-  }
-  // Back to the program's limit: numbers above it stay open, out of its
-  // count (a program that raises its limit later sees them again).
-  ::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &limit, nullptr);
-  return all;
-}
-
-bool is_registered_slot(const int* slot) {
-  for (int* s : g_slots)
-    if (__atomic_load_n(&s, __ATOMIC_RELAXED) == slot) return slot != nullptr;
-  return false;
-}
-
-std::atomic<bool> g_expect_unwind_pipe{false};
 
 void OwnFd::release() {
   if (still_ours()) ::close(fd);

@@ -1,5 +1,6 @@
 // Descriptors the tracer keeps open inside a traced program (the trace file,
-// /proc/self/statm, libunwind's pipe) must stay out of the program's way: a
+// the run directory's two, until the writer's own table holds them) must
+// stay out of the program's way: a
 // program counts on the lowest free numbers (RLIMIT_NOFILE, dup2 targets,
 // "opens 5 files under a limit of 8"), and a daemon closes every descriptor
 // and then opens its own files, which get the numbers ours had. So ours sit
@@ -42,7 +43,7 @@ struct OwnFd {
 // The program may also aim at one of our numbers on purpose: dup2(file,
 // 1023), close(1023). Untraced, that number was free: dup2 gets it and close
 // fails with EBADF. So every descriptor variable of the tracer (the trace
-// file's, statm's, libunwind's validation pipe) is registered, and the
+// file's, the run directory's and its list's) is registered, and the
 // preload's dup2/dup3/close interposers ask first: a registered number a
 // program dup2s onto is moved elsewhere (every registered variable holding
 // it is updated) before the program's call runs; a close of one fails as
@@ -88,29 +89,8 @@ bool can_copy_from_thread_table(pid_t tid);
 void hand_over_locked(int* slot, int private_number);
 void unregister_private_fd_locked(int* slot);
 // The registered numbers (the caller holds the lock), at most `max`: the
-// writer keeps them in its own table too, at the same numbers. libunwind's
-// pipe above all: its numbers are one global pair for every thread, and a
-// writer thread whose table lacked them (a C++ exception's unwinding
-// validates through it) made libunwind reopen it there, at 0 and 1, which
-// a program thread then closed in the program's table (its stdout).
+// writer keeps them in its own table too, at the same numbers (libunwind
+// has no descriptor: preload/unwind_validation.hpp).
 int registered_private_fds_locked(int* out, int max);
-
-// Moves each of fds[0..count) that is below the soft RLIMIT_NOFILE to the
-// lowest free numbers at or above it, with close-on-exec (raising the soft
-// limit for the moment of the dup, then restoring it): a program counts
-// its descriptors and looks for free numbers below its limit only. False,
-// with nothing moved, where the hard limit leaves no room above the soft
-// one, or the soft limit is above kMaxLimitToClimb (the kernel sizes the
-// table by the highest number: 8 bytes a number, copied at each fork).
-// The caller holds the lock when the slots are registered.
-constexpr unsigned long kMaxLimitToClimb = 4096;
-bool place_above_soft_limit(int* fds, int count);
-// True when `slot` is registered (a look without the lock: slots change
-// only at a session's start and end).
-bool is_registered_slot(const int* slot);
-
-// Set while the recorder first initialises libunwind, which opens its
-// validation pipe then (note_pipe in program_fds.hpp registers it).
-extern std::atomic<bool> g_expect_unwind_pipe;
 
 }  // namespace memtrail::detail

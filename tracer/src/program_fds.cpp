@@ -22,28 +22,11 @@ std::unique_lock<std::mutex> make_room_for_program_fd(int fd) {
 }
 
 bool program_may_close(int fd) {
-  if (thread_is_internal()) return true;  // the tracer's own close (libunwind's, say)
+  if (thread_is_internal()) return true;  // the tracer's own close
   // A cheap look first: close is common, a tracer number rare.
   if (!maybe_private_fd(fd)) return true;
   auto lock = private_fd_lock();
   return !is_private_fd_locked(fd);
-}
-
-void note_pipe(int* fds) {
-  // libunwind's pipe: opened while the recorder initialises libunwind, or
-  // reopened into the same array (registered then) after a read on it
-  // failed (a program's close-all closed it).
-  if (!g_expect_unwind_pipe.load(std::memory_order_acquire) && !is_registered_slot(&fds[0])) return;
-  auto lock = private_fd_lock();
-  register_private_fd_locked(&fds[0]);
-  register_private_fd_locked(&fds[1]);
-  // Above the program's limit, its count by F_GETFD, its lowest free number
-  // and its close-all loops up to the limit never meet it; where there is
-  // no room above, it stays where the recorder placed it (high, below).
-  if (!place_above_soft_limit(fds, 2) && fds[0] < 64) {
-    fds[0] = move_fd_high(fds[0]);
-    fds[1] = move_fd_high(fds[1]);
-  }
 }
 
 namespace {

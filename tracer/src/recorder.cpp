@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bitset>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -450,55 +449,16 @@ std::string claim_fresh_path(const std::string& path) {
   return path;  // let the writer report the problem
 }
 
-// libunwind opens a pipe (to validate memory) when it is first used and
-// keeps it for the image's life, at the lowest free numbers: the program's
-// (private_fd.hpp). Worse, when a read from it fails (a daemon closed every
-// descriptor and reused the numbers) libunwind closes both numbers, which
-// are then the program's files. So before libunwind's first use (a start-up
-// event's stack, or the session's start), every free number below the
-// ceiling - 2 is held by a placeholder and the pipe lands at the top. Once
-// per image (a fork child inherits the pipe); about a thousand fcntl calls,
-// a fraction of a millisecond. No allocation: it may run inside malloc.
-void init_libunwind_high() {
+// libunwind's caching policy, once per image (a fork child inherits it):
+// per thread, no lock on the program's threads. libunwind's validation
+// pipe, opened at this first use, is two numbers that are never
+// descriptors (preload/unwind_validation.hpp): nothing to place. No
+// allocation: it may run inside malloc.
+void init_libunwind() {
   static bool done = false;
   if (done) return;
   done = true;
-  static std::bitset<1024> held;
-  const int ceiling = detail::private_fd_ceiling();
-  const int source = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  for (int fd; source >= 0 && (fd = ::fcntl(source, F_DUPFD_CLOEXEC, 0)) >= 0;) {
-    if (fd >= ceiling || fd >= static_cast<int>(held.size())) {
-      ::close(fd);
-      break;
-    }
-    held.set(fd);
-  }
-  // The two highest free numbers go to the pipe (the run directory's two
-  // may hold the top ones already: the pipe once got 3 and 4 under a
-  // limit of 1024).
-  for (int fd = static_cast<int>(held.size()) - 1, freed = 0; fd >= 0 && freed < 2; --fd)
-    if (held[fd]) {
-      held.reset(fd);
-      ::close(fd);
-      ++freed;
-    }
-  detail::g_expect_unwind_pipe.store(true, std::memory_order_release);
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  detail::g_expect_unwind_pipe.store(false, std::memory_order_release);
-  if (source >= 0) ::close(source);
-  // Placeholders are mostly one run of numbers: close them a run at a time.
-  for (int i = 0; i < static_cast<int>(held.size());) {
-    if (!held[i]) {
-      ++i;
-      continue;
-    }
-    int j = i + 1;
-    while (j < static_cast<int>(held.size()) && held[j]) ++j;
-    if (::close_range(i, j - 1, 0) != 0)
-      for (int k = i; k < j; ++k) ::close(k);
-    i = j;
-  }
-  held.reset();
 }
 
 // This image was exec'd by a traced image of the same pid (see stop_for_exec).
@@ -606,11 +566,7 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   s->stack_frames = options.stacks ? std::clamp(options.stack_depth, 0, kMaxStackDepth) : 0;
   s->stack_cache = options.stack_cache;
   s->track_live.store(options.track_live_heap, std::memory_order_relaxed);
-  // libunwind's pipe first, then the trace file: under a tiny descriptor
-  // limit the pipe needs the two highest numbers (it used to get them only
-  // because a start-up event's stack, libstdc++'s pool in a C program, had
-  // already placed it).
-  if (s->stack_frames > 0) init_libunwind_high();
+  if (s->stack_frames > 0) init_libunwind();
   try {
     s->writer =
         opened >= 0
@@ -738,7 +694,7 @@ void record_with_frames(const Event& event, const std::uint64_t* ips, int n) {
 
 int backtrace_here(std::uint64_t* ips, int limit) {
   const int saved_errno = errno;  // a start-up malloc keeps errno
-  runtime::init_libunwind_high();
+  runtime::init_libunwind();
   errno = saved_errno;
   return runtime::backtrace_keeping_errno(ips, limit);
 }

@@ -405,7 +405,7 @@ void Session::enter_own_table() {
   const bool hand_over = table_step.load(std::memory_order_acquire) == kTableHandOverWanted;
   {
     // No program dup2 moves one between the look and the copy. The other
-    // registered ones (libunwind's pipe, the run directory's two) stay in
+    // registered ones (the run directory's two) stay in
     // both tables at the same numbers (private_fd.hpp).
     auto lock = detail::private_fd_lock();
     int keep[12];

@@ -1,4 +1,4 @@
-// The preload's descriptor interposers (dup2, dup3, close, pipe2) and the
+// The preload's descriptor interposers (dup2, dup3, close) and the
 // recorder's own descriptors (tracer/src/private_fd.hpp). Not installed.
 #pragma once
 
@@ -15,10 +15,5 @@ std::unique_lock<std::mutex> make_room_for_program_fd(int fd);
 // False when `fd` is one of the tracer's: a program's close(fd) fails with
 // EBADF, as it would untraced (the number was never the program's).
 bool program_may_close(int fd);
-
-// pipe2's result: while libunwind opens its validation pipe (the recorder
-// starts it), both ends are registered as the tracer's, by their place in
-// libunwind's own array, which then follows any move.
-void note_pipe(int* fds);
 
 }  // namespace memtrail::detail

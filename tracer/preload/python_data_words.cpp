@@ -142,6 +142,10 @@ std::string PythonDataWords::describe(std::uintptr_t at) {
   return text + type_name_at(block.begin);
 }
 
+std::string PythonDataWords::describe_block(const HeapBlock& block) {
+  return types_.found() ? type_name_at(block.address) : "";
+}
+
 // "object of type T" for an object at `object` or after a GC header there
 // (the type's tp_name read from memory), else "no object header".
 std::string PythonDataWords::type_name_at(std::uintptr_t object) {

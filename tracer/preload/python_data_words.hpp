@@ -76,6 +76,8 @@ class PythonDataWords final : public DataWords {
   // For MEMTRAIL_SCAN_DEBUG: the pymalloc block around root word `at` and
   // the type its object names ("" when `at` is in no arena).
   std::string describe(std::uintptr_t at);
+  // The same for a malloc'd block: the type its object names, if any.
+  std::string describe_block(const HeapBlock& block);
 
   // Keeps a note of each word answered "data".
   void keep_notes() { keep_notes_ = true; }

@@ -67,8 +67,10 @@ void ScanDebug::report(std::span<const HeapBlock> blocks, std::span<const LeakCl
     std::string where =
         c.block >= 0 ? "block " + hex(blocks[c.block].address)
                      : std::string(what) + (tid != 0 ? " (tid " + std::to_string(tid) + ")" : "");
-    const std::string pymalloc = c.block >= 0 ? "" : python.describe(c.at);
-    if (!pymalloc.empty()) where += ": " + pymalloc;
+    // In CPython: the pymalloc block or the object the pointer lay in.
+    const std::string object =
+        c.block >= 0 ? python.describe_block(blocks[c.block]) : python.describe(c.at);
+    if (!object.empty()) where += ": " + object;
     detail::diagnostic(
         "memtrail: scan debug: block %#llx (%llu B) possibly lost: pointer %#llx at %#llx in %s "
         "[%s]\n",

@@ -1,5 +1,5 @@
-// The CPython 3.11 layout the recorder reads (tracer/src/python_layout.hpp)
-// against Python's own headers: built only where python3.11-dev is.
+// The CPython 3.11 layout the recorder and the exit scan read
+// (tracer/src/python_layout.hpp) against Python's own headers: built only where python3.11-dev is.
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <gtest/gtest.h>
@@ -30,6 +30,17 @@ TEST(PythonLayout, MatchesTheHeadersOfCPython311) {
   EXPECT_EQ(layout::kUnicodeState, offsetof(PyASCIIObject, state));
   EXPECT_EQ(layout::kAsciiData, sizeof(PyASCIIObject));
   EXPECT_EQ(layout::kCompactUtf8, offsetof(PyCompactUnicodeObject, utf8));
+  // What the exit scan reads of the objects that hold data only.
+  EXPECT_EQ(layout::kCompactData, sizeof(PyCompactUnicodeObject));
+  EXPECT_EQ(layout::kUnicodeLength, offsetof(PyASCIIObject, length));
+  EXPECT_EQ(layout::kObjectRefcount, offsetof(PyObject, ob_refcnt));
+  EXPECT_EQ(layout::kObjectType, offsetof(PyObject, ob_type));
+  EXPECT_EQ(layout::kVarSize, offsetof(PyVarObject, ob_size));
+  EXPECT_EQ(layout::kCodeUnitSize, sizeof(_Py_CODEUNIT));
+  EXPECT_EQ(layout::kBytesData, offsetof(PyBytesObject, ob_sval));
+  EXPECT_EQ(layout::kLongDigits, offsetof(PyLongObject, ob_digit));
+  EXPECT_EQ(layout::kDigitSize, sizeof(digit));
+  EXPECT_EQ(layout::kFloatValue, offsetof(PyFloatObject, ob_fval));
   // The state bits utf8_of() reads: compact is bit 5, ascii bit 6.
   PyASCIIObject probe{};
   probe.state.compact = 1;
@@ -40,4 +51,8 @@ TEST(PythonLayout, MatchesTheHeadersOfCPython311) {
   probe.state.ascii = 1;
   std::memcpy(&bits, reinterpret_cast<const char*>(&probe) + layout::kUnicodeState, 4);
   EXPECT_EQ(bits, 1u << 6);
+  probe.state.ascii = 0;
+  probe.state.kind = PyUnicode_4BYTE_KIND;
+  std::memcpy(&bits, reinterpret_cast<const char*>(&probe) + layout::kUnicodeState, 4);
+  EXPECT_EQ(bits, unsigned{PyUnicode_4BYTE_KIND} << layout::kUnicodeKindShift);
 }

@@ -66,6 +66,7 @@
 #include "module_roots.hpp"
 #include "preload_state.hpp"
 #include "program_mappings.hpp"
+#include "python_data_words.hpp"
 #include "reachability.hpp"
 #include "scan_debug.hpp"
 #include "start_snapshot.hpp"
@@ -85,6 +86,8 @@ constexpr int kAnswerTimeoutMs = 200;
 
 // The static TLS size, found at start-up (prepare_leak_scan).
 std::size_t g_static_tls_size = 0;
+// CPython 3.11's data-only types, when it is in the process (prepare_leak_scan).
+PythonTypes g_python_types;
 bool g_scan_prepared = false;
 
 std::size_t static_tls_size() {
@@ -384,6 +387,13 @@ std::vector<LeakClass> classify(const std::vector<HeapBlock>& blocks,
   // Root words that still hold their start-up values point at no block
   // allocated since (libc's cache sizes, constructors' tables: start_values.hpp).
   const StartValues* start_values = start_snapshot();
+  // CPython's bytecode, bytes, str, int and float payloads and pymalloc's
+  // free blocks are data: an integer there that falls inside a block is no
+  // pointer (python_data_words.hpp). Arenas are roots over glibc only.
+  const std::vector<MemoryRange> arenas =
+      heap_is_glibc() ? program_mappings() : std::vector<MemoryRange>{};
+  PythonDataWords python_data(g_python_types, arenas, reader);
+  if (debug.on()) python_data.keep_notes();
   std::vector<PossibleCause> causes;
   std::vector<LeakClass> classes =
       classify_blocks(blocks, roots, reader,
@@ -391,8 +401,10 @@ std::vector<LeakClass> classify(const std::vector<HeapBlock>& blocks,
                                       .vtables = &vtables,
                                       .image_constants = &image_constants,
                                       .start_values = start_values,
+                                      .data_words = g_python_types.found() ? &python_data : nullptr,
                                       .possible_causes = debug.on() ? &causes : nullptr});
-  debug.report(blocks, classes, causes, maps);
+  debug.report(blocks, classes, causes, maps, python_data);
+  debug.report_data_words(blocks, python_data.notes(), maps);
   return classes;
 }
 
@@ -468,6 +480,10 @@ void prepare_leak_scan() {
   prepare_exit_frame_lookup();
   g_static_tls_size = static_tls_size();
   if (heap_is_glibc()) find_glibc_main_arena();
+  {
+    detail::ScopedInternal internal;  // dlsym's and dlerror's blocks are ours
+    g_python_types = find_python_types();
+  }
   init_scan_debug();
   g_scan_prepared = true;
 }

@@ -212,8 +212,19 @@ class Classifier {
     for_each_word(reader_, block.address, block.address + block.size, buffer_,
                   [&](std::uintptr_t at, std::uint64_t w) {
                     long hit = index_.find(w);
-                    if (hit >= 0) on_block(at, w, static_cast<std::uint32_t>(hit));
+                    if (hit < 0 || is_data(at, w, static_cast<std::uint32_t>(hit), &block)) return;
+                    on_block(at, w, static_cast<std::uint32_t>(hit));
                   });
+  }
+
+  // True when word `w` at `at` (in `holder`, or a root when null) points
+  // into block `hit` but is data, not a reference. A block's pointer to
+  // another's start is not asked about: only a free pymalloc block (a root)
+  // makes that one data.
+  bool is_data(std::uintptr_t at, std::uint64_t w, std::uint32_t hit, const HeapBlock* holder) {
+    const bool to_start = w == blocks_[hit].address;
+    return options_.data_words != nullptr && (holder == nullptr || !to_start) &&
+           options_.data_words->is_data(at, w, holder, to_start);
   }
 
   // True when root word `w` at `at` points inside `block`, which is younger
@@ -225,8 +236,9 @@ class Classifier {
   }
 
   // A root's words that point into a block, except those that still hold
-  // their module file's value (link-time constants, not pointers) or the
-  // value they held before the block existed.
+  // their module file's value (link-time constants, not pointers), the
+  // value they held before the block existed, or data (a CPython object's
+  // payload, a free pymalloc block).
   void scan_root(const MemoryRange& root, long r) {
     source_.root = r;
     for_each_word(reader_, root.begin, root.end, buffer_, [&](std::uintptr_t at, std::uint64_t w) {
@@ -235,6 +247,7 @@ class Classifier {
       if (options_.image_constants != nullptr && options_.image_constants->holds_file_value(at, w))
         return;
       if (held_since_before(at, w, blocks_[static_cast<std::uint32_t>(hit)])) return;
+      if (is_data(at, w, static_cast<std::uint32_t>(hit), nullptr)) return;
       source_.at = at;
       source_.value = w;
       reach(w, static_cast<std::uint32_t>(hit), true);

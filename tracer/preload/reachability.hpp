@@ -102,6 +102,19 @@ class StartValues {
   virtual bool held_at_start(std::uintptr_t at, std::uint64_t value) const = 0;
 };
 
+// Says whether a word that points into a block is data, not a reference:
+// the payload of a CPython object that holds no references (bytecode,
+// bytes, str, int, float) or a block pymalloc has back
+// (python_data_words.hpp).
+class DataWords {
+ public:
+  virtual ~DataWords() = default;
+  // `at` lies in block `holder`, or in a root range when holder is null;
+  // `to_start`: the word is the address of the block it points into.
+  virtual bool is_data(std::uintptr_t at, std::uint64_t value, const HeapBlock* holder,
+                       bool to_start) = 0;
+};
+
 // Why a block was classified possibly lost: the first pointer that reached
 // it, the root range (index into the roots) or the block (index into the
 // blocks) it was read from, the word's address and its value.
@@ -135,6 +148,16 @@ struct ClassifyOptions {
   // (an integer that equals a block's start exactly is rare, and Valgrind
   // follows it too).
   const StartValues* start_values = nullptr;
+  // When set, a word (of a root or of a block) that points into a block
+  // but is data is not followed, in the roots' pass and in the leaks'
+  // cliques alike: any word of a free pymalloc block (free memory, as a
+  // free malloc chunk, which is never scanned), and a word of a CPython
+  // object's payload that points inside a block. A pointer to a block's
+  // start in a payload is followed all the same, as with start_values: an
+  // integer that equals a block's start exactly is rare, and a program may
+  // keep a real address there (a ctypes address in an int); Valgrind
+  // follows both. Asked about a block's word only when it points inside.
+  DataWords* data_words = nullptr;
   // When set, filled with one entry per block (meaningful for the blocks
   // classified possible): MEMTRAIL_SCAN_DEBUG's report.
   std::vector<PossibleCause>* possible_causes = nullptr;

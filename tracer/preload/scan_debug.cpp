@@ -48,7 +48,8 @@ void ScanDebug::label(const char* what, std::uint64_t tid, std::span<const Memor
 }
 
 void ScanDebug::report(std::span<const HeapBlock> blocks, std::span<const LeakClass> classes,
-                       std::span<const PossibleCause> causes, const std::string& maps) const {
+                       std::span<const PossibleCause> causes, const std::string& maps,
+                       PythonDataWords& python) const {
   if (!on_) return;
   for (std::size_t i = 0; i < blocks.size() && i < causes.size(); ++i) {
     if (classes[i] != LeakClass::possible) continue;
@@ -66,12 +67,38 @@ void ScanDebug::report(std::span<const HeapBlock> blocks, std::span<const LeakCl
     std::string where =
         c.block >= 0 ? "block " + hex(blocks[c.block].address)
                      : std::string(what) + (tid != 0 ? " (tid " + std::to_string(tid) + ")" : "");
+    // In CPython: the pymalloc block or the object the pointer lay in.
+    const std::string object =
+        c.block >= 0 ? python.describe_block(blocks[c.block]) : python.describe(c.at);
+    if (!object.empty()) where += ": " + object;
     detail::diagnostic(
         "memtrail: scan debug: block %#llx (%llu B) possibly lost: pointer %#llx at %#llx in %s "
         "[%s]\n",
         static_cast<unsigned long long>(blocks[i].address),
         static_cast<unsigned long long>(blocks[i].size), static_cast<unsigned long long>(c.value),
         static_cast<unsigned long long>(c.at), where.c_str(), maps_line(maps, c.at).c_str());
+  }
+}
+
+void ScanDebug::report_data_words(std::span<const HeapBlock> blocks,
+                                  std::span<const DataWordNote> notes,
+                                  const std::string& maps) const {
+  if (!on_) return;
+  for (const DataWordNote& n : notes) {
+    const HeapBlock* into = nullptr;
+    for (const HeapBlock& b : blocks)
+      if (n.value >= b.address && n.value < b.address + b.size) into = &b;
+    std::string where = n.pool_block != 0 ? std::string(n.free ? "a free " : "a ") +
+                                                std::to_string(n.pool_block) +
+                                                " B pymalloc block at " + hex(n.object)
+                                          : "the malloc'd block at " + hex(n.object);
+    detail::diagnostic(
+        "memtrail: scan debug: word %#llx at %#llx (inside block %#llx, %llu B) not followed: %s "
+        "of %s [%s]\n",
+        static_cast<unsigned long long>(n.value), static_cast<unsigned long long>(n.at),
+        static_cast<unsigned long long>(into ? into->address : 0),
+        static_cast<unsigned long long>(into ? into->size : 0), n.what, where.c_str(),
+        maps_line(maps, n.at).c_str());
   }
 }
 

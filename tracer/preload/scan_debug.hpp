@@ -2,7 +2,9 @@
 // "possibly lost", one stderr line naming the pointer that reached it and
 // where that pointer lay (which root range: a module's data, a thread's
 // stack, registers or TLS, a program mapping; or which block), with the
-// /proc/self/maps line of that address. For finding why a leak reads
+// /proc/self/maps line of that address; and for every word that pointed
+// inside a block but was not followed as CPython data (python_data_words),
+// the object it lay in. For finding why a leak reads
 // possible in one run and direct in the next. Off by default; costs nothing
 // then but one getenv at exit.
 #pragma once
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "python_data_words.hpp"
 #include "reachability.hpp"
 
 namespace memtrail::preload {
@@ -26,9 +29,15 @@ class ScanDebug {
   bool on() const { return on_; }
   // Names the root ranges added from here on (a range may later be split).
   void label(const char* what, std::uint64_t tid, std::span<const MemoryRange> ranges);
-  // One line per block classified possible.
+  // One line per block classified possible (a pointer in a pymalloc arena
+  // named with the block and object it lay in).
   void report(std::span<const HeapBlock> blocks, std::span<const LeakClass> classes,
-              std::span<const PossibleCause> causes, const std::string& maps) const;
+              std::span<const PossibleCause> causes, const std::string& maps,
+              PythonDataWords& python) const;
+  // One line per word not followed because it is CPython data, naming the
+  // block it pointed into and the object it lay in.
+  void report_data_words(std::span<const HeapBlock> blocks, std::span<const DataWordNote> notes,
+                         const std::string& maps) const;
 
  private:
   struct Labelled {

@@ -1,6 +1,8 @@
-// The parts of CPython 3.11's structures that python_frames.cpp reads
-// (x86-64 and aarch64, LP64), from Include/internal/pycore_frame.h,
-// cpython/code.h, cpython/pystate.h and cpython/unicodeobject.h.
+// The parts of CPython 3.11's structures that python_frames.cpp and the exit
+// scan's python_data_words.cpp (tracer/preload) read (x86-64 and aarch64,
+// LP64), from Include/internal/pycore_frame.h, object.h, cpython/code.h,
+// cpython/pystate.h, cpython/unicodeobject.h, cpython/bytesobject.h,
+// cpython/longintrepr.h and floatobject.h.
 // tests/python/python_layout_test.cpp compares them with the headers where
 // python3.11-dev is installed.
 #pragma once
@@ -24,4 +26,15 @@ constexpr std::size_t kCodeUnits = 184;           // ::co_code_adaptive
 constexpr std::size_t kUnicodeState = 32;         // PyASCIIObject::state
 constexpr std::size_t kAsciiData = 48;            // sizeof(PyASCIIObject)
 constexpr std::size_t kCompactUtf8 = 56;          // PyCompactUnicodeObject::utf8
+constexpr std::size_t kCompactData = 72;          // sizeof(PyCompactUnicodeObject)
+constexpr std::size_t kUnicodeLength = 16;        // PyASCIIObject::length
+constexpr unsigned kUnicodeKindShift = 2;         // PyASCIIObject::state.kind: bits 2..4
+constexpr std::size_t kObjectRefcount = 0;        // PyObject::ob_refcnt
+constexpr std::size_t kObjectType = 8;            // PyObject::ob_type
+constexpr std::size_t kVarSize = 16;              // PyVarObject::ob_size
+constexpr std::size_t kCodeUnitSize = 2;          // sizeof(_Py_CODEUNIT)
+constexpr std::size_t kBytesData = 32;            // PyBytesObject::ob_sval
+constexpr std::size_t kLongDigits = 24;           // PyLongObject::ob_digit
+constexpr std::size_t kDigitSize = 4;             // sizeof(digit)
+constexpr std::size_t kFloatValue = 16;           // PyFloatObject::ob_fval
 }  // namespace memtrail::runtime::python::layout

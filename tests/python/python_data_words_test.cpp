@@ -1,0 +1,187 @@
+// The exit scan's CPython data words (tracer/preload/python_data_words.hpp,
+// pymalloc_pools.hpp) read in an embedded CPython 3.11's own memory: the
+// payloads of its bytes, str, int, float and code objects are data, their
+// headers and the words of objects that hold references are not, and a
+// block pymalloc has back is data whatever it held.
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "python_data_words.hpp"
+
+namespace memtrail::preload {
+namespace {
+
+constexpr std::size_t kCodeUnits = offsetof(PyCodeObject, co_code_adaptive);
+
+std::uintptr_t address_of(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p);
+}
+
+// pymalloc's arenas, as the preload's mmap interposer sees them
+// (program_mappings.hpp): the embedded interpreter maps them through this
+// allocator. /proc/self/maps would not do: the kernel merges neighbouring
+// arenas into one mapping there.
+std::vector<MemoryRange> g_arenas;
+
+void* map_arena(void*, std::size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  g_arenas.push_back({address_of(p), address_of(p) + size});
+  return p;
+}
+
+void unmap_arena(void*, void* p, std::size_t size) {
+  std::erase_if(g_arenas, [&](const MemoryRange& r) { return r.begin == address_of(p); });
+  munmap(p, size);
+}
+
+// The arena that holds `address` (a small object's).
+MemoryRange mapping_of(std::uintptr_t address) {
+  for (const MemoryRange& r : g_arenas)
+    if (address >= r.begin && address < r.end) return r;
+  return {};
+}
+
+class PythonDataWordsTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (Py_IsInitialized()) return;
+    PyObjectArenaAllocator arenas{nullptr, &map_arena, &unmap_arena};
+    PyObject_SetArenaAllocator(&arenas);
+    Py_InitializeEx(0);
+  }
+
+  // Whether the word at `at`, in a pymalloc block, reads as data
+  // (the arena around it given as the program's mapping).
+  bool pool_word_is_data(std::uintptr_t at, bool to_start = false) {
+    const MemoryRange arena = mapping_of(at);
+    PythonDataWords words(find_python_types(), std::span(&arena, 1), reader_);
+    return words.is_data(at, 0, nullptr, to_start);
+  }
+
+  // Whether the word at `at` of the object that starts malloc'd block
+  // `block` reads as data.
+  bool block_word_is_data(const HeapBlock& block, std::uintptr_t at) {
+    PythonDataWords words(find_python_types(), {}, reader_);
+    return words.is_data(at, 0, &block, false);
+  }
+
+  SelfMemoryReader reader_;
+};
+
+TEST_F(PythonDataWordsTest, FindsCPython311sTypes) {
+  const PythonTypes types = find_python_types();
+  EXPECT_EQ(types.code, address_of(&PyCode_Type));
+  EXPECT_EQ(types.bytes, address_of(&PyBytes_Type));
+  EXPECT_EQ(types.str, address_of(&PyUnicode_Type));
+  EXPECT_EQ(types.int_, address_of(&PyLong_Type));
+  EXPECT_EQ(types.float_, address_of(&PyFloat_Type));
+}
+
+TEST_F(PythonDataWordsTest, SmallBytesDataIsDataItsHeaderIsNot) {
+  PyObject* bytes = PyBytes_FromStringAndSize("0123456789abcdef0123456789abcdef", 32);
+  const std::uintptr_t at = address_of(bytes);
+  EXPECT_TRUE(pool_word_is_data(at + offsetof(PyBytesObject, ob_sval)));
+  EXPECT_TRUE(pool_word_is_data(at + offsetof(PyBytesObject, ob_sval) + 24));
+  EXPECT_FALSE(pool_word_is_data(at + offsetof(PyObject, ob_type)));
+  EXPECT_FALSE(pool_word_is_data(at + offsetof(PyVarObject, ob_size)));
+  // The start of a block, in a live object's data, is followed all the same.
+  EXPECT_FALSE(pool_word_is_data(at + offsetof(PyBytesObject, ob_sval), true));
+  Py_DECREF(bytes);
+}
+
+TEST_F(PythonDataWordsTest, BytecodeIsDataCodeFieldsAreNot) {
+  PyObject* code =
+      Py_CompileString("x = [i * 2 for i in range(10)]\ny = len(x)\n", "t", Py_file_input);
+  ASSERT_NE(code, nullptr);
+  ASSERT_LE(Py_SIZE(code) * 2 + kCodeUnits, 512u) << "the code object is to be pymalloc's";
+  const std::uintptr_t at = address_of(code);
+  EXPECT_TRUE(pool_word_is_data(at + kCodeUnits));
+  EXPECT_TRUE(pool_word_is_data(at + kCodeUnits + ((Py_SIZE(code) * 2 - 1) & ~7)));
+  EXPECT_FALSE(pool_word_is_data(at + offsetof(PyCodeObject, co_consts)));
+  EXPECT_FALSE(pool_word_is_data(at + offsetof(PyCodeObject, co_names)));
+  Py_DECREF(code);
+}
+
+TEST_F(PythonDataWordsTest, StrIntAndFloatPayloadsAreData) {
+  PyObject* ascii = PyUnicode_FromString("an ascii string of some length");
+  PyObject* wide = PyUnicode_FromString("caf\xc3\xa9 \xe2\x82\xac and more text");
+  PyObject* number = PyLong_FromString("123456789012345678901234567890", nullptr, 10);
+  PyObject* real = PyFloat_FromDouble(2.5);
+  EXPECT_TRUE(pool_word_is_data(address_of(ascii) + sizeof(PyASCIIObject)));
+  EXPECT_FALSE(pool_word_is_data(address_of(ascii) + offsetof(PyASCIIObject, wstr)));
+  EXPECT_TRUE(pool_word_is_data(address_of(wide) + sizeof(PyCompactUnicodeObject)));
+  EXPECT_FALSE(pool_word_is_data(address_of(wide) + offsetof(PyCompactUnicodeObject, utf8)));
+  EXPECT_TRUE(pool_word_is_data(address_of(number) + offsetof(PyLongObject, ob_digit)));
+  EXPECT_TRUE(pool_word_is_data(address_of(real) + offsetof(PyFloatObject, ob_fval)));
+  for (PyObject* o : {ascii, wide, number, real}) Py_DECREF(o);
+}
+
+TEST_F(PythonDataWordsTest, ObjectsThatHoldReferencesAreNotData) {
+  PyObject* tuple = Py_BuildValue("(iii)", 100000, 200000, 300000);
+  PyObject* list = PyList_New(0);
+  PyList_Append(list, tuple);
+  EXPECT_FALSE(pool_word_is_data(address_of(tuple) + offsetof(PyTupleObject, ob_item)));
+  EXPECT_FALSE(pool_word_is_data(address_of(list) + offsetof(PyListObject, ob_item)));
+  // The list's item array: a pymalloc block with no type, in use.
+  PyObject** items = reinterpret_cast<PyListObject*>(list)->ob_item;
+  EXPECT_FALSE(pool_word_is_data(address_of(items)));
+  Py_DECREF(list);
+  Py_DECREF(tuple);
+}
+
+TEST_F(PythonDataWordsTest, FreedPoolBlockIsDataWhateverItHeld) {
+  // A bytearray's block (no free list of its own keeps it), freed: its
+  // stale buffer pointer is pymalloc's bytes now.
+  std::vector<PyObject*> keep;
+  for (int i = 0; i < 8; ++i) keep.push_back(PyByteArray_FromStringAndSize("abc", 3));
+  PyObject* freed = keep[3];
+  const std::uintptr_t at = address_of(freed) + offsetof(PyByteArrayObject, ob_bytes);
+  const MemoryRange arena = mapping_of(address_of(freed));
+  PymallocPools pools(reader_);
+  const PymallocBlock live = pools.block_at(at, arena);
+  EXPECT_EQ(live.state, PymallocBlock::State::in_use);
+  EXPECT_EQ(live.begin, address_of(freed));
+  EXPECT_EQ(live.size, (sizeof(PyByteArrayObject) + 15) / 16 * 16);
+  EXPECT_FALSE(pool_word_is_data(at));
+  keep.erase(keep.begin() + 3);
+  Py_DECREF(freed);
+  PymallocPools after(reader_);
+  EXPECT_EQ(after.block_at(at, arena).state, PymallocBlock::State::free);
+  EXPECT_TRUE(pool_word_is_data(at));
+  EXPECT_TRUE(pool_word_is_data(at, true)) << "free memory holds no pointer, to a start either";
+  for (PyObject* o : keep) Py_DECREF(o);
+}
+
+TEST_F(PythonDataWordsTest, MallocdObjectsPayloadIsData) {
+  // 1,000 bytes: past pymalloc's 512, the object is a malloc'd block.
+  std::string text(1000, 'x');
+  PyObject* bytes = PyBytes_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
+  const HeapBlock block{.address = address_of(bytes),
+                        .size = offsetof(PyBytesObject, ob_sval) + 1 + text.size()};
+  EXPECT_TRUE(block_word_is_data(block, block.address + offsetof(PyBytesObject, ob_sval) + 512));
+  EXPECT_FALSE(block_word_is_data(block, block.address + offsetof(PyObject, ob_type)));
+  // A block of another size than the object's claims no object.
+  const HeapBlock small{.address = block.address, .size = 100};
+  EXPECT_FALSE(block_word_is_data(small, small.address + offsetof(PyBytesObject, ob_sval) + 32));
+  Py_DECREF(bytes);
+}
+
+TEST_F(PythonDataWordsTest, NothingIsDataWithoutCPython311) {
+  PyObject* bytes = PyBytes_FromStringAndSize("0123456789abcdef", 16);
+  const MemoryRange arena = mapping_of(address_of(bytes));
+  PythonDataWords words(PythonTypes{}, std::span(&arena, 1), reader_);
+  EXPECT_FALSE(
+      words.is_data(address_of(bytes) + offsetof(PyBytesObject, ob_sval), 0, nullptr, false));
+  Py_DECREF(bytes);
+}
+
+}  // namespace
+}  // namespace memtrail::preload

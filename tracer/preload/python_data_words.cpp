@@ -1,0 +1,179 @@
+// CPython's data words (python_data_words.hpp).
+#include "python_data_words.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "python_layout.hpp"
+
+namespace memtrail::preload {
+namespace {
+
+namespace layout = memtrail::runtime::python::layout;
+
+// The header words read from an object: enough for a str's state.
+constexpr std::size_t kHeaderWords = (layout::kUnicodeState + 8) / 8;
+// PyASCIIObject::state's bits: interned:2, kind:3, compact:1, ascii:1.
+constexpr unsigned kKindMask = 7, kCompactBit = 1u << 5, kAsciiBit = 1u << 6;
+
+std::uintptr_t symbol(const char* name) {
+  return reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, name));
+}
+
+}  // namespace
+
+PythonTypes find_python_types() {
+  const auto* version = reinterpret_cast<const unsigned long*>(symbol("Py_Version"));
+  if (version == nullptr) {
+    dlerror();  // no CPython here: the error is ours
+    return {};
+  }
+  if ((*version >> 16) != 0x030B) return {};  // the layout read is 3.11's
+  PythonTypes types{.code = symbol("PyCode_Type"),
+                    .bytes = symbol("PyBytes_Type"),
+                    .str = symbol("PyUnicode_Type"),
+                    .int_ = symbol("PyLong_Type"),
+                    .float_ = symbol("PyFloat_Type")};
+  if (!types.code || !types.bytes || !types.str || !types.int_ || !types.float_) {
+    dlerror();
+    return {};
+  }
+  return types;
+}
+
+PythonDataWords::PythonDataWords(const PythonTypes& types,
+                                 std::span<const MemoryRange> program_mappings,
+                                 MemoryReader& reader)
+    : types_(types), reader_(reader), pools_(reader) {
+  // Only a mapping of an arena's size can be one (pymalloc_pools.hpp).
+  for (const MemoryRange& r : program_mappings)
+    if (r.end - r.begin == (1u << 20) || r.end - r.begin == (1u << 18)) arenas_.push_back(r);
+  std::sort(arenas_.begin(), arenas_.end(),
+            [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+}
+
+bool PythonDataWords::is_data(std::uintptr_t at, std::uint64_t value, const HeapBlock* holder,
+                              bool to_start) {
+  if (!types_.found()) return false;
+  if (holder != nullptr) {  // a malloc'd block: the object starts it
+    if (to_start) return false;
+    const Payload& p = payload_of(holder->address, holder->size);
+    return note(at >= p.begin && at < p.end, {at, value, p.what, holder->address, 0});
+  }
+  const MemoryRange* arena = arena_of(at);
+  if (arena == nullptr) return false;
+  const PymallocBlock block = pools_.block_at(at, *arena);
+  if (block.state == PymallocBlock::State::free)
+    return note(true, {at, value, "stale bytes", block.begin, block.size, true});
+  if (block.state != PymallocBlock::State::in_use || to_start) return false;
+  const Payload& p = payload_of(block.begin, block.size);
+  return note(at >= p.begin && at < p.end, {at, value, p.what, block.begin, block.size});
+}
+
+const PythonDataWords::Payload& PythonDataWords::payload_of(std::uintptr_t object,
+                                                            std::uint64_t bytes) {
+  if (object != last_object_) {
+    last_ = read_payload(object, bytes);
+    last_object_ = object;
+  }
+  return last_;
+}
+
+// The payload of the object at `object`, in a block of `bytes`, when its
+// type holds no references and the payload fits the block.
+PythonDataWords::Payload PythonDataWords::read_payload(std::uintptr_t object, std::uint64_t bytes) {
+  // A float or a one-digit int takes 24 or 28 bytes: read no further than
+  // the block (a str's state word lies past them).
+  std::uint64_t h[kHeaderWords] = {};
+  const std::size_t header = std::min<std::uint64_t>(sizeof h, bytes & ~std::uint64_t{7});
+  if (header < 3 * 8 || reader_.read(object, h, header) != header) return {};
+  const auto refcount = static_cast<std::int64_t>(h[layout::kObjectRefcount / 8]);
+  const std::uint64_t type = h[layout::kObjectType / 8];
+  // ob_size of the variable-size ones (an int's sign is its sign).
+  const auto size = static_cast<std::int64_t>(h[layout::kVarSize / 8]);
+  const std::uint64_t count = size < 0 ? 0 - static_cast<std::uint64_t>(size) : size;
+  if (refcount <= 0 || (count > bytes && type != types_.float_ && type != types_.str)) return {};
+  std::uint64_t begin = 0, length = 0;
+  const char* what = "";
+  if (type == types_.code && size >= 0) {
+    begin = layout::kCodeUnits, length = count * layout::kCodeUnitSize;
+    what = "code object's bytecode";
+  } else if (type == types_.bytes && size >= 0) {
+    begin = layout::kBytesData, length = count + 1;
+    what = "bytes object's data";
+  } else if (type == types_.int_) {
+    begin = layout::kLongDigits, length = count * layout::kDigitSize;
+    what = "int's digits";
+  } else if (type == types_.float_) {
+    begin = layout::kFloatValue, length = 8;
+    what = "float's value";
+  } else if (type == types_.str) {
+    // A compact str's characters follow its header: (length + 1) * kind bytes.
+    const auto state = static_cast<std::uint32_t>(h[layout::kUnicodeState / 8]);
+    const std::uint32_t kind = (state >> layout::kUnicodeKindShift) & kKindMask;
+    const std::uint64_t characters = h[layout::kUnicodeLength / 8];
+    if (header < sizeof h || (state & kCompactBit) == 0 || (kind != 1 && kind != 2 && kind != 4) ||
+        characters >= bytes)
+      return {};
+    begin = (state & kAsciiBit) != 0 ? layout::kAsciiData : layout::kCompactData;
+    length = (characters + 1) * kind;
+    what = "str's characters";
+  }
+  // Sizes come from memory: a length past the block means no such object.
+  if (length == 0 || length > bytes || begin > bytes - length) return {};
+  return {object + begin, object + begin + length, what};
+}
+
+std::string PythonDataWords::describe(std::uintptr_t at) {
+  const MemoryRange* arena = arena_of(at);
+  if (!types_.found() || arena == nullptr) return "";
+  const PymallocBlock block = pools_.block_at(at, *arena);
+  if (block.state == PymallocBlock::State::not_a_pool) return "no pymalloc pool";
+  if (block.state == PymallocBlock::State::header) return "a pymalloc pool's header";
+  char text[160];
+  std::snprintf(text, sizeof text, "%s %u B pymalloc block at %#llx, offset %llu%s",
+                block.state == PymallocBlock::State::free ? "a free" : "a", block.size,
+                static_cast<unsigned long long>(block.begin),
+                static_cast<unsigned long long>(at - block.begin),
+                block.state == PymallocBlock::State::free ? "" : ", ");
+  if (block.state == PymallocBlock::State::free) return text;
+  return text + type_name_at(block.begin);
+}
+
+std::string PythonDataWords::describe_block(const HeapBlock& block) {
+  return types_.found() ? type_name_at(block.address) : "";
+}
+
+// "object of type T" for an object at `object` or after a GC header there
+// (the type's tp_name read from memory), else "no object header".
+std::string PythonDataWords::type_name_at(std::uintptr_t object) {
+  constexpr std::size_t kTypeName = 24;  // PyTypeObject::tp_name
+  for (std::uintptr_t header : {object, object + 16}) {
+    std::uint64_t type = 0, name = 0;
+    char text[48] = {};
+    if (reader_.read(header + layout::kObjectType, &type, 8) != 8 ||
+        reader_.read(type + kTypeName, &name, 8) != 8 ||
+        reader_.read(name, text, sizeof text - 1) == 0)
+      continue;
+    bool printable = text[0] != '\0';
+    for (const char* c = text; *c != '\0'; ++c) printable = printable && *c >= ' ' && *c <= '~';
+    if (printable) return std::string(header == object ? "" : "GC ") + "object of type " + text;
+  }
+  return "no object header";
+}
+
+const MemoryRange* PythonDataWords::arena_of(std::uintptr_t at) const {
+  auto it = std::upper_bound(arenas_.begin(), arenas_.end(), at,
+                             [](std::uintptr_t a, const MemoryRange& r) { return a < r.begin; });
+  if (it == arenas_.begin() || at >= std::prev(it)->end) return nullptr;
+  return &*std::prev(it);
+}
+
+bool PythonDataWords::note(bool data, const DataWordNote& what) {
+  if (data && keep_notes_) notes_.push_back(what);
+  return data;
+}
+
+}  // namespace memtrail::preload

@@ -471,7 +471,8 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
-  PoolState& p = pool_state(e.pool);
+  const std::uint32_t pool_at = grown_pool_slot(e.pool);
+  PoolState& p = pools_[pool_at];
   if (!p.included) return;
   p.has_blocks = true;
   std::uint32_t site = site_index(p, e.pool, e.stack);
@@ -487,7 +488,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
       ++s.out.reuses;
       ++p.out.reuses;
     }
-    block_trackers_.on_alloc(pool_slot(e.pool), e);
+    block_trackers_.on_alloc(pool_at, e);
     if (site_tap_) site_tap_->counted(site, e.pool, e.stack, e.time_ns);
   }
   if (!orphans_.empty()) {
@@ -512,7 +513,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
     LiveBlock old = *slot;
     Event as_free = e;
     as_free.kind = EventKind::free;
-    release_block(p, e.pool, e.address, old, as_free, false);
+    release_block(p, e.pool, pool_at, e.address, old, as_free, false);
   }
   ThreadState& t = thread_state(e.thread);
   LiveBlock& b = *slot;
@@ -536,7 +537,8 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::on_free(const Event& e, bool in_range) {
-  PoolState& p = pool_state(e.pool);
+  const std::uint32_t pool_at = grown_pool_slot(e.pool);
+  PoolState& p = pools_[pool_at];
   if (!p.included) return;
   LiveBlock b;
   if (!p.live.take(e.address, b)) {
@@ -546,12 +548,13 @@ MEMTRAIL_EVENT_INLINE void Engine::on_free(const Event& e, bool in_range) {
       ++summary_.unmatched_frees;
     return;
   }
-  release_block(p, e.pool, e.address, b, e, in_range);
+  release_block(p, e.pool, pool_at, e.address, b, e, in_range);
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t pool_id,
-                                                 std::uint64_t address, const LiveBlock& b,
-                                                 const Event& e, bool in_range) {
+                                                 std::uint32_t slot, std::uint64_t address,
+                                                 const LiveBlock& b, const Event& e,
+                                                 bool in_range) {
   SiteState& s = sites_[b.site];
   settle_peak(s);
   s.live -= b.size;
@@ -570,8 +573,7 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   }
   if (site_tap_) site_tap_->released(b.site, e.time_ns, b.size, temporary);
   if (in_range) ++p.out.frees;
-  block_trackers_.on_release(
-      ReleasedBlock{pool_id, pool_slot(pool_id), address, b, e.time_ns, in_range});
+  block_trackers_.on_release(ReleasedBlock{pool_id, slot, address, b, e.time_ns, in_range});
   if (taps_)
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},

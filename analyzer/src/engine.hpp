@@ -194,6 +194,14 @@ class Engine : public TraceVisitor {
     return id < thread_count_ ? thread_states_[id] : grow_threads(id);
   }
   PoolState& grow_pools(std::uint32_t id);
+  // The slot of pool `id` (pool_state(id) is pools_[slot]), grown if new:
+  // the alloc and free path hands it to the block trackers for the price of
+  // pool_state's own compare.
+  std::uint32_t grown_pool_slot(std::uint32_t id) {
+    if (id < pool_count_) return id;
+    grow_pools(id);
+    return pool_slot(id);
+  }
   void grow_scopes(std::uint32_t id);
   ThreadState& grow_threads(std::uint32_t id);
   // Site of (pool, stack): one vector load when the site exists.
@@ -245,8 +253,9 @@ class Engine : public TraceVisitor {
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.
-  void release_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address, const LiveBlock& b,
-                     const Event& e, bool in_range);
+  // `slot`: pool_id's (grown_pool_slot).
+  void release_block(PoolState& p, std::uint32_t pool_id, std::uint32_t slot, std::uint64_t address,
+                     const LiveBlock& b, const Event& e, bool in_range);
   void on_segment(const Event& e, bool in_range);
   void on_scope_begin(const Event& e);
   void on_scope_end(const Event& e, bool in_range);

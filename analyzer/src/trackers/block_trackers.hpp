@@ -19,28 +19,27 @@ class BlockTrackerList {
   explicit BlockTrackerList(const AnalysisOptions& o) : trackers_(Trackers(o)...) {}
 
   template <class T>
-  T& get() {
+  [[gnu::always_inline]] T& get() {
     return std::get<T>(trackers_);
   }
 
-  void pools_grew(std::uint32_t count) {
-    std::apply([&](auto&... t) { (t.pools_grew(count), ...); }, trackers_);
-  }
+  // Folds over the list with std::get, not std::apply: GCC left
+  // std::apply's call out of line in the Engine's event loop (cachegrind on
+  // tight-pairs: 16 instructions more per free).
+  void pools_grew(std::uint32_t count) { (get<Trackers>().pools_grew(count), ...); }
   [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, const Event& e) {
-    std::apply([&](auto&... t) { (t.on_alloc(pool_slot, e), ...); }, trackers_);
+    (get<Trackers>().on_alloc(pool_slot, e), ...);
   }
   [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
-    std::apply([&](auto&... t) { (t.on_release(r), ...); }, trackers_);
+    (get<Trackers>().on_release(r), ...);
   }
-  [[gnu::always_inline]] void on_process_used(std::uint64_t t_ns, std::uint64_t used) {
-    std::apply([&](auto&... t) { (t.on_process_used(t_ns, used), ...); }, trackers_);
+  [[gnu::always_inline]] void on_process_used(std::uint64_t t, std::uint64_t used) {
+    (get<Trackers>().on_process_used(t, used), ...);
   }
   void on_leak(std::uint32_t pool_slot, std::uint64_t address, const LiveBlock& b, LeakClass cls) {
-    std::apply([&](auto&... t) { (t.on_leak(pool_slot, address, b, cls), ...); }, trackers_);
+    (get<Trackers>().on_leak(pool_slot, address, b, cls), ...);
   }
-  void finish(Analysis& a) {
-    std::apply([&](auto&... t) { (t.finish(a), ...); }, trackers_);
-  }
+  void finish(Analysis& a) { (get<Trackers>().finish(a), ...); }
 
  private:
   std::tuple<Trackers...> trackers_;

@@ -92,6 +92,7 @@ ReadEnd read_and_finish(TraceReader& reader, const PassOptions& o, const Tracker
     if (o.stop_on_error) return {failure, true};
   }
   engine.finish(a);
+  engine.block_trackers().finish(a);
   if (engine.cancelled()) {
     a.error = a.path + ": cancelled";
     failure = PassFailure::cancelled;

@@ -22,23 +22,6 @@ constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense rec
 constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by vector
 constexpr std::size_t kMaxOrphans = 1u << 16;
 
-MEMTRAIL_EVENT_INLINE void add_to(Histogram& h, std::uint64_t value) {
-  if (h.counts.empty()) {
-    h.counts.assign(64, 0);
-    h.sums.assign(64, 0);
-  }
-  std::size_t b = value < 2 ? 0 : 63 - static_cast<std::size_t>(__builtin_clzll(value));
-  ++h.counts[b];
-  h.sums[b] += value;
-}
-
-void merge_into(Histogram& total, const Histogram& h) {
-  for (std::size_t i = 0; i < h.counts.size(); ++i) {
-    total.counts[i] += h.counts[i];
-    total.sums[i] += h.sums[i];
-  }
-}
-
 // The sparse site table's key of (pool, stack >= kDenseSiteStacks): never 0.
 std::uint64_t sparse_site_key(std::uint32_t pool, std::uint32_t stack) {
   return (static_cast<std::uint64_t>(pool) << 32) | stack;
@@ -48,14 +31,10 @@ std::uint64_t orphan_key(std::uint32_t pool, std::uint64_t address) {
   return (static_cast<std::uint64_t>(pool) << 48) ^ address;
 }
 
-bool larger_first(const BlockLifetime& a, const BlockLifetime& b) {
-  return a.size > b.size;
-}
-
 }  // namespace
 
 Engine::Engine(const AnalysisOptions& options, const ProgressFn& progress)
-    : options_(options), progress_(progress), used_timeline_(1, options.timeline_points) {}
+    : options_(options), progress_(progress), block_trackers_(options) {}
 
 namespace {
 
@@ -175,6 +154,7 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
     std::size_t old = pools_.size();
     pools_.resize(id + 1);
     pool_count_ = static_cast<std::uint32_t>(pools_.size());
+    block_trackers_.pools_grew(pool_count_);
     for (std::size_t i = old; i < pools_.size(); ++i) {
       PoolState& p = pools_[i];
       p.out.info.id = static_cast<std::uint32_t>(i);
@@ -318,7 +298,7 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
       summary_.peak_position = event_index_;
       ++peak_epoch_;
     }
-    used_timeline_.record_n<1>(t, &total_used_);
+    block_trackers_.on_process_used(t, total_used_);
   }
   pool_timeline(p, t, true);
 }
@@ -362,18 +342,6 @@ void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t del
     if (n_seen < 16) seen[n_seen++] = si.scope;
     sc.live += static_cast<std::uint64_t>(delta);
     sc.site_growth.change(site, delta, sc.out.entries);
-  }
-}
-
-void Engine::record_large_block(const BlockLifetime& b) {
-  if (options_.max_large_blocks == 0) return;
-  if (large_blocks_.size() < options_.max_large_blocks) {
-    large_blocks_.push_back(b);
-    std::push_heap(large_blocks_.begin(), large_blocks_.end(), larger_first);
-  } else if (b.size > large_blocks_.front().size) {
-    std::pop_heap(large_blocks_.begin(), large_blocks_.end(), larger_first);
-    large_blocks_.back() = b;
-    std::push_heap(large_blocks_.begin(), large_blocks_.end(), larger_first);
   }
 }
 
@@ -503,7 +471,8 @@ MEMTRAIL_EVENT_INLINE void Engine::process(const Event& e) {
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
-  PoolState& p = pool_state(e.pool);
+  const std::uint32_t pool_at = grown_pool_slot(e.pool);
+  PoolState& p = pools_[pool_at];
   if (!p.included) return;
   p.has_blocks = true;
   std::uint32_t site = site_index(p, e.pool, e.stack);
@@ -519,7 +488,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
       ++s.out.reuses;
       ++p.out.reuses;
     }
-    add_to(p.sizes, e.size);
+    block_trackers_.on_alloc(pool_at, e);
     if (site_tap_) site_tap_->counted(site, e.pool, e.stack, e.time_ns);
   }
   if (!orphans_.empty()) {
@@ -544,7 +513,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
     LiveBlock old = *slot;
     Event as_free = e;
     as_free.kind = EventKind::free;
-    release_block(p, e.pool, e.address, old, as_free, false);
+    release_block(p, e.pool, pool_at, e.address, old, as_free, false);
   }
   ThreadState& t = thread_state(e.thread);
   LiveBlock& b = *slot;
@@ -568,7 +537,8 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::on_free(const Event& e, bool in_range) {
-  PoolState& p = pool_state(e.pool);
+  const std::uint32_t pool_at = grown_pool_slot(e.pool);
+  PoolState& p = pools_[pool_at];
   if (!p.included) return;
   LiveBlock b;
   if (!p.live.take(e.address, b)) {
@@ -578,12 +548,13 @@ MEMTRAIL_EVENT_INLINE void Engine::on_free(const Event& e, bool in_range) {
       ++summary_.unmatched_frees;
     return;
   }
-  release_block(p, e.pool, e.address, b, e, in_range);
+  release_block(p, e.pool, pool_at, e.address, b, e, in_range);
 }
 
 MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t pool_id,
-                                                 std::uint64_t address, const LiveBlock& b,
-                                                 const Event& e, bool in_range) {
+                                                 std::uint32_t slot, std::uint64_t address,
+                                                 const LiveBlock& b, const Event& e,
+                                                 bool in_range) {
   SiteState& s = sites_[b.site];
   settle_peak(s);
   s.live -= b.size;
@@ -601,13 +572,8 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     }
   }
   if (site_tap_) site_tap_->released(b.site, e.time_ns, b.size, temporary);
-  if (in_range) {
-    ++p.out.frees;
-    add_to(p.lifetimes, e.time_ns >= b.time_ns ? e.time_ns - b.time_ns : 0);
-  }
-  if (b.in_range && b.size >= options_.large_block_bytes)
-    record_large_block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
-                                     e.time_ns, b.thread});
+  if (in_range) ++p.out.frees;
+  block_trackers_.on_release(ReleasedBlock{pool_id, slot, address, b, e.time_ns, in_range});
   if (taps_)
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
@@ -760,7 +726,8 @@ void Engine::close_range(Analysis& a) {
 }
 
 // Leaks: blocks allocated in the range and live at the end of the trace,
-// counted by class in their site, their pool and the process-wide totals.
+// counted by class in their site, their pool and the process-wide totals,
+// and told to the block trackers (the large blocks keep the big ones).
 void Engine::count_leaks() {
   Leaks upstream_leaks;
   for (std::size_t id = 0; id < pools_.size(); ++id) {
@@ -798,9 +765,7 @@ void Engine::count_leaks() {
         s.leaked.add(b.size);
         p.out.leaked.add(b.size);
       }
-      if (b.size >= options_.large_block_bytes)
-        record_large_block(BlockLifetime{PoolId{static_cast<std::uint32_t>(id)}, SiteId{b.site},
-                                         address, b.size, b.time_ns, kTimeMax, b.thread, cls});
+      block_trackers_.on_leak(static_cast<std::uint32_t>(id), address, b, cls);
     });
   }
 }
@@ -818,19 +783,14 @@ void Engine::tap_live_blocks() {
   }
 }
 
-// Process-wide counters and histograms: the leaf pools' shares.
-void Engine::sum_leaf_pools(Histogram& sizes, Histogram& lifetimes) {
-  sizes.counts.assign(64, 0);
-  sizes.sums.assign(64, 0);
-  lifetimes = sizes;
+// Process-wide counters: the leaf pools' shares.
+void Engine::sum_leaf_pools() {
   for (const PoolState& p : pools_) {
     if (!p.included || p.is_upstream) continue;
     summary_.allocations += p.out.allocations;
     summary_.bytes_allocated += p.out.bytes_allocated;
     summary_.frees += p.out.frees;
     summary_.temporary_allocations += p.temporaries;
-    merge_into(sizes, p.sizes);
-    merge_into(lifetimes, p.lifetimes);
   }
   summary_.leaked = leaks_.direct + leaks_.indirect;
   summary_.duration_ns =
@@ -898,12 +858,8 @@ void Engine::move_scopes(Analysis& a) {
   }
 }
 
-// The timeline, large blocks and the tables the report reads.
-void Engine::move_series_and_tables(Analysis& a) {
-  a.used = used_timeline_.series(0);
-  std::sort(large_blocks_.begin(), large_blocks_.end(),
-            [](const BlockLifetime& x, const BlockLifetime& y) { return x.alloc_ns < y.alloc_ns; });
-  a.large_blocks = std::move(large_blocks_);
+// The tables the report reads.
+void Engine::move_tables(Analysis& a) {
   a.threads = std::move(threads_);
   a.modules = std::move(modules_);
   // The table grew by doubling: up to half of it is padding past the last
@@ -921,14 +877,11 @@ void Engine::finish(Analysis& a) {
   close_range(a);
   count_leaks();
   tap_live_blocks();
-  Histogram sizes, lifetimes;
-  sum_leaf_pools(sizes, lifetimes);
+  sum_leaf_pools();
   move_summary_and_sites(a);
   move_pools(a);
   move_scopes(a);
-  a.size_histogram = std::move(sizes);
-  a.lifetime_histogram = std::move(lifetimes);
-  move_series_and_tables(a);
+  move_tables(a);
 }
 
 SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {

@@ -1,7 +1,18 @@
-// The analysis pass: a TraceVisitor that replays every event against the live
-// state (blocks and segments per pool, open scopes per thread) and
-// accumulates the results of analysis.hpp. Used by analyze() for whole
-// reports and by segment_map_at() to stop at a chosen moment.
+// The Engine: the TraceVisitor that replays every event against the live
+// state and accumulates the results of analysis.hpp. Run by the analysis
+// pass (analysis_pass.hpp: analyze() and Session::open) and by replays that
+// stop at a chosen moment (segment_map_at(), the Session's moments).
+//
+// What the Engine holds is the pass's live state, which every metric reads:
+// the pools' live blocks and segments, used and reserved bytes, the sites'
+// live bytes, the scopes' open instances, the threads' last allocation, the
+// range. A metric computed from it belongs in a tracker (trackers/): the
+// per-block ones (sizes, lifetimes, large blocks, the used timeline) are
+// called inline from the alloc and free path through a compile-time list
+// (trackers/block_trackers.hpp); the others hear the Engine's decisions off
+// that path (engine_listener.hpp). Still computed here: the sites' and
+// pools' counters and peaks, the pools' timelines and fragmentation samples,
+// the scopes' growth, the leaks, the orphan frees, the temporaries.
 #pragma once
 
 #include <algorithm>
@@ -19,25 +30,17 @@
 #include "decimator.hpp"
 #include "engine_listener.hpp"
 #include "flat_map.hpp"
+#include "live_block.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
 #include "scope_growth.hpp"
 #include "session_taps.hpp"
+#include "trackers/block_trackers.hpp"
 
 namespace memtrail::detail {
 
 struct PoolCheckpoint;  // checkpoints.hpp
 class SiteChartTap;     // site_chart_tap.hpp
-
-struct LiveBlock {
-  std::uint64_t size = 0;
-  std::uint64_t time_ns = 0;
-  std::uint32_t site = 0;        // index into Engine::sites_
-  std::uint32_t scope_inst = 0;  // innermost open scope instance at alloc, 0 = none
-  std::uint32_t thread = 0;
-  std::uint8_t in_range = 0;
-  std::uint8_t leak_class = 0;  // LeakClass from a reachability event
-};
 
 struct SegmentRec {
   std::uint64_t size = 0;
@@ -79,7 +82,6 @@ struct PoolState {
   // in finish(): a pool may turn out to be an upstream only after its first
   // events (the pool above it registers later).
   std::uint64_t temporaries = 0;
-  Histogram sizes, lifetimes;  // empty until the first allocation / free
 };
 
 struct ScopeState {
@@ -175,7 +177,11 @@ class Engine : public TraceVisitor {
   bool cancelled() const { return cancelled_; }
 
   // Completes the pass (leaks, range-end snapshot) and moves the results out.
+  // The block trackers' figures are not among them: block_trackers().finish()
+  // puts them in `out` after this (the analysis pass does).
   void finish(Analysis& out);
+  // The per-block metrics (trackers/block_trackers.hpp).
+  BlockTrackers& block_trackers() { return block_trackers_; }
 
   // Live state of one pool now (segment_map_at). `merge_mapped`: adjacent
   // `map` segments (one expandable reservation) come as one SegmentInfo, as
@@ -188,6 +194,14 @@ class Engine : public TraceVisitor {
     return id < thread_count_ ? thread_states_[id] : grow_threads(id);
   }
   PoolState& grow_pools(std::uint32_t id);
+  // The slot of pool `id` (pool_state(id) is pools_[slot]), grown if new:
+  // the alloc and free path hands it to the block trackers for the price of
+  // pool_state's own compare.
+  std::uint32_t grown_pool_slot(std::uint32_t id) {
+    if (id < pool_count_) return id;
+    grow_pools(id);
+    return pool_slot(id);
+  }
   void grow_scopes(std::uint32_t id);
   ThreadState& grow_threads(std::uint32_t id);
   // Site of (pool, stack): one vector load when the site exists.
@@ -239,8 +253,9 @@ class Engine : public TraceVisitor {
   void on_alloc(const Event& e, bool in_range);
   void on_free(const Event& e, bool in_range);
   // Accounts for a block already removed from (or being replaced in) the live set.
-  void release_block(PoolState& p, std::uint32_t pool_id, std::uint64_t address, const LiveBlock& b,
-                     const Event& e, bool in_range);
+  // `slot`: pool_id's (grown_pool_slot).
+  void release_block(PoolState& p, std::uint32_t pool_id, std::uint32_t slot, std::uint64_t address,
+                     const LiveBlock& b, const Event& e, bool in_range);
   void on_segment(const Event& e, bool in_range);
   void on_scope_begin(const Event& e);
   void on_scope_end(const Event& e, bool in_range);
@@ -258,16 +273,15 @@ class Engine : public TraceVisitor {
   ScopeState& scope_at(std::uint32_t id) {
     return id == kIterationScope ? iteration_scope_ : scopes_[id];
   }
-  void record_large_block(const BlockLifetime& b);
   // finish()'s steps, in its order.
   void close_range(Analysis& a);
   void count_leaks();
   void tap_live_blocks();
-  void sum_leaf_pools(Histogram& sizes, Histogram& lifetimes);
+  void sum_leaf_pools();
   void move_summary_and_sites(Analysis& a);
   void move_pools(Analysis& a);
   void move_scopes(Analysis& a);
-  void move_series_and_tables(Analysis& a);
+  void move_tables(Analysis& a);
   // The listeners of e's kind / of every event.
   void tell(const Event& e, bool in_range);
   void tell_every(const Event& e, bool in_range);
@@ -309,8 +323,9 @@ class Engine : public TraceVisitor {
   std::uint64_t total_used_ = 0;  // process-wide used (non-upstream pools)
   std::uint64_t peak_epoch_ = 0;
   bool any_event_in_range_ = false;
-  Decimator used_timeline_{1, 1000};
-  std::vector<BlockLifetime> large_blocks_;  // min-heap by size while running
+  // The per-block metrics (trackers/block_trackers.hpp), told of every
+  // block from the hot path by inline calls.
+  BlockTrackers block_trackers_;
   std::uint64_t events_seen_ = 0;
   std::uint64_t stop_after_ns_ = kTimeMax;
   std::uint64_t stop_after_events_ = ~std::uint64_t{0};

@@ -1,0 +1,54 @@
+// The per-block metrics of the analysis pass, a tracker each: the Engine
+// calls their hooks from its alloc and free path with no virtual dispatch.
+// The list is fixed at compile time (BlockTrackerList, block_trackers.hpp),
+// so each hook is an inline call the compiler folds into the Engine's event
+// loop, and a hook a tracker does not define costs nothing. A virtual call
+// per alloc and free (EngineListener's way) would also keep the compiler from
+// folding the trackers' work into the loop, which is the report's hot path.
+//
+// A block tracker derives from BlockTracker and hides the hooks it needs
+// (same name, same parameters); it reads the Engine's live state only
+// through them, and puts its figures in the Analysis in finish().
+#pragma once
+
+#include <cstdint>
+
+#include "live_block.hpp"
+#include "memtrail/analysis.hpp"
+
+namespace memtrail::detail {
+
+// A block leaving the live set: freed, or replaced by an alloc at its
+// address (the free was lost; `in_range` is then false).
+struct ReleasedBlock {
+  std::uint32_t pool = 0;       // the event's pool id, as recorded
+  std::uint32_t pool_slot = 0;  // the Engine's slot of it (Engine::pool_slot)
+  std::uint64_t address = 0;
+  const LiveBlock& block;
+  std::uint64_t time_ns = 0;  // of the free
+  bool in_range = false;      // the free is inside the analyzed range
+};
+
+class BlockTracker {
+ public:
+  // The Engine holds pool slots [0, count) from now on (before any hook
+  // names one of them).
+  void pools_grew(std::uint32_t /*count*/) {}
+  // An allocation (alloc or reuse) counted in the range: not an inherited
+  // block, of an analyzed pool.
+  void on_alloc(std::uint32_t /*pool_slot*/, const Event& /*e*/) {}
+  // A block of an analyzed pool released.
+  void on_release(const ReleasedBlock& /*r*/) {}
+  // The process-wide used bytes (the leaf pools') changed to `used` at `t`,
+  // inside the range.
+  void on_process_used(std::uint64_t /*t*/, std::uint64_t /*used*/) {}
+  // At the end (Engine::finish): a block allocated in the range and still
+  // live, of class `cls` as the leaks count it (reachable included; the
+  // runtime's blocks and those of an image replaced by exec are not told).
+  void on_leak(std::uint32_t /*pool_slot*/, std::uint64_t /*address*/, const LiveBlock& /*b*/,
+               LeakClass /*cls*/) {}
+  // After Engine::finish: the Analysis' pools and sites are out.
+  void finish(Analysis& /*a*/) {}
+};
+
+}  // namespace memtrail::detail

@@ -1,0 +1,213 @@
+// The per-block metrics that moved out of the Engine onto its block trackers
+// (analyzer/src/trackers/block_trackers.hpp): the size and lifetime
+// histograms, the large blocks and the used timeline. Each is computed by its
+// tracker alone (Engine::finish leaves it empty, the tracker's finish fills
+// it), and analyze() (the CLI's report and JSON) and Session::open (the GUI's
+// whole()) show it alike.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine.hpp"
+#include "memtrail/analysis.hpp"
+#include "session_test_util.hpp"
+
+namespace memtrail {
+namespace {
+
+constexpr std::uint64_t kMiB = 1 << 20;
+
+AnalysisOptions no_symbols() {
+  AnalysisOptions o;
+  o.symbolize = false;
+  o.symbol_cache = false;
+  return o;
+}
+
+// Three pools: malloc (1), a caching pool (2) and its upstream (3), which is
+// known as an upstream only after its first block. Every block's event:
+//
+//   t100  alloc pool 3 0x100000 4096     (an upstream's: in no process figure)
+//         pool 2 "cache" registers, parent 3
+//   t200  alloc pool 1 0xA0      100
+//   t300  alloc pool 2 0x100000  2 MiB
+//   t400  alloc pool 1 0xB0      3000
+//   t500  free  pool 1 0xA0               lived 300 ns
+//   t700  free  pool 2 0x100000           lived 400 ns
+//   t800  alloc pool 2 0x400000  1 MiB   never freed: a leak
+//   t900  alloc pool 1 0xC0      5 MiB
+//   t1900 free  pool 1 0xC0               lived 1000 ns
+//   t3000 alloc pool 1 0xD0      10
+//
+// Process-wide used (pools 1 and 2) peaks at 6 MiB + 3000 (t900) and ends
+// at 1 MiB + 3010.
+struct BlockTrace {
+  BlockTrace() : b(test::temp_trace("block-trackers.mtr")) {
+    b.pool(1, "malloc", PoolKind::heap);
+    b.pool(3, "device", PoolKind::system);
+    b.stack(1, 0, 0x1000);
+    b.stack(2, 0, 0x2000);
+    b.stack(3, 0, 0x3000);
+    b.alloc(100, 3, 0x100000, 4096, 1);
+    b.writer().flush();  // the pool record below comes after this block
+    b.pool(2, "cache", PoolKind::caching, 3);
+    b.alloc(200, 1, 0xA0, 100, 2);
+    b.alloc(300, 2, 0x100000, 2 * kMiB, 3);
+    b.alloc(400, 1, 0xB0, 3000, 2);
+    b.free(500, 1, 0xA0);
+    b.free(700, 2, 0x100000);
+    b.alloc(800, 2, 0x400000, kMiB, 3);
+    b.alloc(900, 1, 0xC0, 5 * kMiB, 2);
+    b.free(1900, 1, 0xC0);
+    b.alloc(3000, 1, 0xD0, 10, 2);
+    path = b.finish();
+  }
+  test::TraceBuilder b;
+  std::string path;
+};
+
+// The Engine's pass over `path`: its own figures only (`Tracker` void), or
+// with tracker `Tracker`'s finish after it, as the analysis pass runs it.
+template <class Tracker = void>
+Analysis engine_pass(const std::string& path, const AnalysisOptions& o = no_symbols()) {
+  Analysis a;
+  a.path = path;
+  detail::Engine engine(o, {});
+  TraceReader reader(path);
+  EXPECT_TRUE(reader.read(engine).ok);
+  engine.finish(a);
+  if constexpr (!std::is_void_v<Tracker>) engine.block_trackers().get<Tracker>().finish(a);
+  return a;
+}
+
+std::size_t bucket_of(std::uint64_t value) {
+  return value < 2 ? 0 : 63 - static_cast<std::size_t>(__builtin_clzll(value));
+}
+
+// The histogram holding exactly `values`, bucket by bucket.
+void expect_histogram(const Histogram& h, const std::vector<std::uint64_t>& values) {
+  std::vector<std::uint64_t> counts(64, 0), sums(64, 0);
+  for (std::uint64_t v : values) {
+    ++counts[bucket_of(v)];
+    sums[bucket_of(v)] += v;
+  }
+  EXPECT_EQ(h.counts, counts);
+  EXPECT_EQ(h.sums, sums);
+}
+
+TEST(BlockTrackers, TheSizeHistogramIsItsTrackersOverTheLeafPools) {
+  BlockTrace trace;
+  EXPECT_TRUE(engine_pass(trace.path).size_histogram.counts.empty());
+
+  const Analysis a = engine_pass<detail::SizeHistogramTracker>(trace.path);
+  // Not the upstream's 4096: it was counted before pool 3 became one.
+  expect_histogram(a.size_histogram, {100, 2 * kMiB, 3000, kMiB, 5 * kMiB, 10});
+
+  AnalysisOptions from_350 = no_symbols();
+  from_350.from_ns = 350;
+  expect_histogram(engine_pass<detail::SizeHistogramTracker>(trace.path, from_350).size_histogram,
+                   {3000, kMiB, 5 * kMiB, 10});
+}
+
+TEST(BlockTrackers, TheLifetimeHistogramIsItsTrackersOverTheLeafPools) {
+  BlockTrace trace;
+  EXPECT_TRUE(engine_pass(trace.path).lifetime_histogram.counts.empty());
+
+  const Analysis a = engine_pass<detail::LifetimeHistogramTracker>(trace.path);
+  expect_histogram(a.lifetime_histogram, {300, 400, 1000});
+
+  // A free outside the range is no lifetime of it.
+  AnalysisOptions to_600 = no_symbols();
+  to_600.to_ns = 600;
+  expect_histogram(
+      engine_pass<detail::LifetimeHistogramTracker>(trace.path, to_600).lifetime_histogram, {300});
+}
+
+struct Large {
+  std::uint32_t pool;
+  std::uint64_t address, size, alloc_ns, free_ns;
+  bool operator==(const Large&) const = default;
+};
+
+std::vector<Large> large_of(const Analysis& a) {
+  std::vector<Large> out;
+  for (const BlockLifetime& b : a.large_blocks)
+    out.push_back({b.pool.value, b.address, b.size, b.alloc_ns, b.free_ns});
+  return out;
+}
+
+TEST(BlockTrackers, TheLargeBlocksAreTheirTrackers) {
+  BlockTrace trace;
+  EXPECT_TRUE(engine_pass(trace.path).large_blocks.empty());
+
+  // Freed and leaked blocks of 1 MiB or more, by allocation time.
+  const Analysis a = engine_pass<detail::LargeBlocksTracker>(trace.path);
+  EXPECT_EQ(large_of(a), (std::vector<Large>{{2, 0x100000, 2 * kMiB, 300, 700},
+                                             {2, 0x400000, kMiB, 800, kTimeMax},
+                                             {1, 0xC0, 5 * kMiB, 900, 1900}}));
+  ASSERT_EQ(a.large_blocks.size(), 3u);
+  EXPECT_EQ(a.large_blocks[1].leak, LeakClass::unknown);  // live, never classified
+
+  // At most two: the largest two.
+  AnalysisOptions two = no_symbols();
+  two.max_large_blocks = 2;
+  EXPECT_EQ(
+      large_of(engine_pass<detail::LargeBlocksTracker>(trace.path, two)),
+      (std::vector<Large>{{2, 0x100000, 2 * kMiB, 300, 700}, {1, 0xC0, 5 * kMiB, 900, 1900}}));
+
+  // Only blocks allocated in the range.
+  AnalysisOptions from_350 = no_symbols();
+  from_350.from_ns = 350;
+  EXPECT_EQ(
+      large_of(engine_pass<detail::LargeBlocksTracker>(trace.path, from_350)),
+      (std::vector<Large>{{2, 0x400000, kMiB, 800, kTimeMax}, {1, 0xC0, 5 * kMiB, 900, 1900}}));
+}
+
+TEST(BlockTrackers, TheUsedTimelineIsItsTrackers) {
+  BlockTrace trace;
+  EXPECT_TRUE(engine_pass(trace.path).used.value.empty());
+
+  const Analysis a = engine_pass<detail::UsedTimelineTracker>(trace.path);
+  // Buckets of 1,024 ns, each the maximum inside it, the state at its start
+  // included: the peak (t900) holds until the free at t1900.
+  EXPECT_EQ(a.used.time_ns, (std::vector<std::uint64_t>{0, 1024, 2048}));
+  EXPECT_EQ(a.used.value,
+            (std::vector<std::uint64_t>{6 * kMiB + 3000, 6 * kMiB + 3000, kMiB + 3010}));
+}
+
+TEST(BlockTrackers, AnalyzeAndTheSessionShowEveryBlockTrackersMetricAlike) {
+  BlockTrace trace;
+  // The session tests' options: large blocks from 1,000 B.
+  const SessionOptions options = test::session_options();
+  const Analysis cli = analyze(trace.path, options.analysis);
+  ASSERT_TRUE(cli.error.empty()) << cli.error;
+  const auto session = test::open_session(trace.path, options);
+  ASSERT_TRUE(session);
+  const Analysis& gui = session->whole();
+
+  expect_histogram(cli.size_histogram, {100, 2 * kMiB, 3000, kMiB, 5 * kMiB, 10});
+  EXPECT_EQ(gui.size_histogram.counts, cli.size_histogram.counts);
+  EXPECT_EQ(gui.size_histogram.sums, cli.size_histogram.sums);
+  expect_histogram(cli.lifetime_histogram, {300, 400, 1000});
+  EXPECT_EQ(gui.lifetime_histogram.counts, cli.lifetime_histogram.counts);
+  EXPECT_EQ(gui.lifetime_histogram.sums, cli.lifetime_histogram.sums);
+
+  // The upstream's block too: its pool's own figures show it.
+  EXPECT_EQ(large_of(cli), (std::vector<Large>{{3, 0x100000, 4096, 100, kTimeMax},
+                                               {2, 0x100000, 2 * kMiB, 300, 700},
+                                               {1, 0xB0, 3000, 400, kTimeMax},
+                                               {2, 0x400000, kMiB, 800, kTimeMax},
+                                               {1, 0xC0, 5 * kMiB, 900, 1900}}));
+  EXPECT_EQ(large_of(gui), large_of(cli));
+
+  ASSERT_FALSE(cli.used.value.empty());
+  EXPECT_EQ(cli.used.value.back(), kMiB + 3010);
+  EXPECT_EQ(gui.used.value, cli.used.value);
+  EXPECT_EQ(gui.used.time_ns, cli.used.time_ns);
+}
+
+}  // namespace
+}  // namespace memtrail

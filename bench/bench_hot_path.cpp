@@ -1,6 +1,6 @@
 // The parts of a repeated-stack event's cost, each alone (issue 28: "the
-// measured floor of the part that binds"; docs/BENCHMARKS.md, "where a
-// repeated-stack event's cpu goes"):
+// measured floor of the part that binds"; docs/BENCHMARKS.md, "Floor: added
+// cpu per repeated-stack event"):
 //   program thread: one time stamp (rdtscp, as SessionClock::raw_now, beside
 //     the reads it could be), one unw_backtrace of 12, 20 and 30 frames (a
 //     stack cache miss), one stack-cache hit (StackCache::find over a chain of 5 and

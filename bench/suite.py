@@ -5,11 +5,15 @@ Markdown table, worst memtrail added cpu per event last. The columns are
 explained in docs/BENCHMARKS.md ("How to run the suite").
 
   bench/suite.sh BUILD_DIR [--quick] [--runs N] [--only NAME,...] [--baseline DIR] [--strict]
+                 [--keep DIR]
 
 --quick: every row once at small scale (a check that the suite works, not a
 measurement). --baseline DIR: also runs DIR/bin/memtrail (its own preload
 library from DIR/lib) in the same interleaving, as `memtrail@base`.
 --strict: a skipped row fails the run too (the ctest's mode).
+--keep DIR: the last run's traces of each row stay in DIR (ROW.memtrail/,
+ROW.heaptrack.zst), for the measurements that read a trace afterwards
+(bench/report_speed.py, trace_bytes); the suite's figures do not change.
 
 Exit status 1 when a row failed: a workload or memtrail erred, or the traced
 program printed something else than the untraced one. A row whose tool is
@@ -180,7 +184,21 @@ def count_events(memtrail, trace):
     return json.loads(rep.stdout)["summary"]["events"]
 
 
-def measure(tracers, workload, ctx, runs):
+def keep_traces(samples, name, keep):
+    """Moves the last run's traces of row `name` into `keep`: the memtrail
+    run directory as NAME.memtrail/, heaptrack's file as NAME.heaptrack.EXT."""
+    for mode, trace in samples.trace.items():
+        if mode == "heaptrack":
+            ext = trace.rsplit(".", 1)[-1]
+            shutil.move(trace, os.path.join(keep, f"{name}.heaptrack.{ext}"))
+        elif mode == "memtrail":
+            target = os.path.join(keep, f"{name}.memtrail")
+            if os.path.exists(target):
+                shutil.rmtree(target)
+            shutil.move(os.path.dirname(trace), target)
+
+
+def measure(tracers, workload, ctx, runs, keep):
     argv = workload.argv(ctx)
     samples = Samples(tracers.modes)
     for r in range(runs):
@@ -189,6 +207,8 @@ def measure(tracers, workload, ctx, runs):
     events = count_events(tracers.memtrail["memtrail"], samples.trace["memtrail"])
     if events == 0:
         raise RowError("the memtrail trace holds no events")
+    if keep:
+        keep_traces(samples, workload.name, keep)
     return events, samples, samples.bytes
 
 
@@ -249,7 +269,11 @@ def parse_args():
     ap.add_argument("--baseline", default="", help="another build's install/build dir, as memtrail@base")
     ap.add_argument("--strict", action="store_true",
                     help="a skipped row fails too (the ctest: its rows must run)")
+    ap.add_argument("--keep", default="", help="a directory that keeps each row's last traces")
     a = ap.parse_args()
+    if a.keep:
+        a.keep = os.path.abspath(a.keep)
+        os.makedirs(a.keep, exist_ok=True)
     a.runs = a.runs or (1 if a.quick else 3)
     names = [w.name for w in WORKLOADS]
     unknown = [n for n in a.only.split(",") if n and n not in names]
@@ -267,7 +291,7 @@ def run_rows(a, tracers, work):
             continue
         started = time.monotonic()
         try:
-            events, samples, sizes = measure(tracers, w, ctx, a.runs)
+            events, samples, sizes = measure(tracers, w, ctx, a.runs, a.keep)
             measured.append(row_cells(w.name, events, samples, sizes, tracers.modes))
             what = "done"
         except Skip as e:

@@ -6,7 +6,9 @@
 // The entry inserted last waits in the front slot and enters the table only
 // when the next one comes: a block freed before the next allocation (the
 // commonest pattern: a temporary, a cached malloc/free pair) costs a compare
-// and two stores instead of a hash, a probe and a backward shift.
+// and two stores instead of a hash, a probe and a backward shift: 1.3 ns of
+// cpu a pair against 27.7 ns for the bare table (bench_address_table
+// BM_TemporaryPair, 10^4 blocks live, medians of 5, load average ~10).
 #pragma once
 
 #include <cstddef>

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "memtrail/trace_file.hpp"
 #include "run_command.hpp"
@@ -114,6 +115,54 @@ TEST(ProgramsOwnMalloc, PreloadedCountingAllocator) {
   expect_same_and_readable(r);
   EXPECT_TRUE(memtrail::test::contains(r.plain.out, "in main: 1001 mallocs, 1000 frees"))
       << r.plain.out;
+}
+
+// ---- a caller outside the calling convention ---------------------------------
+
+// What the trace says of the blocks of 4001..4005 bytes: their allocs' stacks,
+// the stack table, and the modules.
+struct BlocksOfSizes : memtrail::TraceVisitor {
+  std::map<std::uint64_t, std::uint32_t> stack_of_size;  // size -> innermost node
+  std::map<std::uint32_t, std::uint64_t> ip_of_node;
+  std::vector<memtrail::ModuleInfo> modules;
+  void on_module(const memtrail::ModuleInfo& m) override { modules.push_back(m); }
+  void on_stack_node(const memtrail::StackNode& n) override { ip_of_node[n.id] = n.ip; }
+  void on_event(const memtrail::Event& e) override {
+    if (e.kind == memtrail::EventKind::alloc && e.size > 4000 && e.size <= 4005)
+      stack_of_size[e.size] = e.stack;
+  }
+  std::string module_of(std::uint64_t ip) const {
+    for (const auto& m : modules)
+      if (ip >= m.start && ip < m.end) return m.path;
+    return "";
+  }
+};
+
+// Allocations from hand-written assembly (misaligned_calls.c): no CFI for
+// the caller's frame, the stack 8 bytes off the ABI's 16-byte alignment and
+// %rbp pointing into a PROT_NONE page. Untraced the program runs (glibc does
+// not mind); traced it died of SIGSEGV (exit 139) in the malloc
+// interposer's aligned stores. Each block's stack starts in the caller, in
+// the executable: the walk goes as far as the frames can be known.
+TEST(CallersOwnConvention, MisalignedStackNoCfiAndUnreadableFramePointer) {
+  TempDir dir;
+  Runs r = run_both(dir, "", shell_quote(MISALIGNED_CALLS_BIN));
+  expect_same_and_readable(r);
+  if (r.plain.out == "x86-64 only\n") GTEST_SKIP() << "the program's assembly is x86-64";
+  EXPECT_EQ(r.plain.out, "blocks: all five\nfreed\n");
+  ASSERT_FALSE(r.trace.empty());
+  BlocksOfSizes blocks;
+  memtrail::TraceReader(r.trace).read(blocks);
+  const std::string program = MISALIGNED_CALLS_BIN;
+  for (std::uint64_t size = 4001; size <= 4005; ++size) {
+    ASSERT_TRUE(blocks.stack_of_size.contains(size)) << "no alloc of " << size;
+    std::uint32_t node = blocks.stack_of_size[size];
+    ASSERT_NE(node, 0u) << "no stack for the alloc of " << size;
+    EXPECT_EQ(blocks.module_of(blocks.ip_of_node[node]), program) << "size " << size;
+  }
+  Leaks leaks = read_leaks(r.trace);
+  EXPECT_EQ(leaks.unmatched_frees, 0u);
+  for (std::uint64_t size = 4001; size <= 4005; ++size) EXPECT_EQ(leaks.live_of_size(size), 0u);
 }
 
 // ---- item 6: the scrub ---------------------------------------------------------

@@ -366,4 +366,10 @@ TEST(GuestParity, Shape12_MovingReallocsInOneArena) {
   parity({"realloc_race", bin(REALLOC_RACE_BIN)});
 }
 
+// 13. Allocations from assembly with the stack 8 bytes off the ABI's
+// alignment, no CFI and %rbp in an unreadable page (exit 139).
+TEST(GuestParity, Shape13_MisalignedCallerWithoutCfi) {
+  parity({"misaligned_calls", bin(MISALIGNED_CALLS_BIN)});
+}
+
 }  // namespace

@@ -16,6 +16,7 @@
 #include "next_allocator.hpp"
 #include "own_dependencies.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 #include "tracer_heap.hpp"
 
 using memtrail::AllocFn;
@@ -72,7 +73,7 @@ namespace {
 
 extern "C" {
 
-[[gnu::visibility("default")]] void* malloc(std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY void* malloc(std::size_t n) {
   if (tracer_is_calling()) return own::own_malloc(n);
   if (early_call_is_ours(__builtin_return_address(0)))
     if (void* own_block = own::own_malloc(n)) return own_block;
@@ -81,14 +82,14 @@ extern "C" {
   return p;
 }
 
-[[gnu::visibility("default")]] void free(void* p) {
+MEMTRAIL_PROGRAM_ENTRY void free(void* p) {
   if (own::own_heap_owns(p)) return own::own_free(p);
   if (__builtin_expect(in_bootstrap_arena(p), 0)) return;  // never recorded
   before_free(p, AllocFn::free);
   real_allocator([p] { g_next.free(p); });
 }
 
-[[gnu::visibility("default")]] void* calloc(std::size_t count, std::size_t size) {
+MEMTRAIL_PROGRAM_ENTRY void* calloc(std::size_t count, std::size_t size) {
   if (tracer_is_calling()) return own::own_calloc(count, size);
   if (early_call_is_ours(__builtin_return_address(0)))
     if (void* own_block = own::own_calloc(count, size)) return own_block;
@@ -130,11 +131,11 @@ extern "C" {
   return p;
 }
 
-[[gnu::visibility("default")]] void* realloc(void* old, std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY void* realloc(void* old, std::size_t n) {
   return traced_realloc(old, n, __builtin_return_address(0));
 }
 
-[[gnu::visibility("default")]] void* reallocarray(void* old, std::size_t count, std::size_t size) {
+MEMTRAIL_PROGRAM_ENTRY void* reallocarray(void* old, std::size_t count, std::size_t size) {
   std::size_t n;
   if (__builtin_mul_overflow(count, size, &n)) {
     errno = ENOMEM;
@@ -143,8 +144,7 @@ extern "C" {
   return traced_realloc(old, n, __builtin_return_address(0));
 }
 
-[[gnu::visibility("default")]] int posix_memalign(void** out, std::size_t alignment,
-                                                  std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
   if (tracer_is_calling()) {
     void* p = own::own_aligned(alignment, n);
     if (p == nullptr) return errno;
@@ -159,35 +159,35 @@ extern "C" {
   return 0;
 }
 
-[[gnu::visibility("default")]] void* aligned_alloc(std::size_t alignment, std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY void* aligned_alloc(std::size_t alignment, std::size_t n) {
   if (tracer_is_calling()) return own::own_aligned(alignment, n);
   void* p = real_allocator([=] { return g_next.aligned_alloc(alignment, n); });
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
-[[gnu::visibility("default")]] void* memalign(std::size_t alignment, std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY void* memalign(std::size_t alignment, std::size_t n) {
   if (tracer_is_calling()) return own::own_aligned(alignment, n);
   void* p = real_allocator([=] { return g_next.memalign(alignment, n); });
   after_alloc(p, n, AllocFn::aligned, alignment, __builtin_return_address(0));
   return p;
 }
 
-[[gnu::visibility("default")]] void* valloc(std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY void* valloc(std::size_t n) {
   if (tracer_is_calling()) return own::own_aligned(4096, n);
   void* p = real_allocator([=] { return g_next.valloc(n); });
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }
 
-[[gnu::visibility("default")]] void* pvalloc(std::size_t n) {
+MEMTRAIL_PROGRAM_ENTRY void* pvalloc(std::size_t n) {
   if (tracer_is_calling()) return own::own_aligned(4096, (n + 4095) & ~std::size_t{4095});
   void* p = real_allocator([=] { return g_next.pvalloc(n); });
   after_alloc(p, n, AllocFn::aligned, 4096, __builtin_return_address(0));
   return p;
 }
 
-[[gnu::visibility("default")]] std::size_t malloc_usable_size(void* p) {
+MEMTRAIL_PROGRAM_ENTRY std::size_t malloc_usable_size(void* p) {
   if (own::own_heap_owns(p)) return own::own_usable_size(p);
   if (__builtin_expect(in_bootstrap_arena(p), 0)) return arena_block_size(p);
   return g_next.malloc_usable_size(p);

@@ -10,6 +10,7 @@
 #include "linker_blocks.hpp"
 #include "next_allocator.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 #include "tracer_heap.hpp"
 
 using memtrail::AllocFn;
@@ -79,7 +80,7 @@ std::size_t align_of(std::align_val_t a) {
 
 }  // namespace
 
-#define MEMTRAIL_EXPORT [[gnu::visibility("default")]]
+#define MEMTRAIL_EXPORT MEMTRAIL_PROGRAM_ENTRY
 
 // The new expression's own frame is skipped by trace_alloc (skip_frames = 1),
 // so each of these must record from its own body, not from a shared helper

@@ -17,6 +17,7 @@
 #include "memtrail/detail/session_state.hpp"
 #include "next_symbol.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 #include "program_mappings.hpp"
 
 using namespace memtrail::preload;
@@ -99,8 +100,8 @@ void finish_trace_at_quick_exit() {
 
 extern "C" {
 
-[[gnu::visibility("default")]] void* mmap(void* addr, std::size_t length, int prot, int flags,
-                                          int fd, off_t offset) {
+MEMTRAIL_PROGRAM_ENTRY void* mmap(void* addr, std::size_t length, int prot, int flags, int fd,
+                                  off_t offset) {
   void* p = real_mmap(addr, length, prot, flags, fd, offset);
   if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED) {
     trace_segment(memtrail::EventKind::segment_reserve, p, length);
@@ -110,8 +111,8 @@ extern "C" {
 }
 
 // On LP64 mmap64 is mmap; glibc exports both names.
-[[gnu::visibility("default")]] void* mmap64(void* addr, std::size_t length, int prot, int flags,
-                                            int fd, off_t offset) {
+MEMTRAIL_PROGRAM_ENTRY void* mmap64(void* addr, std::size_t length, int prot, int flags, int fd,
+                                    off_t offset) {
   void* p = real_mmap(addr, length, prot, flags, fd, offset);
   if (__builtin_expect(memtrail::tracing(), 0) && p != MAP_FAILED) {
     trace_segment(memtrail::EventKind::segment_reserve, p, length);
@@ -120,7 +121,7 @@ extern "C" {
   return p;
 }
 
-[[gnu::visibility("default")]] int munmap(void* addr, std::size_t length) {
+MEMTRAIL_PROGRAM_ENTRY int munmap(void* addr, std::size_t length) {
   MunmapFn fn = next_symbol(g_munmap, "munmap");
   int rc = fn != nullptr ? fn(addr, length) : static_cast<int>(syscall(SYS_munmap, addr, length));
   if (__builtin_expect(memtrail::tracing(), 0) && rc == 0) {
@@ -130,8 +131,8 @@ extern "C" {
   return rc;
 }
 
-[[gnu::visibility("default")]] void* mremap(void* old, std::size_t old_size, std::size_t new_size,
-                                            int flags, ...) {
+MEMTRAIL_PROGRAM_ENTRY void* mremap(void* old, std::size_t old_size, std::size_t new_size,
+                                    int flags, ...) {
   void* wanted = nullptr;
   if (flags & MREMAP_FIXED) {
     va_list args;

@@ -2,8 +2,6 @@
 // (unwind_keys.hpp).
 #include "unwind_keys.hpp"
 
-#include <dlfcn.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,7 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "got_patch.hpp"
+#include "libunwind_slots.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 
 extern "C" int __cxa_thread_atexit_impl(void (*fn)(void*), void* arg, void* dso_symbol);
@@ -71,23 +69,13 @@ int fake_setspecific(pthread_key_t key, const void* value) {
   return 0;
 }
 
-void* g_libunwind_base = nullptr;
-
-bool is_libunwind(std::uint64_t address) {
-  Dl_info info;
-  return dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_fbase == g_libunwind_base;
-}
-
 }  // namespace
 
 void emulate_libunwinds_key() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&unw_backtrace), &info) == 0) return;
-  g_libunwind_base = info.dli_fbase;
   static const char* const kNames[] = {"pthread_key_create", "pthread_setspecific"};
   static void* const kTargets[] = {reinterpret_cast<void*>(&fake_key_create),
                                    reinterpret_cast<void*>(&fake_setspecific)};
-  route_named_slots(&is_libunwind, kNames, kTargets, 2);
+  route_libunwinds_slots(kNames, kTargets, 2);
 }
 
 }  // namespace memtrail::preload

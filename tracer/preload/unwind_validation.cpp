@@ -18,11 +18,8 @@
 // cost, nothing to find by dlsym), and it works in `memtrail attach` too.
 #include "unwind_validation.hpp"
 
-#define UNW_LOCAL_ONLY
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libunwind.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,7 +27,7 @@
 #include <cstdarg>
 #include <cstdint>
 
-#include "got_patch.hpp"
+#include "libunwind_slots.hpp"
 
 // glibc's own read and write (exported aliases of the same entry points).
 extern "C" ssize_t __read(int fd, void* buf, size_t count);
@@ -127,24 +124,14 @@ long validation_syscall(long number, ...) {
   return ::syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-void* g_libunwind_base = nullptr;
-
-bool in_tracers_libunwind(std::uint64_t address) {
-  Dl_info info;
-  return dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_fbase == g_libunwind_base;
-}
-
 }  // namespace
 
 void answer_libunwinds_validation() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&unw_backtrace), &info) == 0) return;
-  g_libunwind_base = info.dli_fbase;
   static const char* const kNames[] = {"pipe2", "read", "write", "syscall"};
   static void* const kTargets[] = {
       reinterpret_cast<void*>(&validation_pipe2), reinterpret_cast<void*>(&validation_read),
       reinterpret_cast<void*>(&validation_write), reinterpret_cast<void*>(&validation_syscall)};
-  route_named_slots(&in_tracers_libunwind, kNames, kTargets, 4);
+  route_libunwinds_slots(kNames, kTargets, 4);
 }
 
 }  // namespace memtrail::preload

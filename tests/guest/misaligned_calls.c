@@ -6,8 +6,11 @@
 // keeps an event on the stack with aligned SSE stores, and libunwind finds
 // no CFI for the caller and guesses its frame from %rbp).
 //
+// The same calls reach the descriptor and signal interposers.
+//
 // Prints what it got (and, for the parity test, guest_observables.h's
 // figures); the blocks' sizes (4001..4005) are what the trace must hold.
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +63,16 @@ int main(void) {
   printf("blocks: %s\n", all ? "all five" : "missing");
   for (int i = 0; i < 5; ++i) call((void*)free, (uintptr_t)kept[i], 0, 0);
   printf("freed\n");
+  // The descriptor and signal interposers are entered the same way (glibc's
+  // own dup2, close and sigaction do not mind either; its pthread_getattr_np
+  // does: sscanf's aligned stores crash it untraced).
+  int copied = (int)call((void*)dup2, 1, 100, 0) == 100;
+  copied = copied && (int)call((void*)close, 100, 0, 0) == 0;
+  struct sigaction old;
+  int asked = (int)call((void*)sigaction, SIGUSR2, 0, (uintptr_t)&old) == 0;
+  printf("dup2 and close: %s, sigaction: %s\n", copied ? "ok" : "failed", asked ? "ok" : "failed");
   guest_observe();
-  return all ? 0 : 1;
+  return all && copied && asked ? 0 : 1;
 }
 #else
 int main(void) {

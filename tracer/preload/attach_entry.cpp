@@ -26,6 +26,7 @@
 #include "got_patch.hpp"
 #include "memtrail/recorder.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 
 using namespace memtrail;
 using namespace memtrail::preload;
@@ -67,7 +68,7 @@ extern "C" {
 
 // 0 tracing; 1 the trace file could not be created; 2 no interposer found;
 // 3 already tracing.
-[[gnu::visibility("default")]] int memtrail_attach_start(const char* output) {
+MEMTRAIL_PROGRAM_ENTRY int memtrail_attach_start(const char* output) {
   if (tracing()) return 3;
   if (!start_recorder(output)) return 1;
   record_attach_mark();
@@ -82,7 +83,7 @@ extern "C" {
 }
 
 // Number of GOT slots written back (>= 0).
-[[gnu::visibility("default")]] int memtrail_attach_stop() {
+MEMTRAIL_PROGRAM_ENTRY int memtrail_attach_stop() {
   if (g_watching.exchange(false, std::memory_order_acq_rel)) pthread_join(g_watcher, nullptr);
   int restored = restore_allocation_slots();
   stop();

@@ -21,6 +21,7 @@
 #include "memtrail/detail/exec.hpp"
 #include "next_symbol.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 #include "tracing_environment.hpp"
 
 extern char** environ;
@@ -228,21 +229,19 @@ void save_tracing_environment() {
 
 extern "C" {
 
-[[gnu::visibility("default")]] int execve(const char* path, char* const argv[],
-                                          char* const envp[]) {
+MEMTRAIL_PROGRAM_ENTRY int execve(const char* path, char* const argv[], char* const envp[]) {
   ExecveFn real = next_symbol(g_execve, "execve");
   MEMTRAIL_EXEC_SCOPE(scope, path, envp);
   return real(path, argv, scope.envp());
 }
 
-[[gnu::visibility("default")]] int execvpe(const char* file, char* const argv[],
-                                           char* const envp[]) {
+MEMTRAIL_PROGRAM_ENTRY int execvpe(const char* file, char* const argv[], char* const envp[]) {
   ExecveFn real = next_symbol(g_execvpe, "execvpe");
   MEMTRAIL_EXEC_SCOPE(scope, file, envp);
   return real(file, argv, scope.envp());
 }
 
-[[gnu::visibility("default")]] int fexecve(int fd, char* const argv[], char* const envp[]) {
+MEMTRAIL_PROGRAM_ENTRY int fexecve(int fd, char* const argv[], char* const envp[]) {
   FexecveFn real = next_symbol(g_fexecve, "fexecve");
   char shown[32];
   std::snprintf(shown, sizeof shown, "descriptor %d", fd);
@@ -250,8 +249,8 @@ extern "C" {
   return real(fd, argv, scope.envp());
 }
 
-[[gnu::visibility("default")]] int execveat(int dirfd, const char* path, char* const argv[],
-                                            char* const envp[], int flags) {
+MEMTRAIL_PROGRAM_ENTRY int execveat(int dirfd, const char* path, char* const argv[],
+                                    char* const envp[], int flags) {
   ExecveatFn real = next_symbol(g_execveat, "execveat");
   if (!real) {
     errno = ENOSYS;
@@ -263,27 +262,27 @@ extern "C" {
 
 // The environ-using forms go through the ones above (glibc's own call its
 // internal __execve, which no interposer sees).
-[[gnu::visibility("default")]] int execv(const char* path, char* const argv[]) {
+MEMTRAIL_PROGRAM_ENTRY int execv(const char* path, char* const argv[]) {
   return execve(path, argv, environ);
 }
 
-[[gnu::visibility("default")]] int execvp(const char* file, char* const argv[]) {
+MEMTRAIL_PROGRAM_ENTRY int execvp(const char* file, char* const argv[]) {
   return execvpe(file, argv, environ);
 }
 
-[[gnu::visibility("default")]] int execl(const char* path, const char* arg, ...) {
+MEMTRAIL_PROGRAM_ENTRY int execl(const char* path, const char* arg, ...) {
   MEMTRAIL_COLLECT_ARGS(arg, arg, argv)
   va_end(args_);
   return execve(path, argv, environ);
 }
 
-[[gnu::visibility("default")]] int execlp(const char* file, const char* arg, ...) {
+MEMTRAIL_PROGRAM_ENTRY int execlp(const char* file, const char* arg, ...) {
   MEMTRAIL_COLLECT_ARGS(arg, arg, argv)
   va_end(args_);
   return execvpe(file, argv, environ);
 }
 
-[[gnu::visibility("default")]] int execle(const char* path, const char* arg, ...) {
+MEMTRAIL_PROGRAM_ENTRY int execle(const char* path, const char* arg, ...) {
   MEMTRAIL_COLLECT_ARGS(arg, arg, argv)
   char* const* envp = va_arg(args_, char* const*);  // after the terminating nullptr
   va_end(args_);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "memtrail/detail/program_fds.hpp"
+#include "program_entry.hpp"
 
 extern "C" int __close(int fd);
 extern "C" int __dup2(int fd, int fd2);
@@ -29,14 +30,14 @@ bool not_the_programs(int fd) {
 
 extern "C" {
 
-[[gnu::visibility("default")]] int dup2(int fd, int fd2) {
+MEMTRAIL_PROGRAM_ENTRY int dup2(int fd, int fd2) {
   if (not_the_programs(fd)) return -1;
   if (fd == fd2) return __dup2(fd, fd2);  // no number changes hands
   auto room = memtrail::detail::make_room_for_program_fd(fd2);
   return __dup2(fd, fd2);
 }
 
-[[gnu::visibility("default")]] int dup3(int fd, int fd2, int flags) {
+MEMTRAIL_PROGRAM_ENTRY int dup3(int fd, int fd2, int flags) {
   if (fd == fd2) {
     errno = EINVAL;
     return -1;
@@ -46,7 +47,7 @@ extern "C" {
   return static_cast<int>(syscall(SYS_dup3, fd, fd2, flags));
 }
 
-[[gnu::visibility("default")]] int close(int fd) {
+MEMTRAIL_PROGRAM_ENTRY int close(int fd) {
   if (!memtrail::detail::program_may_close(fd)) {
     errno = EBADF;
     return -1;

@@ -15,6 +15,7 @@
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "next_symbol.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ ForkFn real_fork() {
 
 }  // namespace
 
-extern "C" [[gnu::visibility("default")]] pid_t _Fork() {
+extern "C" MEMTRAIL_PROGRAM_ENTRY pid_t _Fork() {
   ForkFn fn = real_fork();
   memtrail::detail::before_raw_fork();
   pid_t pid = fn != nullptr ? fn() : static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));

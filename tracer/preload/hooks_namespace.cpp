@@ -13,6 +13,7 @@
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "next_symbol.hpp"
+#include "program_entry.hpp"
 
 namespace {
 
@@ -66,7 +67,7 @@ int single_threaded(Call call) {
 
 }  // namespace
 
-extern "C" [[gnu::visibility("default")]] int unshare(int flags) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY int unshare(int flags) {
   UnshareFn fn = real_unshare();
   if (fn == nullptr) {
     errno = ENOSYS;
@@ -77,7 +78,7 @@ extern "C" [[gnu::visibility("default")]] int unshare(int flags) {
 }
 
 // nstype 0 accepts any namespace, a user namespace among them.
-extern "C" [[gnu::visibility("default")]] int setns(int fd, int nstype) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY int setns(int fd, int nstype) {
   SetnsFn fn = real_setns();
   if (fn == nullptr) {
     errno = ENOSYS;

@@ -15,6 +15,7 @@
 
 #include "memtrail/detail/runtime_hooks.hpp"
 #include "next_symbol.hpp"
+#include "program_entry.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ PrctlFn real_prctl() {
 
 }  // namespace
 
-extern "C" [[gnu::visibility("default")]] int prctl(int option, ...) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY int prctl(int option, ...) {
   va_list args;
   va_start(args, option);
   unsigned long a2 = va_arg(args, unsigned long), a3 = va_arg(args, unsigned long),
@@ -70,7 +71,7 @@ SyscallFn real_syscall() {
 
 }  // namespace
 
-extern "C" [[gnu::visibility("default")]] long syscall(long number, ...) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY long syscall(long number, ...) {
   va_list args;
   va_start(args, number);
   long a[6];

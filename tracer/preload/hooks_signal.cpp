@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "memtrail/detail/signals.hpp"
+#include "program_entry.hpp"
 
 namespace {
 
@@ -31,8 +32,8 @@ sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool mask_its
 
 extern "C" {
 
-[[gnu::visibility("default")]] int sigaction(int sig, const struct sigaction* act,
-                                             struct sigaction* old) noexcept {
+MEMTRAIL_PROGRAM_ENTRY int sigaction(int sig, const struct sigaction* act,
+                                     struct sigaction* old) noexcept {
   return memtrail::detail::program_sigaction(sig, act, old);
 }
 
@@ -40,20 +41,20 @@ extern "C" {
 // handler. (siginterrupt() is not honoured here.)
 // The program's own alternate stack setting, not the recorder's
 // (signal_stack.cpp).
-[[gnu::visibility("default")]] int sigaltstack(const stack_t* ss, stack_t* old) noexcept {
+MEMTRAIL_PROGRAM_ENTRY int sigaltstack(const stack_t* ss, stack_t* old) noexcept {
   return memtrail::detail::program_sigaltstack(ss, old);
 }
 
-[[gnu::visibility("default")]] sighandler_t signal(int sig, sighandler_t handler) noexcept {
+MEMTRAIL_PROGRAM_ENTRY sighandler_t signal(int sig, sighandler_t handler) noexcept {
   return set_handler(sig, handler, SA_RESTART, true);
 }
 
-[[gnu::visibility("default")]] sighandler_t bsd_signal(int sig, sighandler_t handler) noexcept {
+MEMTRAIL_PROGRAM_ENTRY sighandler_t bsd_signal(int sig, sighandler_t handler) noexcept {
   return set_handler(sig, handler, SA_RESTART, true);
 }
 
 // System V semantics: reset to SIG_DFL on delivery, not masked.
-[[gnu::visibility("default")]] sighandler_t sysv_signal(int sig, sighandler_t handler) noexcept {
+MEMTRAIL_PROGRAM_ENTRY sighandler_t sysv_signal(int sig, sighandler_t handler) noexcept {
   return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, false);
 }
 

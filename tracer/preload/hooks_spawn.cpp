@@ -18,6 +18,7 @@
 #include "memtrail/detail/reentrancy.hpp"
 #include "next_symbol.hpp"
 #include "preload_state.hpp"
+#include "program_entry.hpp"
 #include "tracing_environment.hpp"
 
 using namespace memtrail::preload;
@@ -80,18 +81,18 @@ int spawn_and_announce(SpawnFn real, pid_t* pid, const char* path,
 
 extern "C" {
 
-[[gnu::visibility("default")]] int posix_spawn(pid_t* pid, const char* path,
-                                               const posix_spawn_file_actions_t* actions,
-                                               const posix_spawnattr_t* attr, char* const argv[],
-                                               char* const envp[]) {
+MEMTRAIL_PROGRAM_ENTRY int posix_spawn(pid_t* pid, const char* path,
+                                       const posix_spawn_file_actions_t* actions,
+                                       const posix_spawnattr_t* attr, char* const argv[],
+                                       char* const envp[]) {
   return spawn_and_announce(next_symbol(g_posix_spawn, "posix_spawn"), pid, path, actions, attr,
                             argv, envp);
 }
 
-[[gnu::visibility("default")]] int posix_spawnp(pid_t* pid, const char* file,
-                                                const posix_spawn_file_actions_t* actions,
-                                                const posix_spawnattr_t* attr, char* const argv[],
-                                                char* const envp[]) {
+MEMTRAIL_PROGRAM_ENTRY int posix_spawnp(pid_t* pid, const char* file,
+                                        const posix_spawn_file_actions_t* actions,
+                                        const posix_spawnattr_t* attr, char* const argv[],
+                                        char* const envp[]) {
   return spawn_and_announce(next_symbol(g_posix_spawnp, "posix_spawnp"), pid, file, actions, attr,
                             argv, envp);
 }

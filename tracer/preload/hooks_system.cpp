@@ -153,14 +153,14 @@ MEMTRAIL_PROGRAM_ENTRY void* mremap(void* old, std::size_t old_size, std::size_t
   return p;
 }
 
-[[gnu::visibility("default")]] [[noreturn]] void _exit(int status) {
+MEMTRAIL_PROGRAM_ENTRY [[noreturn]] void _exit(int status) {
   finish_trace_before_exit();
   if (ExitFn fn = next_symbol(g_exit, "_exit")) fn(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
 
-[[gnu::visibility("default")]] [[noreturn]] void _Exit(int status) {
+MEMTRAIL_PROGRAM_ENTRY [[noreturn]] void _Exit(int status) {
   finish_trace_before_exit();
   if (ExitFn fn = next_symbol(g_Exit, "_Exit")) fn(status);
   syscall(SYS_exit_group, status);
@@ -239,11 +239,11 @@ dlclose:
 )");
 #else
 // Elsewhere: a plain wrapper (RUNPATH lookups see this library as caller).
-extern "C" [[gnu::visibility("default")]] void* dlopen(const char* file, int mode) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY void* dlopen(const char* file, int mode) {
   using Fn = void* (*)(const char*, int);
   return reinterpret_cast<Fn>(memtrail_before_dl(0))(file, mode);
 }
-extern "C" [[gnu::visibility("default")]] int dlclose(void* handle) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY int dlclose(void* handle) {
   using Fn = int (*)(void*);
   return reinterpret_cast<Fn>(memtrail_before_dl(1))(handle);
 }

@@ -9,6 +9,7 @@
 
 #include "memtrail/detail/thread_registry.hpp"
 #include "next_symbol.hpp"
+#include "program_entry.hpp"
 
 namespace {
 
@@ -27,8 +28,7 @@ GetattrFn real_getattr() {
 
 }  // namespace
 
-extern "C" [[gnu::visibility("default")]] int pthread_getattr_np(pthread_t thread,
-                                                                 pthread_attr_t* attr) {
+extern "C" MEMTRAIL_PROGRAM_ENTRY int pthread_getattr_np(pthread_t thread, pthread_attr_t* attr) {
   GetattrFn fn = real_getattr();
   if (!pthread_equal(thread, pthread_self())) return fn(thread, attr);
   memtrail::detail::begin_own_stack_query();

@@ -1,6 +1,5 @@
-// How the preload declares the interposers that record an event (the heap's
-// and mmap's): exported, and entered with whatever stack alignment the
-// caller left.
+// How the preload declares every function it interposes: exported, and
+// entered with whatever stack alignment the caller left.
 //
 // The x86-64 ABI asks for %rsp = 0 (mod 16) at a call, but hand-written
 // assembly may call malloc with the stack 8 bytes off. glibc's allocator

@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <tuple>
 
+#include "largest_blocks.hpp"
+
 namespace memtrail::detail {
 
 namespace {
 constexpr unsigned kLevels = 8;  // log2(kSlices)
 static_assert(BlockSlices::kSlices == std::size_t{1} << kLevels);
-
-bool smaller_on_top(const BlockLifetime& a, const BlockLifetime& b) {
-  return a.size > b.size;
-}
 }  // namespace
 
 void BlockSlices::start(std::uint64_t origin_ns) {
@@ -21,14 +19,7 @@ void BlockSlices::start(std::uint64_t origin_ns) {
 }
 
 void BlockSlices::insert(std::vector<BlockLifetime>& node, const BlockLifetime& b) {
-  if (node.size() < kPerNode) {
-    node.push_back(b);
-    std::push_heap(node.begin(), node.end(), smaller_on_top);
-  } else if (b.size > node.front().size) {
-    std::pop_heap(node.begin(), node.end(), smaller_on_top);
-    node.back() = b;
-    std::push_heap(node.begin(), node.end(), smaller_on_top);
-  }
+  keep_largest(node, b, kPerNode);
 }
 
 void BlockSlices::record(const BlockLifetime& b, std::uint64_t end_ns) {

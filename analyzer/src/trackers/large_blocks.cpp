@@ -3,26 +3,12 @@
 
 #include <algorithm>
 
+#include "largest_blocks.hpp"
+
 namespace memtrail::detail {
-namespace {
-
-bool larger_first(const BlockLifetime& a, const BlockLifetime& b) {
-  return a.size > b.size;
-}
-
-}  // namespace
 
 void LargeBlocksTracker::keep(const BlockLifetime& b) {
-  if (max_blocks_ == 0) return;
-  auto& heap = smallest_first_;
-  if (heap.size() < max_blocks_) {
-    heap.push_back(b);
-    std::push_heap(heap.begin(), heap.end(), larger_first);
-  } else if (b.size > heap.front().size) {
-    std::pop_heap(heap.begin(), heap.end(), larger_first);
-    heap.back() = b;
-    std::push_heap(heap.begin(), heap.end(), larger_first);
-  }
+  keep_largest(smallest_first_, b, max_blocks_);
 }
 
 void LargeBlocksTracker::finish(Analysis& a) {

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -214,6 +215,12 @@ void build_traced_environment(char* const* envp, char** out, char* marker) {
     if (!has_variable(envp, g_saved[i])) out[k++] = const_cast<char*>(g_saved[i]);
   if (marker) out[k++] = marker;
   out[k] = nullptr;
+}
+
+bool is_tracer_entry(const char* entry) {
+  auto address = reinterpret_cast<std::uintptr_t>(entry);
+  auto first = reinterpret_cast<std::uintptr_t>(g_saved_text);
+  return address >= first && address < first + kSavedBytes;
 }
 
 void save_tracing_environment() {

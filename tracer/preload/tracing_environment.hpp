@@ -24,4 +24,8 @@ std::size_t traced_environment_entries(char* const* envp);
 // Touches no heap and takes no lock (a vfork child calls it).
 void build_traced_environment(char* const* envp, char** out, char* marker);
 
+// Whether `entry` is one of the saved variables' own strings (an entry that
+// build_traced_environment added), not the program's.
+bool is_tracer_entry(const char* entry);
+
 }  // namespace memtrail::preload

@@ -1,0 +1,75 @@
+// Children made by system() and popen() (issue 26, item 9): glibc starts
+// /bin/sh with its internal posix_spawn and environ, which no interposer
+// sees. A program that took the tracing variables out of its environment
+// first (clearenv, unsetenv, an environ array of its own) must still have
+// its shell, and what the shell runs, traced or said missing; and must not
+// be able to tell: its environment reads the same after the call. Usage:
+//   system_child clearenv PROGRAM   clearenv(), then system(PROGRAM)
+//   system_child unsetenv PROGRAM   unsetenv("LD_PRELOAD"), then popen(PROGRAM)
+//   system_child ownenv PROGRAM     environ = an array of its own, then system
+//   system_child keepenv PROGRAM    the environment untouched, then popen
+// Prints the child's output, "child ok" / "child failed", then what it reads
+// of its own environment after the call ("environment unchanged by the call,
+// LD_PRELOAD unset").
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+extern char** environ;
+
+static char* own_environment[] = {"SYSTEM_CHILD=1", "PATH=/usr/bin:/bin", NULL};
+
+// popen's output, copied to ours; the command's exit status.
+static int run_popen(const char* program) {
+  FILE* pipe = popen(program, "r");
+  if (pipe == NULL) return -1;
+  char line[256];
+  while (fgets(line, sizeof line, pipe) != NULL) fputs(line, stdout);
+  return pclose(pipe);
+}
+
+// A copy of the environment's entries (pointers), to tell after the call
+// whether anything of it changed.
+static char** snapshot(void) {
+  int n = 0;
+  while (environ != NULL && environ[n] != NULL) ++n;
+  char** copy = calloc((size_t)n + 1, sizeof(char*));
+  for (int i = 0; i < n; ++i) copy[i] = environ[i];
+  return copy;
+}
+
+static int same_environment(char** before, char** copy) {
+  if (environ != before) return 0;
+  int i = 0;
+  for (; copy[i] != NULL; ++i)
+    if (environ == NULL || environ[i] != copy[i]) return 0;
+  return environ == NULL || environ[i] == NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  const char* how = argv[1];
+  const char* program = argv[2];
+  fflush(stdout);
+  if (strcmp(how, "clearenv") == 0)
+    clearenv();
+  else if (strcmp(how, "unsetenv") == 0)
+    unsetenv("LD_PRELOAD");
+  else if (strcmp(how, "ownenv") == 0)
+    environ = own_environment;
+  else if (strcmp(how, "keepenv") != 0)
+    return 2;
+  char** before = environ;
+  char** copy = snapshot();
+  int use_popen = strcmp(how, "unsetenv") == 0 || strcmp(how, "keepenv") == 0;
+  int status = use_popen ? run_popen(program) : system(program);
+  printf("child %s\n",
+         status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "failed");
+  printf("environment %s by the call, LD_PRELOAD %s\n",
+         same_environment(before, copy) ? "unchanged" : "changed",
+         getenv("LD_PRELOAD") ? "set" : "unset");
+  free(copy);
+  return 0;
+}

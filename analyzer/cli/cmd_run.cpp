@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "run_cuda.hpp"
 #include "run_output.hpp"
 #include "run_signals.hpp"
+#include "untraced_watch.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -301,11 +303,16 @@ int cmd_run(int argc, char** argv) {
     _exit(127);
   }
 
+  // Images started where no interposer sees them (untraced_watch.hpp; not
+  // --no-follow's, untraced on purpose). The forwarded signals still blocked.
+  std::optional<UntracedWatch> watch;
+  if (options.follow) watch.emplace(child);
   // Signals sent to memtrail run go on to the program (run_signals.hpp);
   // we stay alive to report how it ended.
   forward_signals_to(child);
   int status = 0;
   if (!wait_for_program(child, &status)) return 2;
+  if (watch) add_to_run_list(output_absolute, watch->stop());
 
   // --quiet: the caller (memtrail check --run) names the run if it keeps it.
   bool none_missing = finish_run_directory(output_absolute, output, child, status, options.quiet);

@@ -85,6 +85,21 @@ TEST(LostShell, SystemWithEnvironArrayOfItsOwnIsTraced) {
   expect_traced_as_with_environment_kept("ownenv");
 }
 
+// Twelve calls from four threads at once share the loan (the last one out
+// ends it): every shell and program traced, the environment as it was.
+TEST(LostShell, SystemFromThreadsAtOnceAfterUnsetenvIsTraced) {
+  TempDir dir;
+  Runs r = run_both(dir / "t", "threads", kTarget);
+  std::string expected;
+  for (int i = 0; i < 12; ++i) expected += "target ok\n";
+  expected += "child ok\nenvironment unchanged by the call, LD_PRELOAD unset\n";
+  ASSERT_EQ(r.plain.out, expected) << r.plain.err;
+  EXPECT_EQ(r.traced.out, r.plain.out);
+  EXPECT_EQ(r.traced.exit_code, r.plain.exit_code) << r.traced.err;
+  EXPECT_NE(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
+  EXPECT_EQ(traces_of(dir / "t", kTarget), 12u) << r.traced.err;
+}
+
 // A static program run by the shell: its exec is announced by the shell's
 // own interposer, so the run says its trace is missing.
 TEST(LostShell, SystemAfterClearenvOfStaticProgramIsSaidMissing) {

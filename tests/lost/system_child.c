@@ -8,10 +8,14 @@
 //   system_child unsetenv PROGRAM   unsetenv("LD_PRELOAD"), then popen(PROGRAM)
 //   system_child ownenv PROGRAM     environ = an array of its own, then system
 //   system_child keepenv PROGRAM    the environment untouched, then popen
+//   system_child threads PROGRAM    unsetenv("LD_PRELOAD"), then 4 threads
+//                                   calling system(PROGRAM) 3 times each
 // Prints the child's output, "child ok" / "child failed", then what it reads
 // of its own environment after the call ("environment unchanged by the call,
 // LD_PRELOAD unset").
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,31 @@ static int run_popen(const char* program) {
   char line[256];
   while (fgets(line, sizeof line, pipe) != NULL) fputs(line, stdout);
   return pclose(pipe);
+}
+
+enum { kThreads = 4, kCallsPerThread = 3 };
+
+// Calls system(program) kCallsPerThread times; the failures, as a pointer.
+static void* call_system(void* program) {
+  intptr_t failures = 0;
+  for (int i = 0; i < kCallsPerThread; ++i) {
+    int status = system(program);
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+  }
+  return (void*)failures;
+}
+
+// system() from several threads at once: their calls overlap.
+static int run_threads(const char* program) {
+  pthread_t threads[kThreads];
+  for (int i = 0; i < kThreads; ++i) pthread_create(&threads[i], NULL, call_system, (void*)program);
+  intptr_t failures = 0;
+  for (int i = 0; i < kThreads; ++i) {
+    void* failed = NULL;
+    pthread_join(threads[i], &failed);
+    failures += (intptr_t)failed;
+  }
+  return failures == 0 ? 0 : -1;
 }
 
 // A copy of the environment's entries (pointers), to tell after the call
@@ -55,7 +84,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
   if (strcmp(how, "clearenv") == 0)
     clearenv();
-  else if (strcmp(how, "unsetenv") == 0)
+  else if (strcmp(how, "unsetenv") == 0 || strcmp(how, "threads") == 0)
     unsetenv("LD_PRELOAD");
   else if (strcmp(how, "ownenv") == 0)
     environ = own_environment;
@@ -64,7 +93,9 @@ int main(int argc, char** argv) {
   char** before = environ;
   char** copy = snapshot();
   int use_popen = strcmp(how, "unsetenv") == 0 || strcmp(how, "keepenv") == 0;
-  int status = use_popen ? run_popen(program) : system(program);
+  int status = strcmp(how, "threads") == 0 ? run_threads(program)
+               : use_popen                 ? run_popen(program)
+                                           : system(program);
   printf("child %s\n",
          status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "failed");
   printf("environment %s by the call, LD_PRELOAD %s\n",

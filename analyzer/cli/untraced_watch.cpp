@@ -161,7 +161,7 @@ Verdict judge(pid_t pid, const ImageStat& before) {
 std::string untraced_line(pid_t pid) {
   return std::to_string(pid) + "\tmissing\tran without the tracer: " + executable_of(pid) +
          " (exec'd with LD_PRELOAD or MEMTRAIL_OUTPUT out of its environment where no "
-         "interposer sees it: a raw execve system call, as Go's os/exec makes)";
+         "interposer sees it: a raw execve system call, as Go's os/exec makes, or glibc's own)";
 }
 
 // One walk over `root` and its descendants: each image not judged yet is.

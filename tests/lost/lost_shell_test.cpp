@@ -100,6 +100,27 @@ TEST(LostShell, SystemFromThreadsAtOnceAfterUnsetenvIsTraced) {
   EXPECT_EQ(traces_of(dir / "t", kTarget), 12u) << r.traced.err;
 }
 
+// Another thread changes the environment while a system() call has it lent:
+// the program reads back what it reads untraced (the change, no tracing
+// variable), whether glibc changed the lent array in place or replaced it.
+void expect_change_during_call_kept(const std::string& how) {
+  TempDir dir;
+  Runs r = run_both(dir / "t", how, "/bin/sleep 0.5");
+  ASSERT_NE(r.plain.out.find("child ok, LD_PRELOAD unset"), std::string::npos) << r.plain.err;
+  EXPECT_EQ(r.traced.out, r.plain.out);
+  EXPECT_EQ(r.traced.exit_code, r.plain.exit_code) << r.traced.err;
+  EXPECT_NE(r.traced.err.find("trace written"), std::string::npos) << r.traced.err;
+  EXPECT_EQ(traces_of(dir / "t", "sleep"), 1u) << r.traced.err;
+}
+
+TEST(LostShell, EnvironmentChangedInPlaceDuringSystemIsKept) {
+  expect_change_during_call_kept("inplace");
+}
+
+TEST(LostShell, EnvironmentReplacedDuringSystemIsKeptWithoutTracingVariables) {
+  expect_change_during_call_kept("added");
+}
+
 // A static program run by the shell: its exec is announced by the shell's
 // own interposer, so the run says its trace is missing.
 TEST(LostShell, SystemAfterClearenvOfStaticProgramIsSaidMissing) {

@@ -10,6 +10,13 @@
 //   system_child keepenv PROGRAM    the environment untouched, then popen
 //   system_child threads PROGRAM    unsetenv("LD_PRELOAD"), then 4 threads
 //                                   calling system(PROGRAM) 3 times each
+//   system_child inplace COMMAND    unsetenv("LD_PRELOAD"), then a thread
+//                                   calls system(COMMAND) while main, 100 ms
+//                                   in, unsets one variable and changes
+//                                   another (glibc changes the array in place)
+//   system_child added COMMAND      the same, main adding a variable (glibc
+//                                   makes a new array)
+// inplace and added then print the three variables' values.
 // Prints the child's output, "child ok" / "child failed", then what it reads
 // of its own environment after the call ("environment unchanged by the call,
 // LD_PRELOAD unset").
@@ -20,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -59,6 +67,32 @@ static int run_threads(const char* program) {
   return failures == 0 ? 0 : -1;
 }
 
+static void* call_system_once(void* command) {
+  int status = system(command);
+  return (void*)(intptr_t)(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// Changes the environment while another thread's system() runs (most
+// likely: the command should take longer than 100 ms), then prints it.
+static int change_during_call(const char* how, const char* command) {
+  setenv("GONE", "1", 1);
+  setenv("CHANGED", "old", 1);
+  pthread_t thread;
+  pthread_create(&thread, NULL, call_system_once, (void*)command);
+  usleep(100 * 1000);
+  if (strcmp(how, "inplace") == 0) {
+    unsetenv("GONE");
+    setenv("CHANGED", "new", 1);
+  } else {
+    setenv("ADDED", "1", 1);
+  }
+  void* ok = NULL;
+  pthread_join(thread, &ok);
+  printf("GONE=%s CHANGED=%s ADDED=%s\n", getenv("GONE") ? getenv("GONE") : "(unset)",
+         getenv("CHANGED"), getenv("ADDED") ? getenv("ADDED") : "(unset)");
+  return ok ? 0 : -1;
+}
+
 // A copy of the environment's entries (pointers), to tell after the call
 // whether anything of it changed.
 static char** snapshot(void) {
@@ -84,7 +118,8 @@ int main(int argc, char** argv) {
   fflush(stdout);
   if (strcmp(how, "clearenv") == 0)
     clearenv();
-  else if (strcmp(how, "unsetenv") == 0 || strcmp(how, "threads") == 0)
+  else if (strcmp(how, "unsetenv") == 0 || strcmp(how, "threads") == 0 ||
+           strcmp(how, "inplace") == 0 || strcmp(how, "added") == 0)
     unsetenv("LD_PRELOAD");
   else if (strcmp(how, "ownenv") == 0)
     environ = own_environment;
@@ -93,6 +128,12 @@ int main(int argc, char** argv) {
   char** before = environ;
   char** copy = snapshot();
   int use_popen = strcmp(how, "unsetenv") == 0 || strcmp(how, "keepenv") == 0;
+  if (strcmp(how, "inplace") == 0 || strcmp(how, "added") == 0) {
+    int status = change_during_call(how, program);
+    printf("child %s, LD_PRELOAD %s\n", status == 0 ? "ok" : "failed",
+           getenv("LD_PRELOAD") ? "set" : "unset");
+    return 0;
+  }
   int status = strcmp(how, "threads") == 0 ? run_threads(program)
                : use_popen                 ? run_popen(program)
                                            : system(program);

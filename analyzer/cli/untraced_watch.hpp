@@ -9,9 +9,10 @@
 // each new process image (a new exec keeps the pid, not its stack or
 // environment addresses). An image whose environment lacks LD_PRELOAD with
 // the tracer or MEMTRAIL_OUTPUT, and which has not mapped the tracer, is
-// said missing in the run's list, as a trace that could not be created is. What /proc shows the program is not
-// touched; what escapes: an image that ends between two walks, and one
-// whose parent ended first (it is no longer a descendant).
+// said missing in the run's list, as a trace that could not be created is.
+// Nothing of the program's is touched (only /proc is read). What escapes:
+// an image that ends between two walks, and one whose parent ended first
+// (it is no longer a descendant).
 #pragma once
 
 #include <sys/types.h>

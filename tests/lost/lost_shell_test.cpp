@@ -121,6 +121,13 @@ TEST(LostShell, EnvironmentReplacedDuringSystemIsKeptWithoutTracingVariables) {
   expect_change_during_call_kept("added");
 }
 
+// A child forked while another thread's system() has the environment lent
+// reads the program's environment, without the tracing variables (its
+// line, "forked child: LD_PRELOAD unset", is in the output compared).
+TEST(LostShell, ChildForkedDuringSystemSeesTheProgramsEnvironment) {
+  expect_change_during_call_kept("fork");
+}
+
 // A static program run by the shell: its exec is announced by the shell's
 // own interposer, so the run says its trace is missing.
 TEST(LostShell, SystemAfterClearenvOfStaticProgramIsSaidMissing) {

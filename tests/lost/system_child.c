@@ -16,7 +16,9 @@
 //                                   another (glibc changes the array in place)
 //   system_child added COMMAND      the same, main adding a variable (glibc
 //                                   makes a new array)
-// inplace and added then print the three variables' values.
+//   system_child fork COMMAND       the same, main forking a child that
+//                                   prints whether it sees LD_PRELOAD
+// inplace, added and fork then print the three variables' values.
 // Prints the child's output, "child ok" / "child failed", then what it reads
 // of its own environment after the call ("environment unchanged by the call,
 // LD_PRELOAD unset").
@@ -83,6 +85,14 @@ static int change_during_call(const char* how, const char* command) {
   if (strcmp(how, "inplace") == 0) {
     unsetenv("GONE");
     setenv("CHANGED", "new", 1);
+  } else if (strcmp(how, "fork") == 0) {
+    pid_t child = fork();
+    if (child == 0) {
+      printf("forked child: LD_PRELOAD %s\n", getenv("LD_PRELOAD") ? "set" : "unset");
+      fflush(stdout);
+      _exit(0);
+    }
+    waitpid(child, NULL, 0);
   } else {
     setenv("ADDED", "1", 1);
   }
@@ -119,7 +129,7 @@ int main(int argc, char** argv) {
   if (strcmp(how, "clearenv") == 0)
     clearenv();
   else if (strcmp(how, "unsetenv") == 0 || strcmp(how, "threads") == 0 ||
-           strcmp(how, "inplace") == 0 || strcmp(how, "added") == 0)
+           strcmp(how, "inplace") == 0 || strcmp(how, "added") == 0 || strcmp(how, "fork") == 0)
     unsetenv("LD_PRELOAD");
   else if (strcmp(how, "ownenv") == 0)
     environ = own_environment;
@@ -128,7 +138,7 @@ int main(int argc, char** argv) {
   char** before = environ;
   char** copy = snapshot();
   int use_popen = strcmp(how, "unsetenv") == 0 || strcmp(how, "keepenv") == 0;
-  if (strcmp(how, "inplace") == 0 || strcmp(how, "added") == 0) {
+  if (strcmp(how, "inplace") == 0 || strcmp(how, "added") == 0 || strcmp(how, "fork") == 0) {
     int status = change_during_call(how, program);
     printf("child %s, LD_PRELOAD %s\n", status == 0 ? "ok" : "failed",
            getenv("LD_PRELOAD") ? "set" : "unset");

@@ -16,8 +16,8 @@ namespace memtrail::detail {
 namespace {
 
 // Ids come from a trace that may be hostile: past these, state is shared in
-// one overflow slot instead of growing a vector to gigabytes.
-constexpr std::uint32_t kMaxThreads = 1u << 18;
+// one overflow slot instead of growing a vector to gigabytes (threads:
+// kMaxThreads, trackers/block_tracker.hpp).
 constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense recorder ids)
 constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by vector
 constexpr std::size_t kMaxOrphans = 1u << 16;
@@ -515,7 +515,6 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
     as_free.kind = EventKind::free;
     release_block(p, e.pool, pool_at, e.address, old, as_free, false);
   }
-  ThreadState& t = thread_state(e.thread);
   LiveBlock& b = *slot;
   b = LiveBlock{};
   b.size = e.size;
@@ -523,13 +522,11 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   b.site = site;
   b.thread = e.thread;
   b.in_range = in_range;
-  if (t.scope_top != 0) {
-    b.scope_inst = t.scope_top;
-    scope_walk(t.scope_top, e.pool, static_cast<std::int64_t>(e.size), site);
+  if (const std::uint32_t scope_top = thread_state(e.thread).scope_top; scope_top != 0) {
+    b.scope_inst = scope_top;
+    scope_walk(scope_top, e.pool, static_cast<std::int64_t>(e.size), site);
   }
-  t.has_last_alloc = true;
-  t.last_pool = e.pool;
-  t.last_address = e.address;
+  block_trackers_.on_live(e);
   settle_peak(s);
   s.live += e.size;
   add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns, in_range);
@@ -560,20 +557,19 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   s.live -= b.size;
   if (b.scope_inst != 0)
     scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size), b.site);
-  ThreadState& t = thread_state(e.thread);
-  bool temporary = false;
-  if (t.has_last_alloc && t.last_pool == pool_id && t.last_address == address &&
-      b.thread == e.thread) {
-    t.has_last_alloc = false;
-    if (in_range && b.in_range) {
-      ++p.temporaries;
-      ++s.out.temporaries;
-      temporary = true;
-    }
-  }
-  if (site_tap_) site_tap_->released(b.site, e.time_ns, b.size, temporary);
   if (in_range) ++p.out.frees;
-  block_trackers_.on_release(ReleasedBlock{pool_id, slot, address, b, e.time_ns, in_range});
+  if (site_tap_) [[unlikely]] {
+    // The site charts' Temporary cost: whether the temporaries tracker
+    // counted this release.
+    const TemporariesTracker& temporaries = block_trackers_.get<TemporariesTracker>();
+    const std::uint64_t before = temporaries.at_site(b.site);
+    block_trackers_.on_release(
+        ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
+    site_tap_->released(b.site, e.time_ns, b.size, temporaries.at_site(b.site) != before);
+  } else {
+    block_trackers_.on_release(
+        ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
+  }
   if (taps_)
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
@@ -790,7 +786,6 @@ void Engine::sum_leaf_pools() {
     summary_.allocations += p.out.allocations;
     summary_.bytes_allocated += p.out.bytes_allocated;
     summary_.frees += p.out.frees;
-    summary_.temporary_allocations += p.temporaries;
   }
   summary_.leaked = leaks_.direct + leaks_.indirect;
   summary_.duration_ns =

@@ -5,14 +5,14 @@
 //
 // What the Engine holds is the pass's live state, which every metric reads:
 // the pools' live blocks and segments, used and reserved bytes, the sites'
-// live bytes, the scopes' open instances, the threads' last allocation, the
-// range. A metric computed from it belongs in a tracker (trackers/): the
-// per-block ones (sizes, lifetimes, large blocks, the used timeline) are
-// called inline from the alloc and free path through a compile-time list
+// live bytes, the scopes' open instances, the range. A metric computed from
+// it belongs in a tracker (trackers/): the per-block ones (sizes, lifetimes,
+// large blocks, the used timeline, the temporaries) are called inline from
+// the alloc and free path through a compile-time list
 // (trackers/block_trackers.hpp); the others hear the Engine's decisions off
 // that path (engine_listener.hpp). Still computed here: the sites' and
 // pools' counters and peaks, the pools' timelines and fragmentation samples,
-// the scopes' growth, the leaks, the orphan frees, the temporaries.
+// the scopes' growth, the leaks, the orphan frees.
 #pragma once
 
 #include <algorithm>
@@ -52,8 +52,8 @@ using SegmentTable = std::map<std::uint64_t, SegmentRec>;  // address -> segment
 // bytes_allocated (kept here, copied to `out` at the end) and out.calls share
 // the first cache line. With 10^6 sites every site change misses the cache
 // (distinct-stacks-1e6), and the 184-byte record with live at its end made
-// that two or three misses. The rarer changes (reuses, temporaries,
-// peak_bytes at a new peak) lie in the second line.
+// that two or three misses. The rarer changes (reuses, peak_bytes at a new
+// peak) lie in the second line.
 struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
@@ -78,10 +78,6 @@ struct PoolState {
   Decimator timeline{2, 1000};
   // The next fragmentation sample waits for both (sample_fragmentation()).
   std::uint64_t next_fragmentation_ns = 0, next_fragmentation_event = 0;
-  // This pool's share of the process-wide figures, summed over the leaf pools
-  // in finish(): a pool may turn out to be an upstream only after its first
-  // events (the pool above it registers later).
-  std::uint64_t temporaries = 0;
 };
 
 struct ScopeState {
@@ -100,9 +96,6 @@ struct ScopeInstance {
 };
 
 struct ThreadState {
-  bool has_last_alloc = false;
-  std::uint32_t last_pool = 0;
-  std::uint64_t last_address = 0;
   std::uint32_t scope_top = 0;  // innermost open scope instance
 };
 

@@ -18,6 +18,11 @@
 
 namespace memtrail::detail {
 
+// Thread ids come from a trace that may be hostile: past this, the Engine's
+// and the trackers' per-thread state share one overflow slot instead of
+// growing a vector to gigabytes.
+constexpr std::uint32_t kMaxThreads = 1u << 18;
+
 // A block leaving the live set: freed, or replaced by an alloc at its
 // address (the free was lost; `in_range` is then false).
 struct ReleasedBlock {
@@ -26,6 +31,7 @@ struct ReleasedBlock {
   std::uint64_t address = 0;
   const LiveBlock& block;
   std::uint64_t time_ns = 0;  // of the free
+  std::uint32_t thread = 0;   // the freeing thread (the allocating one for a replaced block)
   bool in_range = false;      // the free is inside the analyzed range
 };
 
@@ -37,6 +43,10 @@ class BlockTracker {
   // An allocation (alloc or reuse) counted in the range: not an inherited
   // block, of an analyzed pool.
   void on_alloc(std::uint32_t /*pool_slot*/, const Event& /*e*/) {}
+  // An alloc or reuse of an analyzed pool entered the live set, counted in
+  // the range or not (after on_alloc, and after the release of a block it
+  // replaced); not one whose free was recorded before it.
+  void on_live(const Event& /*e*/) {}
   // A block of an analyzed pool released.
   void on_release(const ReleasedBlock& /*r*/) {}
   // The process-wide used bytes (the leaf pools') changed to `used` at `t`,

@@ -9,6 +9,7 @@
 #include "trackers/large_blocks.hpp"
 #include "trackers/lifetime_histogram.hpp"
 #include "trackers/size_histogram.hpp"
+#include "trackers/temporaries.hpp"
 #include "trackers/used_timeline.hpp"
 
 namespace memtrail::detail {
@@ -30,6 +31,7 @@ class BlockTrackerList {
   [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, const Event& e) {
     (get<Trackers>().on_alloc(pool_slot, e), ...);
   }
+  [[gnu::always_inline]] void on_live(const Event& e) { (get<Trackers>().on_live(e), ...); }
   [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
     (get<Trackers>().on_release(r), ...);
   }
@@ -46,6 +48,6 @@ class BlockTrackerList {
 };
 
 using BlockTrackers = BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker,
-                                       LargeBlocksTracker, UsedTimelineTracker>;
+                                       LargeBlocksTracker, UsedTimelineTracker, TemporariesTracker>;
 
 }  // namespace memtrail::detail

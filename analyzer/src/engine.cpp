@@ -141,11 +141,7 @@ void Engine::on_scope(const ScopeInfo& s) {
 }
 
 void Engine::grow_scopes(std::uint32_t id) {
-  if (id < scopes_.size()) return;
-  std::size_t old = scopes_.size();
-  scopes_.resize(id + 1);
-  for (std::size_t i = old; i < scopes_.size(); ++i)
-    scopes_[i].per_entry = Decimator(2, options_.timeline_points);
+  if (id >= scopes_.size()) scopes_.resize(id + 1);
 }
 
 PoolState& Engine::grow_pools(std::uint32_t id) {
@@ -272,8 +268,7 @@ void Engine::end_range() {
     }
   }
   summary_.final_used_bytes = total_used_;
-  for (auto& s : scopes_) s.out.live_bytes_at_end = s.live;
-  iteration_scope_.out.live_bytes_at_end = iteration_scope_.live;
+  block_trackers_.on_range_end();
 }
 
 // ------------------------------------------------------------ state changes
@@ -331,17 +326,14 @@ void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t del
   std::uint32_t seen[16];
   int n_seen = 0;
   for (std::uint32_t i = inst; i != 0; i = scope_instances_[i].parent) {
-    ScopeInstance& si = scope_instances_[i];
-    ScopeState& sc = scope_at(si.scope);
+    const ScopeInstance& si = scope_instances_[i];
+    const ScopeState& sc = scope_at(si.scope);
     if (sc.out.info.pool != 0 && sc.out.info.pool != pool) continue;
-    si.live += static_cast<std::uint64_t>(delta);
     // A scope nested in itself (recursion) counts a block once.
     bool dup = false;
     for (int k = 0; k < n_seen; ++k) dup |= seen[k] == si.scope;
-    if (dup) continue;
-    if (n_seen < 16) seen[n_seen++] = si.scope;
-    sc.live += static_cast<std::uint64_t>(delta);
-    sc.site_growth.change(site, delta, sc.out.entries);
+    if (!dup && n_seen < 16) seen[n_seen++] = si.scope;
+    block_trackers_.on_scope_bytes(si.scope, i, !dup, delta, site, sc.out.entries);
   }
 }
 
@@ -634,7 +626,7 @@ void Engine::on_scope_begin(const Event& e) {
   }
   if (taps_) taps_->scope_begin(e, id);
   ThreadState& t = thread_state(e.thread);
-  scope_instances_.push_back(ScopeInstance{id, t.scope_top, 0});
+  scope_instances_.push_back(ScopeInstance{id, t.scope_top});
   t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
 }
 
@@ -654,16 +646,7 @@ void Engine::end_scope_instance(ThreadState& t, std::uint32_t inst, const Event&
   if (!in_range) return;
   ScopeState& sc = scope_at(si.scope);
   ++sc.out.entries;
-  sc.out.bytes_escaped += si.live;
-  sc.out.max_escaped_per_entry = std::max(sc.out.max_escaped_per_entry, si.live);
-  double x = static_cast<double>(sc.out.entries), y = static_cast<double>(sc.live);
-  sc.n += 1;
-  sc.sx += x;
-  sc.sy += y;
-  sc.sxx += x * x;
-  sc.sxy += x * y;
-  std::uint64_t values[2] = {si.live, sc.live};
-  sc.per_entry.record(e.time_ns, values);
+  block_trackers_.on_scope_entry_end(si.scope, inst, sc.out.entries, e.time_ns);
 }
 
 void Engine::on_mark_of_iteration(const Event& e, bool in_range) {
@@ -690,14 +673,13 @@ void Engine::on_iteration_mark(const Event& e, bool in_range) {
   if (iteration_scope_.out.info.name.empty()) {
     iteration_scope_.out.info.name = iteration_name_;
     iteration_scope_.out.info.kind = ScopeKind::iteration;
-    iteration_scope_.per_entry = Decimator(2, options_.timeline_points);
   }
   ThreadState& t = thread_state(e.thread);
   std::uint32_t inst = t.scope_top;
   while (inst != 0 && scope_instances_[inst].scope != kIterationScope)
     inst = scope_instances_[inst].parent;
   if (inst != 0) end_scope_instance(t, inst, e, in_range);
-  scope_instances_.push_back(ScopeInstance{kIterationScope, t.scope_top, 0});
+  scope_instances_.push_back(ScopeInstance{kIterationScope, t.scope_top});
   t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
 }
 
@@ -840,16 +822,12 @@ void Engine::move_scopes(Analysis& a) {
     // The iteration scope of marks, if any, comes last (id == size).
     ScopeState& s = id < scopes_.size() ? scopes_[id] : iteration_scope_;
     if (s.out.info.name.empty() && s.out.entries == 0) continue;
-    s.out.growth_sites = s.site_growth.growing(s.out.entries, 10);
-    if (s.n >= 2) {
-      double den = s.n * s.sxx - s.sx * s.sx;
-      if (den > 0) s.out.growth_per_entry_bytes = (s.n * s.sxy - s.sx * s.sy) / den;
-    }
-    s.out.escaped_per_entry = s.per_entry.series(0);
-    s.out.live_over_entries = s.per_entry.series(1);
     if (s.out.info.pool != 0 && s.out.info.pool < pools_.size())
       s.out.pool_name = pools_[s.out.info.pool].out.info.name;
     a.scopes.push_back(std::move(s.out));
+    // Its growth and per-entry figures come from the scope growth tracker.
+    block_trackers_.on_scope_out(id < scopes_.size() ? static_cast<std::uint32_t>(id)
+                                                     : kIterationScope);
   }
 }
 

@@ -7,12 +7,13 @@
 // the pools' live blocks and segments, used and reserved bytes, the sites'
 // live bytes, the scopes' open instances, the range. A metric computed from
 // it belongs in a tracker (trackers/): the per-block ones (sizes, lifetimes,
-// large blocks, the used timeline, the temporaries) are called inline from
+// large blocks, the used timeline, the temporaries, the scopes' growth) are
+// called inline from
 // the alloc and free path through a compile-time list
 // (trackers/block_trackers.hpp); the others hear the Engine's decisions off
 // that path (engine_listener.hpp). Still computed here: the sites' and
 // pools' counters and peaks, the pools' timelines and fragmentation samples,
-// the scopes' growth, the leaks, the orphan frees.
+// the leaks, the orphan frees.
 #pragma once
 
 #include <algorithm>
@@ -33,7 +34,6 @@
 #include "live_block.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
-#include "scope_growth.hpp"
 #include "session_taps.hpp"
 #include "trackers/block_trackers.hpp"
 
@@ -80,19 +80,15 @@ struct PoolState {
   std::uint64_t next_fragmentation_ns = 0, next_fragmentation_event = 0;
 };
 
+// A scope's record and its entries counted; its growth and per-entry
+// figures are the ScopeGrowthTracker's (trackers/scopes.hpp).
 struct ScopeState {
   ScopeStats out;
-  std::uint64_t live = 0;  // bytes allocated inside any entry, still live
-  // Least-squares sums over (entry number, live at its end).
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  Decimator per_entry{2, 1000};  // escaped bytes of the entry, scope live bytes
-  ScopeSiteGrowth site_growth;   // which sites the live bytes grow at
 };
 
 struct ScopeInstance {
   std::uint32_t scope = 0;
   std::uint32_t parent = 0;  // enclosing instance on the same thread
-  std::uint64_t live = 0;    // allocated in this entry, still live
 };
 
 struct ThreadState {
@@ -262,7 +258,7 @@ class Engine : public TraceVisitor {
   // first memtrail_iteration_begin's when iterations come from marks).
   void on_mark_of_iteration(const Event& e, bool in_range);
   // Scope ids index scopes_, but for the iteration scope of marks.
-  static constexpr std::uint32_t kIterationScope = ~std::uint32_t{0};
+  static constexpr std::uint32_t kIterationScope = kIterationScopeId;
   ScopeState& scope_at(std::uint32_t id) {
     return id == kIterationScope ? iteration_scope_ : scopes_[id];
   }

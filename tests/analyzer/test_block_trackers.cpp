@@ -1,7 +1,7 @@
 // The per-block metrics that moved out of the Engine onto its block trackers
 // (analyzer/src/trackers/block_trackers.hpp): the size and lifetime
-// histograms, the large blocks, the used timeline and the temporaries. Each
-// is computed by its
+// histograms, the large blocks, the used timeline, the temporaries and the
+// scopes' growth and per-entry figures. Each is computed by its
 // tracker alone (Engine::finish leaves it empty, the tracker's finish fills
 // it), and analyze() (the CLI's report and JSON) and Session::open (the GUI's
 // whole()) show it alike.
@@ -304,6 +304,81 @@ TEST(BlockTrackers, AnalyzeAndTheSessionShowTheTemporariesAlike) {
   EXPECT_EQ(temporaries_of(cli),
             (SiteTemporaries{{{3, 1}, 1}, {{1, 2}, 2}, {{1, 3}, 1}, {{2, 1}, 1}}));
   EXPECT_EQ(temporaries_of(gui), temporaries_of(cli));
+}
+
+// Four entries of scope "step", each leaking 48 B (stack 1) and freeing a
+// 64 B block (stack 2) inside: entry k begins at 1000k, ends at 1000k + 500.
+struct ScopeTrace {
+  ScopeTrace() : b(test::temp_trace("scope-trackers.mtr")) {
+    b.pool(1, "malloc", PoolKind::heap);
+    b.writer().add_scope(ScopeInfo{1, "step", ScopeKind::user, 0});
+    b.stack(1, 0, 0x1000);
+    b.stack(2, 0, 0x2000);
+    for (std::uint64_t k = 1; k <= 4; ++k) {
+      b.scope(1000 * k, EventKind::scope_begin, 1);
+      b.alloc(1000 * k + 100, 1, 0x100 + 0x40 * k, 48, 1);
+      b.alloc(1000 * k + 200, 1, 0x900, 64, 2);
+      b.free(1000 * k + 300, 1, 0x900);
+      b.scope(1000 * k + 500, EventKind::scope_end, 1);
+    }
+    path = b.finish();
+  }
+  test::TraceBuilder b;
+  std::string path;
+};
+
+struct ScopeFigures {
+  std::uint64_t entries, escaped, max_escaped, live_at_end;
+  double growth;
+  std::vector<std::uint64_t> escaped_per_entry, live_over_entries;
+  std::vector<std::pair<std::uint32_t, double>> growth_sites;  // (stack, bytes per entry)
+  bool operator==(const ScopeFigures&) const = default;
+};
+
+ScopeFigures step_of(const Analysis& a) {
+  EXPECT_EQ(a.scopes.size(), 1u);
+  if (a.scopes.empty()) return {};
+  const ScopeStats& s = a.scopes.front();
+  ScopeFigures f{s.entries,
+                 s.bytes_escaped,
+                 s.max_escaped_per_entry,
+                 s.live_bytes_at_end,
+                 s.growth_per_entry_bytes,
+                 s.escaped_per_entry.value,
+                 s.live_over_entries.value,
+                 {}};
+  for (const GrowthSite& g : s.growth_sites)
+    f.growth_sites.emplace_back(a.sites.at(g.site.value).stack.value, g.bytes_per_entry);
+  return f;
+}
+
+TEST(BlockTrackers, TheScopesGrowthIsItsTrackers) {
+  ScopeTrace trace;
+  // The Engine counts the entries (the scopes' structure); every figure of
+  // their growth is the tracker's.
+  EXPECT_EQ(step_of(engine_pass(trace.path)), (ScopeFigures{4, 0, 0, 0, 0, {}, {}, {}}));
+
+  EXPECT_EQ(step_of(engine_pass<detail::ScopeGrowthTracker>(trace.path)),
+            (ScopeFigures{4, 192, 48, 192, 48, {48, 48, 48, 48}, {48, 96, 144, 192}, {{1, 48}}}));
+
+  // The range ends inside entry 3, after its leak: two entries, and the
+  // live bytes at the range's end include the third leak.
+  AnalysisOptions to_3150 = no_symbols();
+  to_3150.to_ns = 3150;
+  EXPECT_EQ(step_of(engine_pass<detail::ScopeGrowthTracker>(trace.path, to_3150)),
+            (ScopeFigures{2, 96, 48, 144, 48, {48, 48}, {48, 96}, {{1, 48}}}));
+}
+
+TEST(BlockTrackers, AnalyzeAndTheSessionShowTheScopesGrowthAlike) {
+  ScopeTrace trace;
+  const SessionOptions options = test::session_options();
+  const Analysis cli = analyze(trace.path, options.analysis);
+  ASSERT_TRUE(cli.error.empty()) << cli.error;
+  const auto session = test::open_session(trace.path, options);
+  ASSERT_TRUE(session);
+  const ScopeFigures expected{4, 192, 48, 192, 48, {48, 48, 48, 48}, {48, 96, 144, 192}, {{1, 48}}};
+  EXPECT_EQ(step_of(cli), expected);
+  EXPECT_EQ(step_of(session->whole()), expected);
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ namespace memtrail::detail {
 // growing a vector to gigabytes.
 constexpr std::uint32_t kMaxThreads = 1u << 18;
 
+// The scope id the hooks give the iteration scope of marks
+// (AnalysisOptions::iteration_mark); other ids are ScopeInfo::id.
+constexpr std::uint32_t kIterationScopeId = ~std::uint32_t{0};
+
 // A block leaving the live set: freed, or replaced by an alloc at its
 // address (the free was lost; `in_range` is then false).
 struct ReleasedBlock {
@@ -57,6 +61,20 @@ class BlockTracker {
   // runtime's blocks and those of an image replaced by exec are not told).
   void on_leak(std::uint32_t /*pool_slot*/, std::uint64_t /*address*/, const LiveBlock& /*b*/,
                LeakClass /*cls*/) {}
+  // A block's bytes entered (delta > 0) or left the open entry `entry` (the
+  // Engine's instance number) of scope `scope`, whose pool it is of;
+  // `once`: the block's first entry of that scope (a scope nested in itself
+  // counts a block once); `entries`: the scope's entries ended so far.
+  void on_scope_bytes(std::uint32_t /*scope*/, std::uint32_t /*entry*/, bool /*once*/,
+                      std::int64_t /*delta*/, std::uint32_t /*site*/, std::uint64_t /*entries*/) {}
+  // Entry `entry` of `scope` ended inside the range, the scope's `entries`th.
+  void on_scope_entry_end(std::uint32_t /*scope*/, std::uint32_t /*entry*/,
+                          std::uint64_t /*entries*/, std::uint64_t /*time_ns*/) {}
+  // The range ended: the state now is its end state.
+  void on_range_end() {}
+  // At the end (Engine::finish): `scope`'s ScopeStats is the next one moved
+  // into Analysis::scopes.
+  void on_scope_out(std::uint32_t /*scope*/) {}
   // After Engine::finish: the Analysis' pools and sites are out.
   void finish(Analysis& /*a*/) {}
 };

@@ -16,8 +16,8 @@ namespace memtrail::detail {
 namespace {
 
 // Ids come from a trace that may be hostile: past these, state is shared in
-// one overflow slot instead of growing a vector to gigabytes.
-constexpr std::uint32_t kMaxThreads = 1u << 18;
+// one overflow slot instead of growing a vector to gigabytes (threads:
+// kMaxThreads, trackers/block_tracker.hpp).
 constexpr std::uint32_t kMaxStackIndex = 1u << 24;    // stack_nodes_ (dense recorder ids)
 constexpr std::uint32_t kDenseSiteStacks = 1u << 20;  // per-pool site lookup by vector
 constexpr std::size_t kMaxOrphans = 1u << 16;
@@ -141,11 +141,7 @@ void Engine::on_scope(const ScopeInfo& s) {
 }
 
 void Engine::grow_scopes(std::uint32_t id) {
-  if (id < scopes_.size()) return;
-  std::size_t old = scopes_.size();
-  scopes_.resize(id + 1);
-  for (std::size_t i = old; i < scopes_.size(); ++i)
-    scopes_[i].per_entry = Decimator(2, options_.timeline_points);
+  if (id >= scopes_.size()) scopes_.resize(id + 1);
 }
 
 PoolState& Engine::grow_pools(std::uint32_t id) {
@@ -272,8 +268,7 @@ void Engine::end_range() {
     }
   }
   summary_.final_used_bytes = total_used_;
-  for (auto& s : scopes_) s.out.live_bytes_at_end = s.live;
-  iteration_scope_.out.live_bytes_at_end = iteration_scope_.live;
+  block_trackers_.on_range_end();
 }
 
 // ------------------------------------------------------------ state changes
@@ -331,17 +326,14 @@ void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t del
   std::uint32_t seen[16];
   int n_seen = 0;
   for (std::uint32_t i = inst; i != 0; i = scope_instances_[i].parent) {
-    ScopeInstance& si = scope_instances_[i];
-    ScopeState& sc = scope_at(si.scope);
+    const ScopeInstance& si = scope_instances_[i];
+    const ScopeState& sc = scope_at(si.scope);
     if (sc.out.info.pool != 0 && sc.out.info.pool != pool) continue;
-    si.live += static_cast<std::uint64_t>(delta);
     // A scope nested in itself (recursion) counts a block once.
     bool dup = false;
     for (int k = 0; k < n_seen; ++k) dup |= seen[k] == si.scope;
-    if (dup) continue;
-    if (n_seen < 16) seen[n_seen++] = si.scope;
-    sc.live += static_cast<std::uint64_t>(delta);
-    sc.site_growth.change(site, delta, sc.out.entries);
+    if (!dup && n_seen < 16) seen[n_seen++] = si.scope;
+    block_trackers_.on_scope_bytes(si.scope, i, !dup, delta, site, sc.out.entries);
   }
 }
 
@@ -515,7 +507,6 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
     as_free.kind = EventKind::free;
     release_block(p, e.pool, pool_at, e.address, old, as_free, false);
   }
-  ThreadState& t = thread_state(e.thread);
   LiveBlock& b = *slot;
   b = LiveBlock{};
   b.size = e.size;
@@ -523,13 +514,11 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   b.site = site;
   b.thread = e.thread;
   b.in_range = in_range;
-  if (t.scope_top != 0) {
-    b.scope_inst = t.scope_top;
-    scope_walk(t.scope_top, e.pool, static_cast<std::int64_t>(e.size), site);
+  if (const std::uint32_t scope_top = thread_state(e.thread).scope_top; scope_top != 0) {
+    b.scope_inst = scope_top;
+    scope_walk(scope_top, e.pool, static_cast<std::int64_t>(e.size), site);
   }
-  t.has_last_alloc = true;
-  t.last_pool = e.pool;
-  t.last_address = e.address;
+  block_trackers_.on_live(e);
   settle_peak(s);
   s.live += e.size;
   add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns, in_range);
@@ -560,20 +549,19 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   s.live -= b.size;
   if (b.scope_inst != 0)
     scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size), b.site);
-  ThreadState& t = thread_state(e.thread);
-  bool temporary = false;
-  if (t.has_last_alloc && t.last_pool == pool_id && t.last_address == address &&
-      b.thread == e.thread) {
-    t.has_last_alloc = false;
-    if (in_range && b.in_range) {
-      ++p.temporaries;
-      ++s.out.temporaries;
-      temporary = true;
-    }
-  }
-  if (site_tap_) site_tap_->released(b.site, e.time_ns, b.size, temporary);
   if (in_range) ++p.out.frees;
-  block_trackers_.on_release(ReleasedBlock{pool_id, slot, address, b, e.time_ns, in_range});
+  if (site_tap_) [[unlikely]] {
+    // The site charts' Temporary cost: whether the temporaries tracker
+    // counted this release.
+    const TemporariesTracker& temporaries = block_trackers_.get<TemporariesTracker>();
+    const std::uint64_t before = temporaries.at_site(b.site);
+    block_trackers_.on_release(
+        ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
+    site_tap_->released(b.site, e.time_ns, b.size, temporaries.at_site(b.site) != before);
+  } else {
+    block_trackers_.on_release(
+        ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
+  }
   if (taps_)
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
@@ -638,7 +626,7 @@ void Engine::on_scope_begin(const Event& e) {
   }
   if (taps_) taps_->scope_begin(e, id);
   ThreadState& t = thread_state(e.thread);
-  scope_instances_.push_back(ScopeInstance{id, t.scope_top, 0});
+  scope_instances_.push_back(ScopeInstance{id, t.scope_top});
   t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
 }
 
@@ -658,16 +646,7 @@ void Engine::end_scope_instance(ThreadState& t, std::uint32_t inst, const Event&
   if (!in_range) return;
   ScopeState& sc = scope_at(si.scope);
   ++sc.out.entries;
-  sc.out.bytes_escaped += si.live;
-  sc.out.max_escaped_per_entry = std::max(sc.out.max_escaped_per_entry, si.live);
-  double x = static_cast<double>(sc.out.entries), y = static_cast<double>(sc.live);
-  sc.n += 1;
-  sc.sx += x;
-  sc.sy += y;
-  sc.sxx += x * x;
-  sc.sxy += x * y;
-  std::uint64_t values[2] = {si.live, sc.live};
-  sc.per_entry.record(e.time_ns, values);
+  block_trackers_.on_scope_entry_end(si.scope, inst, sc.out.entries, e.time_ns);
 }
 
 void Engine::on_mark_of_iteration(const Event& e, bool in_range) {
@@ -694,14 +673,13 @@ void Engine::on_iteration_mark(const Event& e, bool in_range) {
   if (iteration_scope_.out.info.name.empty()) {
     iteration_scope_.out.info.name = iteration_name_;
     iteration_scope_.out.info.kind = ScopeKind::iteration;
-    iteration_scope_.per_entry = Decimator(2, options_.timeline_points);
   }
   ThreadState& t = thread_state(e.thread);
   std::uint32_t inst = t.scope_top;
   while (inst != 0 && scope_instances_[inst].scope != kIterationScope)
     inst = scope_instances_[inst].parent;
   if (inst != 0) end_scope_instance(t, inst, e, in_range);
-  scope_instances_.push_back(ScopeInstance{kIterationScope, t.scope_top, 0});
+  scope_instances_.push_back(ScopeInstance{kIterationScope, t.scope_top});
   t.scope_top = static_cast<std::uint32_t>(scope_instances_.size() - 1);
 }
 
@@ -790,7 +768,6 @@ void Engine::sum_leaf_pools() {
     summary_.allocations += p.out.allocations;
     summary_.bytes_allocated += p.out.bytes_allocated;
     summary_.frees += p.out.frees;
-    summary_.temporary_allocations += p.temporaries;
   }
   summary_.leaked = leaks_.direct + leaks_.indirect;
   summary_.duration_ns =
@@ -845,16 +822,12 @@ void Engine::move_scopes(Analysis& a) {
     // The iteration scope of marks, if any, comes last (id == size).
     ScopeState& s = id < scopes_.size() ? scopes_[id] : iteration_scope_;
     if (s.out.info.name.empty() && s.out.entries == 0) continue;
-    s.out.growth_sites = s.site_growth.growing(s.out.entries, 10);
-    if (s.n >= 2) {
-      double den = s.n * s.sxx - s.sx * s.sx;
-      if (den > 0) s.out.growth_per_entry_bytes = (s.n * s.sxy - s.sx * s.sy) / den;
-    }
-    s.out.escaped_per_entry = s.per_entry.series(0);
-    s.out.live_over_entries = s.per_entry.series(1);
     if (s.out.info.pool != 0 && s.out.info.pool < pools_.size())
       s.out.pool_name = pools_[s.out.info.pool].out.info.name;
     a.scopes.push_back(std::move(s.out));
+    // Its growth and per-entry figures come from the scope growth tracker.
+    block_trackers_.on_scope_out(id < scopes_.size() ? static_cast<std::uint32_t>(id)
+                                                     : kIterationScope);
   }
 }
 

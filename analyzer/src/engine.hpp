@@ -5,14 +5,15 @@
 //
 // What the Engine holds is the pass's live state, which every metric reads:
 // the pools' live blocks and segments, used and reserved bytes, the sites'
-// live bytes, the scopes' open instances, the threads' last allocation, the
-// range. A metric computed from it belongs in a tracker (trackers/): the
-// per-block ones (sizes, lifetimes, large blocks, the used timeline) are
-// called inline from the alloc and free path through a compile-time list
+// live bytes, the scopes' open instances, the range. A metric computed from
+// it belongs in a tracker (trackers/): the per-block ones (sizes, lifetimes,
+// large blocks, the used timeline, the temporaries, the scopes' growth) are
+// called inline from
+// the alloc and free path through a compile-time list
 // (trackers/block_trackers.hpp); the others hear the Engine's decisions off
 // that path (engine_listener.hpp). Still computed here: the sites' and
 // pools' counters and peaks, the pools' timelines and fragmentation samples,
-// the scopes' growth, the leaks, the orphan frees, the temporaries.
+// the leaks, the orphan frees.
 #pragma once
 
 #include <algorithm>
@@ -33,7 +34,6 @@
 #include "live_block.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
-#include "scope_growth.hpp"
 #include "session_taps.hpp"
 #include "trackers/block_trackers.hpp"
 
@@ -52,8 +52,8 @@ using SegmentTable = std::map<std::uint64_t, SegmentRec>;  // address -> segment
 // bytes_allocated (kept here, copied to `out` at the end) and out.calls share
 // the first cache line. With 10^6 sites every site change misses the cache
 // (distinct-stacks-1e6), and the 184-byte record with live at its end made
-// that two or three misses. The rarer changes (reuses, temporaries,
-// peak_bytes at a new peak) lie in the second line.
+// that two or three misses. The rarer changes (reuses, peak_bytes at a new
+// peak) lie in the second line.
 struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
@@ -78,31 +78,20 @@ struct PoolState {
   Decimator timeline{2, 1000};
   // The next fragmentation sample waits for both (sample_fragmentation()).
   std::uint64_t next_fragmentation_ns = 0, next_fragmentation_event = 0;
-  // This pool's share of the process-wide figures, summed over the leaf pools
-  // in finish(): a pool may turn out to be an upstream only after its first
-  // events (the pool above it registers later).
-  std::uint64_t temporaries = 0;
 };
 
+// A scope's record and its entries counted; its growth and per-entry
+// figures are the ScopeGrowthTracker's (trackers/scopes.hpp).
 struct ScopeState {
   ScopeStats out;
-  std::uint64_t live = 0;  // bytes allocated inside any entry, still live
-  // Least-squares sums over (entry number, live at its end).
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  Decimator per_entry{2, 1000};  // escaped bytes of the entry, scope live bytes
-  ScopeSiteGrowth site_growth;   // which sites the live bytes grow at
 };
 
 struct ScopeInstance {
   std::uint32_t scope = 0;
   std::uint32_t parent = 0;  // enclosing instance on the same thread
-  std::uint64_t live = 0;    // allocated in this entry, still live
 };
 
 struct ThreadState {
-  bool has_last_alloc = false;
-  std::uint32_t last_pool = 0;
-  std::uint64_t last_address = 0;
   std::uint32_t scope_top = 0;  // innermost open scope instance
 };
 
@@ -269,7 +258,7 @@ class Engine : public TraceVisitor {
   // first memtrail_iteration_begin's when iterations come from marks).
   void on_mark_of_iteration(const Event& e, bool in_range);
   // Scope ids index scopes_, but for the iteration scope of marks.
-  static constexpr std::uint32_t kIterationScope = ~std::uint32_t{0};
+  static constexpr std::uint32_t kIterationScope = kIterationScopeId;
   ScopeState& scope_at(std::uint32_t id) {
     return id == kIterationScope ? iteration_scope_ : scopes_[id];
   }

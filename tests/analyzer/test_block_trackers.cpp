@@ -1,12 +1,15 @@
 // The per-block metrics that moved out of the Engine onto its block trackers
 // (analyzer/src/trackers/block_trackers.hpp): the size and lifetime
-// histograms, the large blocks and the used timeline. Each is computed by its
+// histograms, the large blocks, the used timeline, the temporaries and the
+// scopes' growth and per-entry figures. Each is computed by its
 // tracker alone (Engine::finish leaves it empty, the tracker's finish fills
 // it), and analyze() (the CLI's report and JSON) and Session::open (the GUI's
 // whole()) show it alike.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -207,6 +210,175 @@ TEST(BlockTrackers, AnalyzeAndTheSessionShowEveryBlockTrackersMetricAlike) {
   EXPECT_EQ(cli.used.value.back(), kMiB + 3010);
   EXPECT_EQ(gui.used.value, cli.used.value);
   EXPECT_EQ(gui.used.time_ns, cli.used.time_ns);
+}
+
+// Temporaries (heaptrack's rule: freed by the allocating thread before it
+// allocated anything else) on two threads, a malloc pool (1), a caching
+// pool (2) and its upstream (3), known as one only after its temporary:
+//
+//   t100 T1 alloc pool 3 0x100000 4096 (stack 1); t150 T1 free it   temporary, upstream's
+//        pool 2 "cache" registers, parent 3
+//   t200 T1 alloc pool 1 0xA0 (stack 2); t250 T1 free it             temporary
+//   t300 T2 alloc pool 1 0xB0 (stack 2); t310 T1 alloc 0xC0 (stack 3);
+//   t320 T2 free 0xB0                    temporary: T1's alloc is another thread's
+//   t330 T2 free 0xC0                    not: another thread frees it
+//   t400 T1 alloc 0xD0, t410 T1 alloc 0xE0 (stack 3);
+//   t420 T1 free 0xD0                    not: T1 allocated 0xE0 since
+//   t430 T1 free 0xE0                    temporary
+//   t500 T1 alloc pool 2 0x100000 1 MiB (stack 1); t600 T1 free it   temporary
+struct TemporariesTrace {
+  TemporariesTrace() : b(test::temp_trace("temporaries.mtr")) {
+    b.pool(1, "malloc", PoolKind::heap);
+    b.pool(3, "device", PoolKind::system);
+    for (std::uint32_t s = 1; s <= 3; ++s) b.stack(s, 0, 0x1000 * s);
+    b.alloc(100, 3, 0x100000, 4096, 1);
+    b.free(150, 3, 0x100000);
+    b.writer().flush();  // the pool record below comes after these
+    b.pool(2, "cache", PoolKind::caching, 3);
+    b.alloc(200, 1, 0xA0, 100, 2);
+    b.free(250, 1, 0xA0);
+    b.alloc(300, 1, 0xB0, 50, 2, 2);
+    b.alloc(310, 1, 0xC0, 60, 3);
+    b.free(320, 1, 0xB0, 2);
+    b.free(330, 1, 0xC0, 2);
+    b.alloc(400, 1, 0xD0, 70, 3);
+    b.alloc(410, 1, 0xE0, 80, 3);
+    b.free(420, 1, 0xD0);
+    b.free(430, 1, 0xE0);
+    b.alloc(500, 2, 0x100000, kMiB, 1);
+    b.free(600, 2, 0x100000);
+    path = b.finish();
+  }
+  test::TraceBuilder b;
+  std::string path;
+};
+
+// (pool, stack) -> the site's temporaries, for the sites that have any.
+using SiteTemporaries = std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t>;
+
+SiteTemporaries temporaries_of(const Analysis& a) {
+  SiteTemporaries out;
+  for (const Site& s : a.sites)
+    if (s.temporaries != 0) out[{s.pool.value, s.stack.value}] += s.temporaries;
+  return out;
+}
+
+TEST(BlockTrackers, TheTemporariesAreTheirTrackers) {
+  TemporariesTrace trace;
+  const Analysis engine_alone = engine_pass(trace.path);
+  EXPECT_EQ(engine_alone.summary.temporary_allocations, 0u);
+  EXPECT_TRUE(temporaries_of(engine_alone).empty());
+
+  const Analysis a = engine_pass<detail::TemporariesTracker>(trace.path);
+  // The upstream's own site keeps its temporary; the process-wide count,
+  // over the leaf pools, does not.
+  EXPECT_EQ(temporaries_of(a),
+            (SiteTemporaries{{{3, 1}, 1}, {{1, 2}, 2}, {{1, 3}, 1}, {{2, 1}, 1}}));
+  EXPECT_EQ(a.summary.temporary_allocations, 4u);
+
+  // Both the alloc and the free in the range.
+  AnalysisOptions from_280 = no_symbols();
+  from_280.from_ns = 280;
+  const Analysis late = engine_pass<detail::TemporariesTracker>(trace.path, from_280);
+  EXPECT_EQ(temporaries_of(late), (SiteTemporaries{{{1, 2}, 1}, {{1, 3}, 1}, {{2, 1}, 1}}));
+  EXPECT_EQ(late.summary.temporary_allocations, 3u);
+  AnalysisOptions to_550 = no_symbols();
+  to_550.to_ns = 550;
+  EXPECT_EQ(
+      engine_pass<detail::TemporariesTracker>(trace.path, to_550).summary.temporary_allocations,
+      3u);
+}
+
+TEST(BlockTrackers, AnalyzeAndTheSessionShowTheTemporariesAlike) {
+  TemporariesTrace trace;
+  const SessionOptions options = test::session_options();
+  const Analysis cli = analyze(trace.path, options.analysis);
+  ASSERT_TRUE(cli.error.empty()) << cli.error;
+  const auto session = test::open_session(trace.path, options);
+  ASSERT_TRUE(session);
+  const Analysis& gui = session->whole();
+
+  EXPECT_EQ(cli.summary.temporary_allocations, 4u);
+  EXPECT_EQ(gui.summary.temporary_allocations, 4u);
+  // Grouped by source (no symbols here: by address), as the report shows them.
+  EXPECT_EQ(temporaries_of(cli),
+            (SiteTemporaries{{{3, 1}, 1}, {{1, 2}, 2}, {{1, 3}, 1}, {{2, 1}, 1}}));
+  EXPECT_EQ(temporaries_of(gui), temporaries_of(cli));
+}
+
+// Four entries of scope "step", each leaking 48 B (stack 1) and freeing a
+// 64 B block (stack 2) inside: entry k begins at 1000k, ends at 1000k + 500.
+struct ScopeTrace {
+  ScopeTrace() : b(test::temp_trace("scope-trackers.mtr")) {
+    b.pool(1, "malloc", PoolKind::heap);
+    b.writer().add_scope(ScopeInfo{1, "step", ScopeKind::user, 0});
+    b.stack(1, 0, 0x1000);
+    b.stack(2, 0, 0x2000);
+    for (std::uint64_t k = 1; k <= 4; ++k) {
+      b.scope(1000 * k, EventKind::scope_begin, 1);
+      b.alloc(1000 * k + 100, 1, 0x100 + 0x40 * k, 48, 1);
+      b.alloc(1000 * k + 200, 1, 0x900, 64, 2);
+      b.free(1000 * k + 300, 1, 0x900);
+      b.scope(1000 * k + 500, EventKind::scope_end, 1);
+    }
+    path = b.finish();
+  }
+  test::TraceBuilder b;
+  std::string path;
+};
+
+struct ScopeFigures {
+  std::uint64_t entries, escaped, max_escaped, live_at_end;
+  double growth;
+  std::vector<std::uint64_t> escaped_per_entry, live_over_entries;
+  std::vector<std::pair<std::uint32_t, double>> growth_sites;  // (stack, bytes per entry)
+  bool operator==(const ScopeFigures&) const = default;
+};
+
+ScopeFigures step_of(const Analysis& a) {
+  EXPECT_EQ(a.scopes.size(), 1u);
+  if (a.scopes.empty()) return {};
+  const ScopeStats& s = a.scopes.front();
+  ScopeFigures f{s.entries,
+                 s.bytes_escaped,
+                 s.max_escaped_per_entry,
+                 s.live_bytes_at_end,
+                 s.growth_per_entry_bytes,
+                 s.escaped_per_entry.value,
+                 s.live_over_entries.value,
+                 {}};
+  for (const GrowthSite& g : s.growth_sites)
+    f.growth_sites.emplace_back(a.sites.at(g.site.value).stack.value, g.bytes_per_entry);
+  return f;
+}
+
+TEST(BlockTrackers, TheScopesGrowthIsItsTrackers) {
+  ScopeTrace trace;
+  // The Engine counts the entries (the scopes' structure); every figure of
+  // their growth is the tracker's.
+  EXPECT_EQ(step_of(engine_pass(trace.path)), (ScopeFigures{4, 0, 0, 0, 0, {}, {}, {}}));
+
+  EXPECT_EQ(step_of(engine_pass<detail::ScopeGrowthTracker>(trace.path)),
+            (ScopeFigures{4, 192, 48, 192, 48, {48, 48, 48, 48}, {48, 96, 144, 192}, {{1, 48}}}));
+
+  // The range ends inside entry 3, after its leak: two entries, and the
+  // live bytes at the range's end include the third leak.
+  AnalysisOptions to_3150 = no_symbols();
+  to_3150.to_ns = 3150;
+  EXPECT_EQ(step_of(engine_pass<detail::ScopeGrowthTracker>(trace.path, to_3150)),
+            (ScopeFigures{2, 96, 48, 144, 48, {48, 48}, {48, 96}, {{1, 48}}}));
+}
+
+TEST(BlockTrackers, AnalyzeAndTheSessionShowTheScopesGrowthAlike) {
+  ScopeTrace trace;
+  const SessionOptions options = test::session_options();
+  const Analysis cli = analyze(trace.path, options.analysis);
+  ASSERT_TRUE(cli.error.empty()) << cli.error;
+  const auto session = test::open_session(trace.path, options);
+  ASSERT_TRUE(session);
+  const ScopeFigures expected{4, 192, 48, 192, 48, {48, 48, 48, 48}, {48, 96, 144, 192}, {{1, 48}}};
+  EXPECT_EQ(step_of(cli), expected);
+  EXPECT_EQ(step_of(session->whole()), expected);
 }
 
 }  // namespace

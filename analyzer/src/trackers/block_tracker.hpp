@@ -18,6 +18,15 @@
 
 namespace memtrail::detail {
 
+// Thread ids come from a trace that may be hostile: past this, the Engine's
+// and the trackers' per-thread state share one overflow slot instead of
+// growing a vector to gigabytes.
+constexpr std::uint32_t kMaxThreads = 1u << 18;
+
+// The scope id the hooks give the iteration scope of marks
+// (AnalysisOptions::iteration_mark); other ids are ScopeInfo::id.
+constexpr std::uint32_t kIterationScopeId = ~std::uint32_t{0};
+
 // A block leaving the live set: freed, or replaced by an alloc at its
 // address (the free was lost; `in_range` is then false).
 struct ReleasedBlock {
@@ -26,6 +35,7 @@ struct ReleasedBlock {
   std::uint64_t address = 0;
   const LiveBlock& block;
   std::uint64_t time_ns = 0;  // of the free
+  std::uint32_t thread = 0;   // the freeing thread (the allocating one for a replaced block)
   bool in_range = false;      // the free is inside the analyzed range
 };
 
@@ -37,6 +47,10 @@ class BlockTracker {
   // An allocation (alloc or reuse) counted in the range: not an inherited
   // block, of an analyzed pool.
   void on_alloc(std::uint32_t /*pool_slot*/, const Event& /*e*/) {}
+  // An alloc or reuse of an analyzed pool entered the live set, counted in
+  // the range or not (after on_alloc, and after the release of a block it
+  // replaced); not one whose free was recorded before it.
+  void on_live(const Event& /*e*/) {}
   // A block of an analyzed pool released.
   void on_release(const ReleasedBlock& /*r*/) {}
   // The process-wide used bytes (the leaf pools') changed to `used` at `t`,
@@ -47,6 +61,20 @@ class BlockTracker {
   // runtime's blocks and those of an image replaced by exec are not told).
   void on_leak(std::uint32_t /*pool_slot*/, std::uint64_t /*address*/, const LiveBlock& /*b*/,
                LeakClass /*cls*/) {}
+  // A block's bytes entered (delta > 0) or left the open entry `entry` (the
+  // Engine's instance number) of scope `scope`, whose pool it is of;
+  // `once`: the block's first entry of that scope (a scope nested in itself
+  // counts a block once); `entries`: the scope's entries ended so far.
+  void on_scope_bytes(std::uint32_t /*scope*/, std::uint32_t /*entry*/, bool /*once*/,
+                      std::int64_t /*delta*/, std::uint32_t /*site*/, std::uint64_t /*entries*/) {}
+  // Entry `entry` of `scope` ended inside the range, the scope's `entries`th.
+  void on_scope_entry_end(std::uint32_t /*scope*/, std::uint32_t /*entry*/,
+                          std::uint64_t /*entries*/, std::uint64_t /*time_ns*/) {}
+  // The range ended: the state now is its end state.
+  void on_range_end() {}
+  // At the end (Engine::finish): `scope`'s ScopeStats is the next one moved
+  // into Analysis::scopes.
+  void on_scope_out(std::uint32_t /*scope*/) {}
   // After Engine::finish: the Analysis' pools and sites are out.
   void finish(Analysis& /*a*/) {}
 };

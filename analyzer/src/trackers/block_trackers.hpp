@@ -8,7 +8,9 @@
 
 #include "trackers/large_blocks.hpp"
 #include "trackers/lifetime_histogram.hpp"
+#include "trackers/scopes.hpp"
 #include "trackers/size_histogram.hpp"
+#include "trackers/temporaries.hpp"
 #include "trackers/used_timeline.hpp"
 
 namespace memtrail::detail {
@@ -30,6 +32,7 @@ class BlockTrackerList {
   [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, const Event& e) {
     (get<Trackers>().on_alloc(pool_slot, e), ...);
   }
+  [[gnu::always_inline]] void on_live(const Event& e) { (get<Trackers>().on_live(e), ...); }
   [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
     (get<Trackers>().on_release(r), ...);
   }
@@ -39,13 +42,24 @@ class BlockTrackerList {
   void on_leak(std::uint32_t pool_slot, std::uint64_t address, const LiveBlock& b, LeakClass cls) {
     (get<Trackers>().on_leak(pool_slot, address, b, cls), ...);
   }
+  void on_scope_bytes(std::uint32_t scope, std::uint32_t entry, bool once, std::int64_t delta,
+                      std::uint32_t site, std::uint64_t entries) {
+    (get<Trackers>().on_scope_bytes(scope, entry, once, delta, site, entries), ...);
+  }
+  void on_scope_entry_end(std::uint32_t scope, std::uint32_t entry, std::uint64_t entries,
+                          std::uint64_t time_ns) {
+    (get<Trackers>().on_scope_entry_end(scope, entry, entries, time_ns), ...);
+  }
+  void on_range_end() { (get<Trackers>().on_range_end(), ...); }
+  void on_scope_out(std::uint32_t scope) { (get<Trackers>().on_scope_out(scope), ...); }
   void finish(Analysis& a) { (get<Trackers>().finish(a), ...); }
 
  private:
   std::tuple<Trackers...> trackers_;
 };
 
-using BlockTrackers = BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker,
-                                       LargeBlocksTracker, UsedTimelineTracker>;
+using BlockTrackers =
+    BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker, LargeBlocksTracker,
+                     UsedTimelineTracker, TemporariesTracker, ScopeGrowthTracker>;
 
 }  // namespace memtrail::detail

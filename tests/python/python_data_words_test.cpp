@@ -7,6 +7,7 @@
 #include <Python.h>
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -71,6 +72,13 @@ class PythonDataWordsTest : public testing::Test {
   bool block_word_is_data(const HeapBlock& block, std::uintptr_t at) {
     PythonDataWords words(find_python_types(), {}, reader_);
     return words.is_data(at, 0, &block, false);
+  }
+
+  // Whether a word of CPython's static data (at `at`) holding `value`
+  // reads as data.
+  bool static_word_is_data(std::uintptr_t at, std::uintptr_t value, bool to_start = false) {
+    PythonDataWords words(find_python_types(), {}, reader_);
+    return words.is_data(at, value, nullptr, to_start);
   }
 
   SelfMemoryReader reader_;
@@ -158,6 +166,51 @@ TEST_F(PythonDataWordsTest, FreedPoolBlockIsDataWhateverItHeld) {
   EXPECT_TRUE(pool_word_is_data(at));
   EXPECT_TRUE(pool_word_is_data(at, true)) << "free memory holds no pointer, to a start either";
   for (PyObject* o : keep) Py_DECREF(o);
+}
+
+// Issue 27: pymalloc hands out blocks in 16-byte size classes and does not
+// clear them, so the bytes past a small object keep what the block's
+// earlier object left there: an item array's pointer to an object freed
+// since, whose memory a later leak may reuse. They are nobody's.
+TEST_F(PythonDataWordsTest, BytesPastAnObjectInItsBlockAreData) {
+  PyObject* bytes = PyBytes_FromStringAndSize("ab", 2);  // 35 bytes: a 48-byte block
+  PyObject* one = PyTuple_Pack(1, bytes);                // GC header + 32: 48 bytes too
+  PyObject* cell = PyCell_New(bytes);                    // GC header + 24: 48 bytes
+  const std::uintptr_t past_bytes = address_of(bytes) + 40;
+  ASSERT_EQ(mapping_of(past_bytes).begin, mapping_of(address_of(bytes)).begin);
+  EXPECT_TRUE(pool_word_is_data(past_bytes));
+  EXPECT_TRUE(pool_word_is_data(address_of(cell) + sizeof(PyCellObject)));
+  // The tuple's item lies at the same offset in its block: a reference.
+  EXPECT_FALSE(pool_word_is_data(address_of(&PyTuple_GET_ITEM(one, 0))));
+  EXPECT_FALSE(pool_word_is_data(address_of(cell) + offsetof(PyCellObject, ob_ref)));
+  // A start pointer there is followed all the same, as in a payload.
+  EXPECT_FALSE(pool_word_is_data(past_bytes, true));
+  for (PyObject* o : {cell, one, bytes}) Py_DECREF(o);
+}
+
+// Issue 27: CPython's static data keeps objects and buffers' starts; the
+// 3.11 parser's dummy name (a static cache of a node in a parser arena
+// freed after the parse) pointed inside whatever block reused the arena's
+// memory. A pointer inside a malloc'd block at no object is not followed.
+TEST_F(PythonDataWordsTest, CPythonStaticDataInsideABlockAtNoObjectIsData) {
+  // A word of libpython's writable data (None, where libpython defines it:
+  // a program's own reference to it may be a copy of it in the program).
+  void* libpython = dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(libpython, nullptr);
+  const std::uintptr_t at = address_of(dlsym(libpython, "_Py_NoneStruct"));
+  dlclose(libpython);
+  ASSERT_NE(at, 0u);
+  std::vector<char> raw(1000, 0);
+  EXPECT_TRUE(static_word_is_data(at, address_of(raw.data()) + 100));
+  EXPECT_FALSE(static_word_is_data(at, address_of(raw.data()), true));
+  // A GC object past pymalloc's 512 bytes: its address is 16 bytes inside
+  // its malloc'd block, and is followed.
+  PyObject* big = PyTuple_New(100);
+  EXPECT_FALSE(static_word_is_data(at, address_of(big)));
+  Py_DECREF(big);
+  // Words of the program's own data are not CPython's.
+  static std::uintptr_t ours = 0;
+  EXPECT_FALSE(static_word_is_data(address_of(&ours), address_of(raw.data()) + 100));
 }
 
 TEST_F(PythonDataWordsTest, MallocdObjectsPayloadIsData) {

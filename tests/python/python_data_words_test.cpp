@@ -6,6 +6,7 @@
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <gtest/gtest.h>
+#include <internal/pycore_gc.h>
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -211,6 +212,29 @@ TEST_F(PythonDataWordsTest, CPythonStaticDataInsideABlockAtNoObjectIsData) {
   // Words of the program's own data are not CPython's.
   static std::uintptr_t ours = 0;
   EXPECT_FALSE(static_word_is_data(address_of(&ours), address_of(raw.data()) + 100));
+}
+
+// Issue 27: a class's flags hold its base's subclass bit (BaseException's
+// is 1 << 30), which reads as an address where python3.11's heap reaches
+// 1 GiB: ctypes' ArgumentError's 0x40005600 covered a leak so. A class is a
+// malloc'd GC object; its other fields are references.
+TEST_F(PythonDataWordsTest, AClasssFlagsAreData) {
+  PyObject* error = PyErr_NewException("m.Error", nullptr, nullptr);
+  ASSERT_NE(error, nullptr);
+  const auto* type = reinterpret_cast<PyTypeObject*>(error);
+  ASSERT_NE(type->tp_flags & Py_TPFLAGS_BASE_EXC_SUBCLASS, 0u);
+  const HeapBlock block{.address = address_of(type) - sizeof(PyGC_Head),
+                        .size = sizeof(PyGC_Head) + sizeof(PyHeapTypeObject)};
+  EXPECT_TRUE(block_word_is_data(block, address_of(&type->tp_flags)));
+  EXPECT_FALSE(block_word_is_data(block, address_of(&type->tp_base)));
+  EXPECT_FALSE(block_word_is_data(block, address_of(&type->tp_dict)));
+  // The same offset in an object that is no class is not a flags word.
+  PyObject* big = PyTuple_New(100);
+  const HeapBlock tuple{.address = address_of(big) - sizeof(PyGC_Head),
+                        .size = sizeof(PyGC_Head) + sizeof(PyTupleObject) + 99 * sizeof(void*)};
+  EXPECT_FALSE(block_word_is_data(tuple, address_of(big) + offsetof(PyTypeObject, tp_flags)));
+  Py_DECREF(big);
+  Py_DECREF(error);
 }
 
 TEST_F(PythonDataWordsTest, MallocdObjectsPayloadIsData) {

@@ -49,6 +49,7 @@ TEST(PythonLayout, MatchesTheHeadersOfCPython311) {
   EXPECT_EQ(layout::kManagedDictFlag, Py_TPFLAGS_MANAGED_DICT);
   EXPECT_EQ(layout::kHaveGcFlag, Py_TPFLAGS_HAVE_GC);
   EXPECT_EQ(layout::kUnicodeSubclassFlag, Py_TPFLAGS_UNICODE_SUBCLASS);
+  EXPECT_EQ(layout::kTypeSubclassFlag, Py_TPFLAGS_TYPE_SUBCLASS);
   EXPECT_EQ(layout::kGcHeader, sizeof(PyGC_Head));
   // The state bits utf8_of() reads: compact is bit 5, ascii bit 6.
   PyASCIIObject probe{};

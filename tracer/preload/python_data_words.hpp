@@ -33,9 +33,12 @@
 //     type there), in CPython's own static data, which keeps objects and
 //     buffers' starts: the 3.11 parser's dummy name is a static cache of a
 //     node of a parser arena freed after the parse, and pointed inside
-//     whatever block reused that memory (a leak: "possibly lost").
-// Valgrind meets the last two as we do, but its allocator does not hand
-// freed memory out again soon, so they never point into a leak there.
+//     whatever block reused that memory (a leak: "possibly lost");
+//   * or, in a malloc'd block, when it is a class's tp_flags (the subclass
+//     bits of int, str, BaseException, ... read as heap addresses).
+// Valgrind meets these as we do, but its allocator does not hand freed
+// memory out again soon and its heap lies elsewhere, so they never point
+// into a leak there.
 // Only the payloads of exact types count (a subclass instance may keep a
 // dict), and an object is trusted only when its payload fits its block.
 // Static objects in the modules' data (deep-frozen code) are not told
@@ -113,6 +116,7 @@ class PythonDataWords final : public DataWords {
   std::uint64_t type_of(std::uintptr_t object);
   std::uint64_t object_end(std::uintptr_t block, std::uint64_t bytes);
   bool in_image_data(std::uintptr_t at) const;
+  bool is_type_flags(const HeapBlock& block, std::uintptr_t at);
   const MemoryRange* arena_of(std::uintptr_t at) const;
   std::string type_name_at(std::uintptr_t object);
   bool note(bool data, const DataWordNote& what);

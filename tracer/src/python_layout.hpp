@@ -44,5 +44,6 @@ constexpr std::size_t kTypeFlags = 168;                    // ::tp_flags
 constexpr unsigned long kManagedDictFlag = 1ul << 4;       // Py_TPFLAGS_MANAGED_DICT
 constexpr unsigned long kHaveGcFlag = 1ul << 14;           // Py_TPFLAGS_HAVE_GC
 constexpr unsigned long kUnicodeSubclassFlag = 1ul << 28;  // Py_TPFLAGS_UNICODE_SUBCLASS
+constexpr unsigned long kTypeSubclassFlag = 1ul << 31;     // Py_TPFLAGS_TYPE_SUBCLASS
 constexpr std::size_t kGcHeader = 16;                      // sizeof(PyGC_Head)
 }  // namespace memtrail::runtime::python::layout

@@ -126,6 +126,10 @@ TEST_F(PythonDataWordsTest, StrIntAndFloatPayloadsAreData) {
   PyObject* real = PyFloat_FromDouble(2.5);
   EXPECT_TRUE(pool_word_is_data(address_of(ascii) + sizeof(PyASCIIObject)));
   EXPECT_FALSE(pool_word_is_data(address_of(ascii) + offsetof(PyASCIIObject, wstr)));
+  // Issue 27: the state's unused bits and padding kept a freed object's
+  // bytes that read 0x276261e4 (with the state's 0xe4), inside a leak.
+  EXPECT_TRUE(pool_word_is_data(address_of(ascii) + offsetof(PyASCIIObject, state)));
+  EXPECT_TRUE(pool_word_is_data(address_of(wide) + offsetof(PyASCIIObject, state)));
   EXPECT_TRUE(pool_word_is_data(address_of(wide) + sizeof(PyCompactUnicodeObject)));
   EXPECT_FALSE(pool_word_is_data(address_of(wide) + offsetof(PyCompactUnicodeObject, utf8)));
   EXPECT_TRUE(pool_word_is_data(address_of(number) + offsetof(PyLongObject, ob_digit)));

@@ -91,6 +91,7 @@ bool PythonDataWords::is_data(std::uintptr_t at, std::uint64_t value, const Heap
       return note(true, {at, value, "a class's tp_flags", holder->address, 0});
     if (to_start) return false;
     const Payload& p = payload_of(holder->address, holder->size, false);
+    if (at == p.integer) return note(true, {at, value, "str's state", holder->address, 0});
     return note(at >= p.begin && at < p.end, {at, value, p.what, holder->address, 0});
   }
   // CPython's static data points at objects and at buffers' starts: a
@@ -107,6 +108,7 @@ bool PythonDataWords::is_data(std::uintptr_t at, std::uint64_t value, const Heap
   const Payload& p = payload_of(block.begin, block.size, true);
   if (at >= p.slack)
     return note(true, {at, value, "stale bytes past the object", block.begin, block.size});
+  if (at == p.integer) return note(true, {at, value, "str's state", block.begin, block.size});
   return note(at >= p.begin && at < p.end, {at, value, p.what, block.begin, block.size});
 }
 
@@ -231,7 +233,11 @@ PythonDataWords::Payload PythonDataWords::read_payload(std::uintptr_t object, st
   }
   // Sizes come from memory: a length past the block means no such object.
   if (length == 0 || length > bytes || begin > bytes - length) return {};
-  return {object + begin, object + begin + length, what};
+  Payload payload{object + begin, object + begin + length, what};
+  // A str's state is a bit-field of 8 bits in 4 bytes, then 4 of padding:
+  // CPython sets the bits only, the rest keep the block's earlier bytes.
+  if (type == types_.str) payload.integer = object + layout::kUnicodeState;
+  return payload;
 }
 
 std::string PythonDataWords::describe(std::uintptr_t at) {

@@ -34,6 +34,8 @@
 //     buffers' starts: the 3.11 parser's dummy name is a static cache of a
 //     node of a parser arena freed after the parse, and pointed inside
 //     whatever block reused that memory (a leak: "possibly lost");
+//   * or when it is a str's state (8 bits of a 4-byte bit-field, then
+//     padding: the rest are the block's earlier bytes);
 //   * or, in a malloc'd block, when it is a class's tp_flags (the subclass
 //     bits of int, str, BaseException, ... read as heap addresses).
 // Valgrind meets these as we do, but its allocator does not hand freed
@@ -110,6 +112,7 @@ class PythonDataWords final : public DataWords {
     // A pymalloc block's first byte past its object (absolute); ~0 when
     // unknown, and for a malloc'd block (the scan reads its object only).
     std::uintptr_t slack = ~std::uintptr_t{0};
+    std::uintptr_t integer = 0;  // a header word that is no pointer (a str's state)
   };
   const Payload& payload_of(std::uintptr_t object, std::uint64_t bytes, bool pool);
   Payload read_payload(std::uintptr_t object, std::uint64_t bytes);

@@ -241,6 +241,23 @@ TEST_F(PythonDataWordsTest, AClasssFlagsAreData) {
   Py_DECREF(error);
 }
 
+// An extension's static type (here the test's own) keeps its flags in its
+// module's data, set when the type is readied: _ctypes' types derived from
+// dict (1 << 29) read 0x20405540, inside a leak, in a stress run.
+TEST_F(PythonDataWordsTest, AStaticClasssFlagsAreData) {
+  static PyTypeObject derived = {PyVarObject_HEAD_INIT(nullptr, 0)};
+  derived.tp_name = "m.Derived";
+  derived.tp_basicsize = sizeof(PyDictObject);
+  derived.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  derived.tp_base = &PyDict_Type;
+  ASSERT_EQ(PyType_Ready(&derived), 0);
+  ASSERT_NE(derived.tp_flags & Py_TPFLAGS_DICT_SUBCLASS, 0u);
+  std::vector<char> raw(1000, 0);
+  const std::uintptr_t inside = address_of(raw.data()) + 100;
+  EXPECT_TRUE(static_word_is_data(address_of(&derived.tp_flags), inside));
+  EXPECT_FALSE(static_word_is_data(address_of(&derived.tp_base), inside));
+}
+
 TEST_F(PythonDataWordsTest, MallocdObjectsPayloadIsData) {
   // 1,000 bytes: past pymalloc's 512, the object is a malloc'd block.
   std::string text(1000, 'x');

@@ -94,6 +94,9 @@ bool PythonDataWords::is_data(std::uintptr_t at, std::uint64_t value, const Heap
     if (at == p.integer) return note(true, {at, value, "str's state", holder->address, 0});
     return note(at >= p.begin && at < p.end, {at, value, p.what, holder->address, 0});
   }
+  // A static type's flags, in any module's data (an extension's).
+  if (!to_start && is_type_at(at - layout::kTypeFlags))
+    return note(true, {at, value, "a static class's tp_flags", 0, 0});
   // CPython's static data points at objects and at buffers' starts: a
   // pointer inside a block at no object is a dangling cache's.
   if (in_image_data(at))
@@ -178,7 +181,12 @@ std::uint64_t PythonDataWords::object_end(std::uintptr_t block, std::uint64_t by
 // tp_flags of a type object (its type `type` or a metaclass) in `block`.
 bool PythonDataWords::is_type_flags(const HeapBlock& block, std::uintptr_t at) {
   const std::uintptr_t object = block.address + layout::kGcHeader;
-  if (at != object + layout::kTypeFlags || at + 8 > block.address + block.size) return false;
+  return at == object + layout::kTypeFlags && at + 8 <= block.address + block.size &&
+         is_type_at(object);
+}
+
+// True when a type object (its type `type`, or a metaclass) is at `object`.
+bool PythonDataWords::is_type_at(std::uintptr_t object) {
   const std::uint64_t meta = type_of(object);
   std::uint64_t flags = 0;
   if (meta == 0 || reader_.read(meta + layout::kTypeFlags, &flags, 8) != 8) return false;

@@ -36,8 +36,10 @@
 //     whatever block reused that memory (a leak: "possibly lost");
 //   * or when it is a str's state (8 bits of a 4-byte bit-field, then
 //     padding: the rest are the block's earlier bytes);
-//   * or, in a malloc'd block, when it is a class's tp_flags (the subclass
-//     bits of int, str, BaseException, ... read as heap addresses).
+//   * or when it is a class's tp_flags (the subclass bits of int, str,
+//     dict, BaseException, ... read as heap addresses): a heap type's, in
+//     a malloc'd block past its GC header, or a static type's, in any
+//     module's data (a root).
 // Valgrind meets these as we do, but its allocator does not hand freed
 // memory out again soon and its heap lies elsewhere, so they never point
 // into a leak there.
@@ -120,6 +122,7 @@ class PythonDataWords final : public DataWords {
   std::uint64_t object_end(std::uintptr_t block, std::uint64_t bytes);
   bool in_image_data(std::uintptr_t at) const;
   bool is_type_flags(const HeapBlock& block, std::uintptr_t at);
+  bool is_type_at(std::uintptr_t object);
   const MemoryRange* arena_of(std::uintptr_t at) const;
   std::string type_name_at(std::uintptr_t object);
   bool note(bool data, const DataWordNote& what);

@@ -108,6 +108,26 @@ const Script kScripts[] = {
      "for _ in range(3):\n"
      "    libc.malloc(12345)\n",
      {{3, 37035}, {}, {}}},
+    // Issue 27: ten 840-byte blocks from libc's malloc, the first where a
+    // 100-tuple lay (malloc reuses its chunk), whose address (16 bytes into
+    // its block: a GC object's) six-item lists' item arrays kept; 200 short
+    // bytes objects reuse those 48-byte pymalloc blocks, and their last 8
+    // bytes, past their data, still hold it (a leaked reference keeps them
+    // to the exit scan). The leak was possibly lost through those bytes.
+    {"slack_word",
+     "import ctypes\n"
+     "libc = ctypes.CDLL(None)\n"
+     "libc.malloc.restype = None\n"
+     "libc.malloc.argtypes = [ctypes.c_size_t]\n"
+     "big = tuple(range(100))\n"
+     "lists = [[0, 1, 2, 3, 4, big] for _ in range(200)]\n"
+     "del lists\n"
+     "kept = [bytes((i % 256, i // 256)) for i in range(200)]\n"
+     "ctypes.pythonapi.Py_IncRef(ctypes.py_object(kept))\n"
+     "del big\n"
+     "for _ in range(10):\n"
+     "    libc.malloc(16 + 24 + 8 * 100)\n",
+     {{10, 8400}, {}, {}}},
     // The address inside the lost block kept in a small bytes object, a str,
     // a float and a code object's bytecode (pymalloc's) and in a 8,000-byte
     // bytes object (a malloc'd block).

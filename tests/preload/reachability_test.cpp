@@ -179,6 +179,30 @@ TEST(Reachability, ForcedBlocksAreRootsToo) {
   EXPECT_EQ(classes[tls], LeakClass::reachable);
 }
 
+// ld.so's symbol-version table of a dlopen'd object (link_map::l_versions,
+// struct r_found_version {name, hash, hidden, filename}, entries 0 and 1
+// unused): the word at 8 of an entry holds the version name's ELF hash,
+// which reads as an address in a non-PIE program's heap (GLIBC_2.2.5's is
+// 0x09691a75). It covered ctypes_lost's leak (issue 27): an integer, not a
+// pointer, whatever block it falls in. The entry's other words are followed.
+TEST(Reachability, LinkerVersionHashesAreNoPointers) {
+  Fixture f;
+  const std::size_t versions = f.add(3 * 4);  // four 24-byte entries
+  const std::size_t by_hash = f.add(4), by_name = f.add(4);
+  f.blocks[versions].force_reachable = true;
+  f.link(versions, 2 * 3 + 1, by_hash, 8);  // entry 2's hash word
+  f.link(versions, 3 * 3 + 0, by_name, 8);  // entry 3's name
+  SelfMemoryReader reader;
+  auto classes = classify_blocks(f.blocks, {}, reader);
+  EXPECT_EQ(classes[versions], LeakClass::reachable);
+  EXPECT_EQ(classes[by_hash], LeakClass::direct);
+  EXPECT_EQ(classes[by_name], LeakClass::possible);
+  // Entries 0 and 1 in use: no version table, the hash word is followed.
+  f.words(versions)[0] = f.owned[by_name];
+  classes = classify_blocks(f.blocks, {}, reader);
+  EXPECT_EQ(classes[by_hash], LeakClass::possible);
+}
+
 TEST(Reachability, UnreadablePagesInARootAreSkipped) {
   constexpr std::size_t kPage = 4096;
   auto* area = static_cast<char*>(

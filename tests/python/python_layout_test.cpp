@@ -4,6 +4,7 @@
 #include <Python.h>
 #include <gtest/gtest.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_gc.h>
 
 #include <cstddef>
 #include <cstring>
@@ -41,6 +42,15 @@ TEST(PythonLayout, MatchesTheHeadersOfCPython311) {
   EXPECT_EQ(layout::kLongDigits, offsetof(PyLongObject, ob_digit));
   EXPECT_EQ(layout::kDigitSize, sizeof(digit));
   EXPECT_EQ(layout::kFloatValue, offsetof(PyFloatObject, ob_fval));
+  // What it reads of a type, to find where an object ends in its block.
+  EXPECT_EQ(layout::kTypeBasicsize, offsetof(PyTypeObject, tp_basicsize));
+  EXPECT_EQ(layout::kTypeItemsize, offsetof(PyTypeObject, tp_itemsize));
+  EXPECT_EQ(layout::kTypeFlags, offsetof(PyTypeObject, tp_flags));
+  EXPECT_EQ(layout::kManagedDictFlag, Py_TPFLAGS_MANAGED_DICT);
+  EXPECT_EQ(layout::kHaveGcFlag, Py_TPFLAGS_HAVE_GC);
+  EXPECT_EQ(layout::kUnicodeSubclassFlag, Py_TPFLAGS_UNICODE_SUBCLASS);
+  EXPECT_EQ(layout::kTypeSubclassFlag, Py_TPFLAGS_TYPE_SUBCLASS);
+  EXPECT_EQ(layout::kGcHeader, sizeof(PyGC_Head));
   // The state bits utf8_of() reads: compact is bit 5, ascii bit 6.
   PyASCIIObject probe{};
   probe.state.compact = 1;

@@ -24,6 +24,25 @@
 //     the object being a malloc'd block (its start), or a block of a
 //     pymalloc pool the interpreter holds. Its header and the code object's
 //     other fields (co_consts, co_names, ...) are followed as before.
+//   * or, pointing inside a block, past the end of the object in its
+//     pymalloc block (the end from its type's tp_basicsize and
+//     tp_itemsize, checked against the block's size class): pymalloc does
+//     not clear a block, and a bytes object's or a cell's last 8 bytes kept
+//     an earlier object's pointer to an object freed since;
+//   * or, pointing inside a malloc'd block at no object (no refcount and
+//     type there), in CPython's own static data, which keeps objects and
+//     buffers' starts: the 3.11 parser's dummy name is a static cache of a
+//     node of a parser arena freed after the parse, and pointed inside
+//     whatever block reused that memory (a leak: "possibly lost");
+//   * or when it is a str's state (8 bits of a 4-byte bit-field, then
+//     padding: the rest are the block's earlier bytes);
+//   * or when it is a class's tp_flags (the subclass bits of int, str,
+//     dict, BaseException, ... read as heap addresses): a heap type's, in
+//     a malloc'd block past its GC header, or a static type's, in any
+//     module's data (a root).
+// Valgrind meets these as we do, but its allocator does not hand freed
+// memory out again soon and its heap lies elsewhere, so they never point
+// into a leak there.
 // Only the payloads of exact types count (a subclass instance may keep a
 // dict), and an object is trusted only when its payload fits its block.
 // Static objects in the modules' data (deep-frozen code) are not told
@@ -32,6 +51,7 @@
 // (tracer/src/python_layout.hpp, checked by tests/python/python_layout_test).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -42,15 +62,19 @@
 
 namespace memtrail::preload {
 
-// The addresses of the type objects whose instances hold data only.
+// The addresses of the type objects whose instances hold data only, of
+// `type` (to tell a type object), and the writable segments of the module
+// CPython is in (its static data: python3.11 or libpython3.11.so).
 struct PythonTypes {
-  std::uintptr_t code = 0, bytes = 0, str = 0, int_ = 0, float_ = 0;
+  std::uintptr_t code = 0, bytes = 0, str = 0, int_ = 0, float_ = 0, type = 0;
+  std::array<MemoryRange, 4> image_data = {};
   bool found() const { return code != 0; }
 };
 
-// Looks the types up (dlsym) when CPython 3.11 is in the process; none
-// otherwise. At start-up: dlsym takes the loader's lock. A failed lookup's
-// error is cleared (ours, not the program's).
+// Looks the types up (dlsym) and CPython's segments (dl_iterate_phdr) when
+// CPython 3.11 is in the process; none otherwise. At start-up: both take
+// the loader's lock. A failed lookup's error is cleared (ours, not the
+// program's).
 PythonTypes find_python_types();
 
 // Where a word answered "data" lay (MEMTRAIL_SCAN_DEBUG's report).
@@ -87,9 +111,18 @@ class PythonDataWords final : public DataWords {
   struct Payload {
     std::uintptr_t begin = 0, end = 0;  // absolute; empty: no data-only object
     const char* what = "";
+    // A pymalloc block's first byte past its object (absolute); ~0 when
+    // unknown, and for a malloc'd block (the scan reads its object only).
+    std::uintptr_t slack = ~std::uintptr_t{0};
+    std::uintptr_t integer = 0;  // a header word that is no pointer (a str's state)
   };
-  const Payload& payload_of(std::uintptr_t object, std::uint64_t bytes);
+  const Payload& payload_of(std::uintptr_t object, std::uint64_t bytes, bool pool);
   Payload read_payload(std::uintptr_t object, std::uint64_t bytes);
+  std::uint64_t type_of(std::uintptr_t object);
+  std::uint64_t object_end(std::uintptr_t block, std::uint64_t bytes);
+  bool in_image_data(std::uintptr_t at) const;
+  bool is_type_flags(const HeapBlock& block, std::uintptr_t at);
+  bool is_type_at(std::uintptr_t object);
   const MemoryRange* arena_of(std::uintptr_t at) const;
   std::string type_name_at(std::uintptr_t object);
   bool note(bool data, const DataWordNote& what);

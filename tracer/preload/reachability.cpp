@@ -139,6 +139,8 @@ namespace {
 // One classification: the blocks' states as memcheck's leak check
 // (mc_leak.c) moves them, from the roots, then clique by clique.
 class Classifier {
+  static constexpr std::uint64_t kVersionEntry = 24;  // sizeof(struct r_found_version)
+
  public:
   Classifier(std::span<const HeapBlock> blocks, MemoryReader& reader, ClassifyOptions options)
       : blocks_(blocks),
@@ -209,12 +211,31 @@ class Classifier {
   template <typename OnBlock>
   void scan_block(std::uint32_t b, OnBlock&& on_block) {
     const HeapBlock& block = blocks_[b];
+    const bool versions = is_version_table(block);
     for_each_word(reader_, block.address, block.address + block.size, buffer_,
                   [&](std::uintptr_t at, std::uint64_t w) {
                     long hit = index_.find(w);
-                    if (hit < 0 || is_data(at, w, static_cast<std::uint32_t>(hit), &block)) return;
+                    if (hit < 0 || (versions && (at - block.address) % kVersionEntry == 8) ||
+                        is_data(at, w, static_cast<std::uint32_t>(hit), &block))
+                      return;
                     on_block(at, w, static_cast<std::uint32_t>(hit));
                   });
+  }
+
+  // The dynamic linker's symbol-version table of a loaded object
+  // (link_map::l_versions: struct r_found_version {name, hash, hidden,
+  // filename}, 24 bytes, calloc'd with entries 0 and 1 unused). The word at
+  // 8 of each entry is the version name's ELF hash and `hidden`: an
+  // integer, never a pointer, that reads as an address where the heap lies
+  // below 4 GiB (a non-PIE program's: GLIBC_2.2.5's hash is 0x09691a75).
+  // Only blocks the runtime owns (force_reachable: ld.so's) are asked.
+  bool is_version_table(const HeapBlock& block) {
+    if (!block.force_reachable || block.size < 3 * kVersionEntry || block.size % kVersionEntry != 0)
+      return false;
+    std::uint64_t unused[2 * kVersionEntry / 8] = {};
+    return reader_.read(block.address, unused, sizeof unused) == sizeof unused &&
+           std::all_of(std::begin(unused), std::end(unused),
+                       [](std::uint64_t w) { return w == 0; });
   }
 
   // True when word `w` at `at` (in `holder`, or a root when null) points

@@ -88,13 +88,14 @@ void ScanDebug::report_data_words(std::span<const HeapBlock> blocks,
     const HeapBlock* into = nullptr;
     for (const HeapBlock& b : blocks)
       if (n.value >= b.address && n.value < b.address + b.size) into = &b;
-    std::string where = n.pool_block != 0 ? std::string(n.free ? "a free " : "a ") +
+    std::string where = n.pool_block != 0 ? " of " + std::string(n.free ? "a free " : "a ") +
                                                 std::to_string(n.pool_block) +
                                                 " B pymalloc block at " + hex(n.object)
-                                          : "the malloc'd block at " + hex(n.object);
+                        : n.object != 0 ? " of the malloc'd block at " + hex(n.object)
+                                        : "";  // a root word
     detail::diagnostic(
-        "memtrail: scan debug: word %#llx at %#llx (inside block %#llx, %llu B) not followed: %s "
-        "of %s [%s]\n",
+        "memtrail: scan debug: word %#llx at %#llx (inside block %#llx, %llu B) not followed: "
+        "%s%s [%s]\n",
         static_cast<unsigned long long>(n.value), static_cast<unsigned long long>(n.at),
         static_cast<unsigned long long>(into ? into->address : 0),
         static_cast<unsigned long long>(into ? into->size : 0), n.what, where.c_str(),

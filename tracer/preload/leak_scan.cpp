@@ -59,6 +59,7 @@
 #include "linker_blocks.hpp"
 #include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/session_state.hpp"
@@ -465,6 +466,7 @@ void record_classes(const std::vector<detail::LiveBlock>& live,
 
   std::vector<HeapBlock> blocks = heap_blocks_of(live);
   std::vector<LeakClass> classes = classify(blocks, roots, modules, reader, maps, debug);
+  detail::sample_own_mappings_now();  // MEMTRAIL_MEMORY_DEBUG: the scan's scratch at its largest
   record_classes(live, blocks, classes);
   // The stopped threads record nothing more: a block one of them allocated
   // after the scan would be live at the trace's end with no class, which the

@@ -8,6 +8,7 @@
 
 #include "block_pool.hpp"
 #include "memtrail/detail/address_set.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/trace_file.hpp"
 
 namespace memtrail::detail {
@@ -58,7 +59,7 @@ void table_remove(std::uintptr_t index) {
 
 // Maps `bytes` (a multiple of kChunk) at a kChunk boundary and registers
 // each of its chunks. Under g_lock.
-unsigned char* map_chunks(std::size_t bytes) {
+unsigned char* map_chunks(std::size_t bytes, OwnPurpose purpose) {
   void* p =
       ::mmap(nullptr, bytes + kChunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
@@ -69,6 +70,7 @@ unsigned char* map_chunks(std::size_t bytes) {
   if (raw + bytes + kChunk > end)
     ::munmap(reinterpret_cast<void*>(end), raw + bytes + kChunk - end);
   for (std::uintptr_t c = start; c < end; c += kChunk) table_insert(c >> kChunkShift);
+  note_own_mapped(reinterpret_cast<void*>(start), bytes, purpose);
   std::uintptr_t low = g_own_low.load(std::memory_order_relaxed);
   if (low == 0 || start < low) g_own_low.store(start, std::memory_order_relaxed);
   if (end > g_own_high.load(std::memory_order_relaxed))
@@ -101,7 +103,7 @@ void* small_block(int cls) {
           g_bump_left -= size;
         }
       }
-      g_bump = map_chunks(kChunk);
+      g_bump = map_chunks(kChunk, OwnPurpose::heap_chunks);
       g_bump_left = g_bump ? kChunk : 0;
       if (g_bump == nullptr) {
         g_lock.unlock();
@@ -144,6 +146,7 @@ Header* take_cached(std::size_t bytes) {
   Header* h = g_cached[best];
   g_cached[best] = nullptr;
   g_cached_bytes -= h->usable + kHeader;
+  note_own_mapped(h, h->usable + kHeader, OwnPurpose::heap_large);
   return h;
 }
 
@@ -154,6 +157,7 @@ bool keep_cached(Header* h) {
     if (slot == nullptr) {
       slot = h;
       g_cached_bytes += size;
+      note_own_mapped(h, size, OwnPurpose::heap_cached);
       return true;
     }
   return false;
@@ -166,7 +170,7 @@ void* large_block(std::size_t n) {
     g_lock.unlock();
     return cached + 1;
   }
-  unsigned char* block = map_chunks(bytes);
+  unsigned char* block = map_chunks(bytes, OwnPurpose::heap_large);
   g_lock.unlock();
   if (block == nullptr) return nullptr;
   auto* h = reinterpret_cast<Header*>(block);
@@ -244,6 +248,7 @@ void own_free(void* p) noexcept {
     }
     for (std::uintptr_t c = start; c < start + bytes; c += kChunk) table_remove(c >> kChunkShift);
     g_lock.unlock();
+    note_own_unmapped(h, bytes);
     ::munmap(h, bytes);
     return;
   }

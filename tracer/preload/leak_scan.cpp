@@ -274,6 +274,7 @@ std::vector<MemoryRange> module_and_mapping_roots(const ModuleRoots& modules, Sc
 class LiveRanges {
  public:
   explicit LiveRanges(const std::vector<detail::LiveBlock>& live) {
+    ranges_.reserve(live.size());
     for (const auto& b : live) ranges_.push_back({b.address, b.address + b.size});
     std::sort(ranges_.begin(), ranges_.end(),
               [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
@@ -457,9 +458,13 @@ void record_classes(const std::vector<detail::LiveBlock>& live,
   // Every other thread alive now, whether or not it ever recorded an event,
   // then the exiting one.
   ThreadRoots threads(modules, before, debug);
-  const LiveRanges live_ranges(live);
-  for (const StoppedThread& stopped : world.threads())
-    threads.add_stopped(stopped, record_of(before.threads, stopped.tid), maps, live_ranges);
+  if (!world.threads().empty()) {
+    // 16 bytes a live block, gone before classify's scratch is taken: the
+    // scan is where the tracer holds the most (cc1plus, issue 28).
+    const LiveRanges live_ranges(live);
+    for (const StoppedThread& stopped : world.threads())
+      threads.add_stopped(stopped, record_of(before.threads, stopped.tid), maps, live_ranges);
+  }
   threads.add_exiting(record_of(before.threads, self_tid), self_tid, before.self_high, stack_top,
                       self_pointer);
   for (const auto& r : threads.finish()) roots.push_back(r);

@@ -134,10 +134,10 @@ void sample_locked() {
   // The first sample after the process's peak RSS rose: what the tracer
   // held then (the peak itself fell between two samples).
   if (now.process_peak_kib > g_at_peak.process_peak_kib) g_at_peak = now;
-  for (int p = 0; p < kPurposes; ++p) {
-    g_largest.mapped[p] = std::max(g_largest.mapped[p], now.mapped[p]);
-    g_largest.resident[p] = std::max(g_largest.resident[p], now.resident[p]);
-  }
+  // The instant the tracer held the most (the exit scan's, often): one
+  // sample, so its parts add up. A peak that rose during the scan is
+  // sampled only after the scan let its scratch go.
+  if (total(now.resident) > total(g_largest.resident)) g_largest = now;
 }
 
 std::uint64_t monotonic_ns() {
@@ -181,7 +181,7 @@ void report_own_mappings() noexcept {
   Figures end = measure();
   diagnostic(
       "memtrail: the tracer's own mappings (MEMTRAIL_MEMORY_DEBUG), MiB: at the process's "
-      "peak RSS (%.1f MiB), the largest seen, at the end\n",
+      "peak RSS (%.1f MiB), when the tracer held the most, at the end\n",
       g_at_peak.process_peak_kib / 1024.0);
   diagnostic("memtrail: %-12s %9s %9s %9s %9s %9s %9s\n", "purpose", "peak map", "peak res",
              "most map", "most res", "end map", "end res");
@@ -189,9 +189,10 @@ void report_own_mappings() noexcept {
     diagnostic("memtrail: %-12s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", kPurposeNames[p],
                mib(g_at_peak.mapped[p]), mib(g_at_peak.resident[p]), mib(g_largest.mapped[p]),
                mib(g_largest.resident[p]), mib(end.mapped[p]), mib(end.resident[p]));
-  diagnostic("memtrail: %-12s %9.1f %9.1f %9s %9s %9.1f %9.1f\n", "total",
-             mib(total(g_at_peak.mapped)), mib(total(g_at_peak.resident)), "", "",
-             mib(total(end.mapped)), mib(total(end.resident)));
+  diagnostic("memtrail: %-12s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", "total",
+             mib(total(g_at_peak.mapped)), mib(total(g_at_peak.resident)),
+             mib(total(g_largest.mapped)), mib(total(g_largest.resident)), mib(total(end.mapped)),
+             mib(total(end.resident)));
   if (g_unrecorded != 0)
     diagnostic("memtrail: %zu mappings not counted (the table was full)\n", g_unrecorded);
   g_sample_lock.unlock();

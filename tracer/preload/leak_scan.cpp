@@ -413,17 +413,17 @@ std::vector<LeakClass> classify(const std::vector<HeapBlock>& blocks,
 // One reachability event per live block. The runtime's own blocks were
 // roots' extensions for the scan (force reachable) but are not the
 // program's blocks (LeakClass::runtime).
-void record_classes(const std::vector<detail::LiveBlock>& live,
-                    const std::vector<HeapBlock>& blocks, std::vector<LeakClass>& classes) {
-  for (std::size_t i = 0; i < live.size(); ++i)
+void record_classes(const std::vector<HeapBlock>& blocks, const std::vector<std::uint32_t>& stacks,
+                    std::vector<LeakClass>& classes) {
+  for (std::size_t i = 0; i < blocks.size(); ++i)
     if (blocks[i].force_reachable) classes[i] = LeakClass::runtime;
-  for (std::size_t i = 0; i < live.size(); ++i) {
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
     Event e;
     e.kind = EventKind::reachability;
     e.pool = g_heap_pool;
-    e.address = live[i].address;
-    e.size = live[i].size;
-    e.stack = live[i].stack;
+    e.address = blocks[i].address;
+    e.size = blocks[i].size;
+    e.stack = stacks[i];
     e.detail = static_cast<std::uint8_t>(classes[i]);
     detail::record_unwalked_past_guard(e);
   }
@@ -470,9 +470,14 @@ void record_classes(const std::vector<detail::LiveBlock>& live,
   for (const auto& r : threads.finish()) roots.push_back(r);
 
   std::vector<HeapBlock> blocks = heap_blocks_of(live);
+  // Of the live blocks' copy (32 B each) only the allocation stacks are
+  // recorded beyond the blocks: the copy goes before classify's scratch.
+  std::vector<std::uint32_t> stacks(live.size());
+  for (std::size_t i = 0; i < live.size(); ++i) stacks[i] = live[i].stack;
+  std::vector<detail::LiveBlock>().swap(live);
   std::vector<LeakClass> classes = classify(blocks, roots, modules, reader, maps, debug);
   detail::sample_own_mappings_now();  // MEMTRAIL_MEMORY_DEBUG: the scan's scratch at its largest
-  record_classes(live, blocks, classes);
+  record_classes(blocks, stacks, classes);
   // The stopped threads record nothing more: a block one of them allocated
   // after the scan would be live at the trace's end with no class, which the
   // analyzer counts as a direct leak. The session is ending anyway.

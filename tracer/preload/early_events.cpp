@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "linker_blocks.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "own_dependencies.hpp"
@@ -70,9 +71,12 @@ std::atomic<std::size_t> g_dropped{0};
 void* map_chunk(std::size_t bytes = kChunkBytes) {
   long m =
       syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return m < 0 && m > -4096 ? nullptr : reinterpret_cast<void*>(m);
+  if (m < 0 && m > -4096) return nullptr;
+  detail::note_own_mapped(reinterpret_cast<void*>(m), bytes, detail::OwnPurpose::other);
+  return reinterpret_cast<void*>(m);
 }
 void unmap_chunk(void* chunk, std::size_t bytes = kChunkBytes) {
+  detail::note_own_unmapped(chunk, bytes);
   syscall(SYS_munmap, chunk, bytes);
 }
 // After the close: the pages go, the mapping stays, so a thread that

@@ -59,6 +59,7 @@
 #include "linker_blocks.hpp"
 #include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
 #include "memtrail/detail/session_state.hpp"
@@ -273,6 +274,7 @@ std::vector<MemoryRange> module_and_mapping_roots(const ModuleRoots& modules, Sc
 class LiveRanges {
  public:
   explicit LiveRanges(const std::vector<detail::LiveBlock>& live) {
+    ranges_.reserve(live.size());
     for (const auto& b : live) ranges_.push_back({b.address, b.address + b.size});
     std::sort(ranges_.begin(), ranges_.end(),
               [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
@@ -411,17 +413,17 @@ std::vector<LeakClass> classify(const std::vector<HeapBlock>& blocks,
 // One reachability event per live block. The runtime's own blocks were
 // roots' extensions for the scan (force reachable) but are not the
 // program's blocks (LeakClass::runtime).
-void record_classes(const std::vector<detail::LiveBlock>& live,
-                    const std::vector<HeapBlock>& blocks, std::vector<LeakClass>& classes) {
-  for (std::size_t i = 0; i < live.size(); ++i)
+void record_classes(const std::vector<HeapBlock>& blocks, const std::vector<std::uint32_t>& stacks,
+                    std::vector<LeakClass>& classes) {
+  for (std::size_t i = 0; i < blocks.size(); ++i)
     if (blocks[i].force_reachable) classes[i] = LeakClass::runtime;
-  for (std::size_t i = 0; i < live.size(); ++i) {
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
     Event e;
     e.kind = EventKind::reachability;
     e.pool = g_heap_pool;
-    e.address = live[i].address;
-    e.size = live[i].size;
-    e.stack = live[i].stack;
+    e.address = blocks[i].address;
+    e.size = blocks[i].size;
+    e.stack = stacks[i];
     e.detail = static_cast<std::uint8_t>(classes[i]);
     detail::record_unwalked_past_guard(e);
   }
@@ -456,16 +458,26 @@ void record_classes(const std::vector<detail::LiveBlock>& live,
   // Every other thread alive now, whether or not it ever recorded an event,
   // then the exiting one.
   ThreadRoots threads(modules, before, debug);
-  const LiveRanges live_ranges(live);
-  for (const StoppedThread& stopped : world.threads())
-    threads.add_stopped(stopped, record_of(before.threads, stopped.tid), maps, live_ranges);
+  if (!world.threads().empty()) {
+    // 16 bytes a live block, gone before classify's scratch is taken: the
+    // scan is where the tracer holds the most (cc1plus, issue 28).
+    const LiveRanges live_ranges(live);
+    for (const StoppedThread& stopped : world.threads())
+      threads.add_stopped(stopped, record_of(before.threads, stopped.tid), maps, live_ranges);
+  }
   threads.add_exiting(record_of(before.threads, self_tid), self_tid, before.self_high, stack_top,
                       self_pointer);
   for (const auto& r : threads.finish()) roots.push_back(r);
 
   std::vector<HeapBlock> blocks = heap_blocks_of(live);
+  // Of the live blocks' copy (32 B each) only the allocation stacks are
+  // recorded beyond the blocks: the copy goes before classify's scratch.
+  std::vector<std::uint32_t> stacks(live.size());
+  for (std::size_t i = 0; i < live.size(); ++i) stacks[i] = live[i].stack;
+  std::vector<detail::LiveBlock>().swap(live);
   std::vector<LeakClass> classes = classify(blocks, roots, modules, reader, maps, debug);
-  record_classes(live, blocks, classes);
+  detail::sample_own_mappings_now();  // MEMTRAIL_MEMORY_DEBUG: the scan's scratch at its largest
+  record_classes(blocks, stacks, classes);
   // The stopped threads record nothing more: a block one of them allocated
   // after the scan would be live at the trace's end with no class, which the
   // analyzer counts as a direct leak. The session is ending anyway.

@@ -30,15 +30,19 @@
 #include <cstdint>
 #include <new>
 
+#include "memtrail/detail/own_mappings.hpp"
+
 namespace memtrail::runtime {
 
 // The tracer's own mappings, by system call: not through the preload's mmap
 // interposer, which would take them for the program's (a signal handler's,
 // while the recorder appends: handler_queue.hpp).
-inline void* map_anonymous(std::size_t bytes) noexcept {
+inline void* map_anonymous(std::size_t bytes, detail::OwnPurpose purpose) noexcept {
   long m = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                      -1, 0);
-  return m < 0 && m > -4096 ? nullptr : reinterpret_cast<void*>(m);
+  if (m < 0 && m > -4096) return nullptr;
+  detail::note_own_mapped(reinterpret_cast<void*>(m), bytes, purpose);
+  return reinterpret_cast<void*>(m);
 }
 
 // Held for a few instructions, but its holder can be preempted: with more
@@ -101,7 +105,7 @@ class BlockPool {
     Block* b = pop_locked();
     lock_.unlock();
     if (!b) {
-      void* p = map_anonymous(Block::kBytes);
+      void* p = map_anonymous(Block::kBytes, detail::OwnPurpose::event_blocks);
       if (p == nullptr) return nullptr;
       mapped_.fetch_add(1, std::memory_order_relaxed);
       return new (p) Block;
@@ -252,7 +256,7 @@ class Arena {
     lock_.lock();
     if (left_ < bytes) {
       std::size_t slab = bytes > kSlab ? bytes : kSlab;
-      void* p = map_anonymous(slab);
+      void* p = map_anonymous(slab, detail::OwnPurpose::thread_state);
       if (p == nullptr) {
         lock_.unlock();
         return nullptr;

@@ -56,6 +56,8 @@ class HandlerQueue {
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m < 0 && m > -4096) return false;
     slots_ = reinterpret_cast<QueuedEvent*>(m);
+    detail::note_own_mapped(slots_, sizeof(QueuedEvent) * kCapacity,
+                            detail::OwnPurpose::thread_state);
     return true;
   }
   QueuedEvent* slots_ = nullptr;

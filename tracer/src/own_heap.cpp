@@ -8,6 +8,7 @@
 
 #include "block_pool.hpp"
 #include "memtrail/detail/address_set.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/trace_file.hpp"
 
 namespace memtrail::detail {
@@ -58,7 +59,7 @@ void table_remove(std::uintptr_t index) {
 
 // Maps `bytes` (a multiple of kChunk) at a kChunk boundary and registers
 // each of its chunks. Under g_lock.
-unsigned char* map_chunks(std::size_t bytes) {
+unsigned char* map_chunks(std::size_t bytes, OwnPurpose purpose) {
   void* p =
       ::mmap(nullptr, bytes + kChunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
@@ -69,6 +70,7 @@ unsigned char* map_chunks(std::size_t bytes) {
   if (raw + bytes + kChunk > end)
     ::munmap(reinterpret_cast<void*>(end), raw + bytes + kChunk - end);
   for (std::uintptr_t c = start; c < end; c += kChunk) table_insert(c >> kChunkShift);
+  note_own_mapped(reinterpret_cast<void*>(start), bytes, purpose);
   std::uintptr_t low = g_own_low.load(std::memory_order_relaxed);
   if (low == 0 || start < low) g_own_low.store(start, std::memory_order_relaxed);
   if (end > g_own_high.load(std::memory_order_relaxed))
@@ -101,7 +103,7 @@ void* small_block(int cls) {
           g_bump_left -= size;
         }
       }
-      g_bump = map_chunks(kChunk);
+      g_bump = map_chunks(kChunk, OwnPurpose::heap_chunks);
       g_bump_left = g_bump ? kChunk : 0;
       if (g_bump == nullptr) {
         g_lock.unlock();
@@ -120,13 +122,11 @@ void* small_block(int cls) {
   return block + kHeader;
 }
 
-// Big blocks given back, kept mapped for the next big request (the writer
-// resizes its chunk buffers over and over: a fresh mapping each time cost
-// a page fault per page, as glibc's mmap threshold avoids). Under g_lock.
+// Big blocks given back, kept mapped for the next big request: no mmap,
+// munmap or chunk-table update for a block taken again. Under g_lock.
 constexpr int kCachedBig = 8;
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kPageHeaders = kPage / sizeof(Header);
-constexpr std::size_t kResidentCacheBytes = 4u << 20;
 constexpr std::size_t kCachedBigBytes = 64u << 20;
 Header* g_cached[kCachedBig];
 std::size_t g_cached_bytes = 0;
@@ -144,6 +144,7 @@ Header* take_cached(std::size_t bytes) {
   Header* h = g_cached[best];
   g_cached[best] = nullptr;
   g_cached_bytes -= h->usable + kHeader;
+  note_own_mapped(h, h->usable + kHeader, OwnPurpose::heap_large);
   return h;
 }
 
@@ -154,6 +155,7 @@ bool keep_cached(Header* h) {
     if (slot == nullptr) {
       slot = h;
       g_cached_bytes += size;
+      note_own_mapped(h, size, OwnPurpose::heap_cached);
       return true;
     }
   return false;
@@ -166,7 +168,7 @@ void* large_block(std::size_t n) {
     g_lock.unlock();
     return cached + 1;
   }
-  unsigned char* block = map_chunks(bytes);
+  unsigned char* block = map_chunks(bytes, OwnPurpose::heap_large);
   g_lock.unlock();
   if (block == nullptr) return nullptr;
   auto* h = reinterpret_cast<Header*>(block);
@@ -231,12 +233,15 @@ void own_free(void* p) noexcept {
   if (h->kind == kLarge) {
     std::size_t bytes = h->usable + kHeader;
     auto start = reinterpret_cast<std::uintptr_t>(h);
-    // A big table given back (the live-block map's old generation: 20 MiB
-    // when it grows past 300,000 live blocks) stays mapped for reuse but
-    // not resident: the program's RSS must not carry it. The writer's chunk
-    // buffers, freed and taken again and again, are below the threshold and
-    // keep their pages. The first page holds the header.
-    if (bytes > kResidentCacheBytes) ::madvise(h + kPageHeaders, bytes - kPage, MADV_DONTNEED);
+    // A big block given back stays mapped for reuse but not resident: the
+    // program's RSS must not carry what the tracer no longer uses. Blocks up
+    // to 4 MiB once kept their pages, for a writer that resized its chunk
+    // buffers over and over; it keeps them now, and few blocks are taken
+    // again (8 of 16 given back in a whole cc1plus run, 2 of 10 in
+    // tight-pairs), while at cc1plus's exit scan 5.2 MiB of them were
+    // resident (issue 28, MEMTRAIL_MEMORY_DEBUG). The first page holds the
+    // header.
+    ::madvise(h + kPageHeaders, bytes - kPage, MADV_DONTNEED);
     g_lock.lock();
     if (keep_cached(h)) {
       g_lock.unlock();
@@ -244,6 +249,7 @@ void own_free(void* p) noexcept {
     }
     for (std::uintptr_t c = start; c < start + bytes; c += kChunk) table_remove(c >> kChunkShift);
     g_lock.unlock();
+    note_own_unmapped(h, bytes);
     ::munmap(h, bytes);
     return;
   }

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/event.hpp"
 #include "memtrail/recorder.hpp"
 
@@ -167,6 +168,7 @@ void detect() {
   void* cache = mmap(nullptr, sizeof(CacheEntry) * kCacheEntries, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (cache == MAP_FAILED) return;
+  detail::note_own_mapped(cache, sizeof(CacheEntry) * kCacheEntries, detail::OwnPurpose::other);
   g_cache = static_cast<CacheEntry*>(cache);  // zeroed: every key empty
   g_eval_low = reinterpret_cast<std::uintptr_t>(eval);
   g_eval_high = g_eval_low + sym->st_size;

@@ -30,6 +30,7 @@
 #include "memtrail/detail/exec.hpp"
 #include "memtrail/detail/heap_window.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/pause.hpp"
 #include "memtrail/detail/recording.hpp"
 #include "memtrail/detail/reentrancy.hpp"
@@ -541,6 +542,7 @@ volatile std::uint32_t* make_fork_probe() {
     ::munmap(page, 4096);
     return nullptr;
   }
+  detail::note_own_mapped(page, 4096, detail::OwnPurpose::other);
   auto* word = static_cast<volatile std::uint32_t*>(page);
   *word = 1;
   return word;
@@ -642,6 +644,7 @@ void stop_session(bool exit_hook) {
   s->wake();
   if (s->writer_thread.joinable()) s->writer_thread.join();
   s->heap_probe.stop();
+  detail::report_own_mappings();
   g_stopping_session.store(nullptr, std::memory_order_release);
   // The Session is never freed: a thread still inside record_impl may hold it.
   // Its blocks are returned to the system; its small bookkeeping stays.

@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/signals.hpp"
 #include "signal_stack.hpp"
 
@@ -50,7 +51,14 @@ int raw_sigaltstack(const stack_t* ss, stack_t* old) {
 void* raw_map(std::size_t bytes) {
   long p = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p < 0 && p > -4096 ? nullptr : reinterpret_cast<void*>(p);
+  if (p < 0 && p > -4096) return nullptr;
+  detail::note_own_mapped(reinterpret_cast<void*>(p), bytes, detail::OwnPurpose::thread_state);
+  return reinterpret_cast<void*>(p);
+}
+
+void unmap(void* mapping) {
+  detail::note_own_unmapped(mapping, kGuardBytes + kStackBytes);
+  ::syscall(SYS_munmap, mapping, kGuardBytes + kStackBytes);
 }
 
 bool ours_installed() {
@@ -80,7 +88,7 @@ void give_thread_signal_stack() {
   if (raw_sigaltstack(&ss, nullptr) == 0)
     t_mapping = mapping;
   else
-    ::syscall(SYS_munmap, mapping, kGuardBytes + kStackBytes);
+    unmap(mapping);
   errno = saved_errno;
 }
 
@@ -91,7 +99,7 @@ void release_thread_signal_stack() {
     off.ss_flags = SS_DISABLE;
     if (raw_sigaltstack(&off, nullptr) != 0) return;  // running on it: keep it mapped
   }
-  ::syscall(SYS_munmap, t_mapping, kGuardBytes + kStackBytes);
+  unmap(t_mapping);
   t_mapping = nullptr;
 }
 

@@ -18,6 +18,8 @@
 #include <new>
 #include <type_traits>
 
+#include "memtrail/detail/own_mappings.hpp"
+
 namespace memtrail::runtime {
 
 template <class T>
@@ -33,6 +35,7 @@ class TableMemory {
   explicit TableMemory(std::size_t count, bool huge = true) : bytes_(round_up(count * sizeof(T))) {
     if (bytes_ == 0) return;
     data_ = static_cast<T*>(huge && bytes_ >= kHuge ? map_huge(bytes_) : raw_map(bytes_));
+    detail::note_own_mapped(data_, bytes_, detail::OwnPurpose::stack_trie);
   }
   TableMemory(TableMemory&& o) noexcept : data_(o.data_), bytes_(o.bytes_) {
     o.data_ = nullptr;
@@ -55,7 +58,10 @@ class TableMemory {
   T* get() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   void release() {
-    if (data_) ::syscall(SYS_munmap, data_, bytes_);
+    if (data_) {
+      detail::note_own_unmapped(data_, bytes_);
+      ::syscall(SYS_munmap, data_, bytes_);
+    }
     data_ = nullptr;
     bytes_ = 0;
   }

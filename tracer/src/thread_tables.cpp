@@ -13,11 +13,14 @@
 namespace memtrail::runtime {
 
 ThreadTables* map_thread_tables() {
-  return static_cast<ThreadTables*>(map_anonymous(sizeof(ThreadTables)));
+  return static_cast<ThreadTables*>(
+      map_anonymous(sizeof(ThreadTables), detail::OwnPurpose::thread_state));
 }
 
 void unmap_thread_tables(ThreadTables* tables) {
-  if (tables) ::syscall(SYS_munmap, tables, sizeof(ThreadTables));
+  if (!tables) return;
+  detail::note_own_unmapped(tables, sizeof(ThreadTables));
+  ::syscall(SYS_munmap, tables, sizeof(ThreadTables));
 }
 
 }  // namespace memtrail::runtime

@@ -25,6 +25,7 @@
 #include "memtrail/detail/environment.hpp"
 #include "memtrail/detail/heap_window.hpp"
 #include "memtrail/detail/live_blocks.hpp"
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/signals.hpp"
 #include "runtime.hpp"
 
@@ -508,6 +509,7 @@ void Session::writer_main() {
                   count_busy_producers() >= cores;
     more = !failed.load(std::memory_order_relaxed) &&
            writer_round(stood_aside, exiting, ticket, asked_at, heap);
+    detail::sample_own_mappings();  // MEMTRAIL_MEMORY_DEBUG only
     // A flush is served once every event stamped before it was asked for is
     // in the file: a thread that keeps allocating (one still running at
     // exit) must not hold it until the drain takes everything, which it

@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "memtrail/detail/own_mappings.hpp"
 #include "memtrail/detail/probe_gap.hpp"
 
 namespace memtrail::detail {
@@ -49,16 +50,21 @@ inline void* map(std::size_t bytes) {
   long m = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                      -1, 0);
   if (m < 0 && m > -4096) throw std::bad_alloc();
+  note_own_mapped(reinterpret_cast<void*>(m), bytes, OwnPurpose::address_tables);
   return reinterpret_cast<void*>(m);
 }
 inline void unmap(void* p, std::size_t bytes) {
-  if (p) ::syscall(SYS_munmap, p, bytes);
+  if (!p) return;
+  note_own_unmapped(p, bytes);
+  ::syscall(SYS_munmap, p, bytes);
 }
 // Grows a mapping (the kernel moves its pages; nothing is copied).
 inline void* remap(void* p, std::size_t old_bytes, std::size_t new_bytes) {
   if (!p) return map(new_bytes);
   long m = ::syscall(SYS_mremap, p, old_bytes, new_bytes, MREMAP_MAYMOVE);
   if (m < 0 && m > -4096) throw std::bad_alloc();
+  note_own_unmapped(p, old_bytes);
+  note_own_mapped(reinterpret_cast<void*>(m), new_bytes, OwnPurpose::address_tables);
   return reinterpret_cast<void*>(m);
 }
 inline std::size_t page_round(std::size_t bytes) {

@@ -16,7 +16,7 @@ inline constexpr std::string_view kRecorderEnvironment[] = {
     "MEMTRAIL_OUTPUT",      "MEMTRAIL_STACKS",        "MEMTRAIL_STACK_DEPTH",
     "MEMTRAIL_SAMPLE_MS",   "MEMTRAIL_FLUSH_MS",      "MEMTRAIL_TRACK_LIVE_HEAP",
     "MEMTRAIL_AUTOSTART",   "MEMTRAIL_EXEC_PID",      "MEMTRAIL_TIME_RESOLUTION_NS",
-    "MEMTRAIL_STACK_CACHE", "MEMTRAIL_ADDRESS_MODEL",
+    "MEMTRAIL_STACK_CACHE", "MEMTRAIL_ADDRESS_MODEL", "MEMTRAIL_MEMORY_DEBUG",
 };
 // `name` must outlive the process (a string literal). Thread-safe.
 void add_known_environment_variable(std::string_view name);

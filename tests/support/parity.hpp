@@ -47,6 +47,18 @@ struct ParityCase {
   int fd_soft_limit = 0;
 };
 
+// The acceptance's RSS bound (10 % + 16 MiB) is the product's: an optimized
+// tracer. A Debug build's tracer drains its event blocks slower, so more of
+// them wait when the program reads its RSS: realloc_race (Shape12) read
+// 16.7-18.6 MiB over untraced in Debug against 12.0-15.9 MiB in
+// RelWithDebInfo, with the tracer's own mappings the same (11.5-11.8 MiB
+// resident at their peak, MEMTRAIL_MEMORY_DEBUG=1, 2026-12-07).
+#ifdef NDEBUG
+inline constexpr long long kUnoptimizedTracerKiB = 0;
+#else
+inline constexpr long long kUnoptimizedTracerKiB = 4 * 1024;
+#endif
+
 // The run directory and its list are in the writer's table only where the
 // kernel can copy them back out of it for a fork child (a PIDFD_THREAD
 // pidfd, Linux 6.9); before, they stay in the program's, 2 more.
@@ -168,7 +180,7 @@ inline void expect_same_observed(const ProgramView& plain, const ProgramView& tr
   }
   if (plain.observed.count("rss_kib")) {
     long long a = observed_number(plain, "rss_kib"), b = observed_number(traced, "rss_kib");
-    EXPECT_LE(std::llabs(b - a), a / 10 + 16 * 1024 + c.tracer_rss_kib)
+    EXPECT_LE(std::llabs(b - a), a / 10 + 16 * 1024 + c.tracer_rss_kib + kUnoptimizedTracerKiB)
         << "VmRSS KiB: untraced " << a << ", traced " << b;
   }
 }

@@ -29,17 +29,11 @@ struct TempDir : memtrail::test::TempDir {
   TempDir() : memtrail::test::TempDir("lost-shell") {}
 };
 
-struct Runs {
-  memtrail::test::CommandResult plain, traced;
-};
+using memtrail::test::Runs;
 
 // system_child HOW PROGRAM, untraced and under `memtrail run -o RUN`.
 Runs run_both(const std::string& run, const std::string& how, const std::string& program) {
-  const std::string args = " " + how + " " + shell_quote(program);
-  Runs r;
-  r.plain = run_command(kSystemChild + args);
-  r.traced = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + kSystemChild + args);
-  return r;
+  return memtrail::test::run_both(kMemtrail, run, kSystemChild, how, program);
 }
 
 // How many traces of the run are the image `program` (its base name).

@@ -31,17 +31,11 @@ struct TempDir : memtrail::test::TempDir {
   TempDir() : memtrail::test::TempDir("lost-spawn") {}
 };
 
-struct Runs {
-  memtrail::test::CommandResult plain, traced;
-};
+using memtrail::test::Runs;
 
 // spawn_child HOW PROGRAM, untraced and under `memtrail run -o RUN`.
 Runs run_both(const std::string& run, const std::string& how, const std::string& program) {
-  const std::string args = " " + how + " " + shell_quote(program);
-  Runs r;
-  r.plain = run_command(kSpawn + args);
-  r.traced = run_command(kMemtrail + " run -o " + shell_quote(run) + " -- " + kSpawn + args);
-  return r;
+  return memtrail::test::run_both(kMemtrail, run, kSpawn, how, program);
 }
 
 // The child image cannot be traced: the program's output is unchanged, run

@@ -1,6 +1,6 @@
 // What `run`, `report` and `check` say of a run whose exec'd image could not
-// write its trace: shared by the exec (lost_exec_test) and spawn
-// (lost_spawn_test) shapes of issue 26, item 9.
+// write its trace: shared by the exec (lost_exec_test), spawn
+// (lost_spawn_test) and shell (lost_shell_test) shapes of issue 26, item 9.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +12,20 @@
 #include "run_command.hpp"
 
 namespace memtrail::test {
+
+// A launcher's run untraced and under `memtrail run -o RUN`: the launcher
+// (`LAUNCHER HOW PROGRAM`) makes its child in the way HOW names.
+struct Runs {
+  CommandResult plain, traced;
+};
+
+inline Runs run_both(const std::string& memtrail, const std::string& run,
+                     const std::string& launcher, const std::string& how,
+                     const std::string& program) {
+  const std::string command = launcher + " " + how + " " + shell_quote(program);
+  return {run_command(command),
+          run_command(memtrail + " run -o " + shell_quote(run) + " -- " + command)};
+}
 
 // `run`'s stderr names the missing trace of an exec of `program`.
 inline bool says_missing_exec(const std::string& err, const std::string& program) {

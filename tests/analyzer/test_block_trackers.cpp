@@ -7,6 +7,7 @@
 // whole()) show it alike.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -101,6 +102,22 @@ void expect_histogram(const Histogram& h, const std::vector<std::uint64_t>& valu
   EXPECT_EQ(h.sums, sums);
 }
 
+// One trace analysed as `report` does (`analyze()`) and as the GUI does (a
+// session's whole-trace analysis), with the session tests' options (large
+// blocks from 1,000 B).
+struct CliAndGui {
+  Analysis cli;
+  std::shared_ptr<const Session> session;
+  const Analysis& gui() const { return session->whole(); }
+};
+
+CliAndGui analyze_as_cli_and_gui(const std::string& path) {
+  const SessionOptions options = test::session_options();
+  CliAndGui both{analyze(path, options.analysis), test::open_session(path, options)};
+  EXPECT_TRUE(both.cli.error.empty()) << both.cli.error;
+  return both;
+}
+
 TEST(BlockTrackers, TheSizeHistogramIsItsTrackersOverTheLeafPools) {
   BlockTrace trace;
   EXPECT_TRUE(engine_pass(trace.path).size_histogram.counts.empty());
@@ -183,13 +200,9 @@ TEST(BlockTrackers, TheUsedTimelineIsItsTrackers) {
 
 TEST(BlockTrackers, AnalyzeAndTheSessionShowEveryBlockTrackersMetricAlike) {
   BlockTrace trace;
-  // The session tests' options: large blocks from 1,000 B.
-  const SessionOptions options = test::session_options();
-  const Analysis cli = analyze(trace.path, options.analysis);
-  ASSERT_TRUE(cli.error.empty()) << cli.error;
-  const auto session = test::open_session(trace.path, options);
-  ASSERT_TRUE(session);
-  const Analysis& gui = session->whole();
+  const CliAndGui both = analyze_as_cli_and_gui(trace.path);
+  ASSERT_TRUE(both.cli.error.empty() && both.session);
+  const Analysis &cli = both.cli, &gui = both.gui();
 
   expect_histogram(cli.size_histogram, {100, 2 * kMiB, 3000, kMiB, 5 * kMiB, 10});
   EXPECT_EQ(gui.size_histogram.counts, cli.size_histogram.counts);
@@ -291,12 +304,9 @@ TEST(BlockTrackers, TheTemporariesAreTheirTrackers) {
 
 TEST(BlockTrackers, AnalyzeAndTheSessionShowTheTemporariesAlike) {
   TemporariesTrace trace;
-  const SessionOptions options = test::session_options();
-  const Analysis cli = analyze(trace.path, options.analysis);
-  ASSERT_TRUE(cli.error.empty()) << cli.error;
-  const auto session = test::open_session(trace.path, options);
-  ASSERT_TRUE(session);
-  const Analysis& gui = session->whole();
+  const CliAndGui both = analyze_as_cli_and_gui(trace.path);
+  ASSERT_TRUE(both.cli.error.empty() && both.session);
+  const Analysis &cli = both.cli, &gui = both.gui();
 
   EXPECT_EQ(cli.summary.temporary_allocations, 4u);
   EXPECT_EQ(gui.summary.temporary_allocations, 4u);
@@ -371,14 +381,12 @@ TEST(BlockTrackers, TheScopesGrowthIsItsTrackers) {
 
 TEST(BlockTrackers, AnalyzeAndTheSessionShowTheScopesGrowthAlike) {
   ScopeTrace trace;
-  const SessionOptions options = test::session_options();
-  const Analysis cli = analyze(trace.path, options.analysis);
-  ASSERT_TRUE(cli.error.empty()) << cli.error;
-  const auto session = test::open_session(trace.path, options);
-  ASSERT_TRUE(session);
+  const CliAndGui both = analyze_as_cli_and_gui(trace.path);
+  ASSERT_TRUE(both.cli.error.empty() && both.session);
+  const Analysis& cli = both.cli;
   const ScopeFigures expected{4, 192, 48, 192, 48, {48, 48, 48, 48}, {48, 96, 144, 192}, {{1, 48}}};
   EXPECT_EQ(step_of(cli), expected);
-  EXPECT_EQ(step_of(session->whole()), expected);
+  EXPECT_EQ(step_of(both.gui()), expected);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "attach_gdb.hpp"
 #include "attach_permission.hpp"
 #include "commands.hpp"
+#include "proc_files.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -105,16 +106,6 @@ std::string comm_of(pid_t pid) {
   return name;
 }
 
-// Alive and not a zombie waiting for its parent.
-bool alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  std::getline(in, stat);
-  std::size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z' &&
-         stat[paren + 2] != 'X';
-}
-
 std::string self_directory() {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -138,7 +129,7 @@ bool wait_for_detach(pid_t pid, double duration_s) {
   sigemptyset(&set);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
   auto start = std::chrono::steady_clock::now();
-  while (alive(pid)) {
+  while (process_alive(pid)) {
     timespec tick{0, 100'000'000};
     if (sigtimedwait(&set, nullptr, &tick) > 0) return true;
     std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
@@ -204,7 +195,7 @@ int cmd_attach(int argc, char** argv) {
   GdbResult stop =
       run_gdb_calls(gdb, o.pid, {{"stop", "(long)(int)memtrail_attach_stop()"}}, kGdbTimeoutS);
   if (!stop.values.count("stop")) {
-    if (!alive(o.pid)) {
+    if (!process_alive(o.pid)) {
       std::fprintf(stderr, "memtrail: process %d exited; trace %s\n", o.pid, output.c_str());
       return 0;
     }

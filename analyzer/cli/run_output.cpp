@@ -228,4 +228,10 @@ bool finish_run_directory(const std::string& directory, const std::string& shown
   return missing.empty();
 }
 
+void add_to_run_list(const std::string& directory, const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  std::ofstream list(directory + "/" + kRunMissingFile, std::ios::app);
+  for (const std::string& line : lines) list << line << "\n";
+}
+
 }  // namespace memtrail::cli

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace memtrail::cli {
 
@@ -22,5 +23,10 @@ int prepare_run_directory(const std::string& directory);
 // created (the tracer listed it in kRunMissingFile; the line names it).
 bool finish_run_directory(const std::string& directory, const std::string& shown_name,
                           pid_t root_pid, int wait_status, bool quiet = false);
+
+// Appends `lines` ("PID\tmissing\tWHY") to the run's list of missing traces
+// in `directory` (kRunMissingFile), as each image's tracer does; `run`'s
+// watch for untraced images (untraced_watch.hpp) says its finds so.
+void add_to_run_list(const std::string& directory, const std::vector<std::string>& lines);
 
 }  // namespace memtrail::cli

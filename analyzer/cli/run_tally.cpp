@@ -10,28 +10,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <memory>
 
 #include "memtrail/event_tally.hpp"
 #include "memtrail/size.hpp"
 #include "memtrail/trace_file.hpp"
+#include "proc_files.hpp"
 
 namespace memtrail::cli {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// Alive and not a zombie: its tracer may still write the trace.
-bool process_running(std::uint32_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  auto paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z' &&
-         line[paren + 2] != 'X';
 }
 
 // What a cut trace holds: enough to append to it.
@@ -114,7 +104,8 @@ std::string settle(const std::string& directory, const std::string& name, pid_t 
   const std::string trace_name = name.substr(0, name.size() - std::string(kTallySuffix).size());
   const std::string trace_path = directory + "/" + trace_name;
   TallyCounts counts = read_event_tally(tally_path);
-  if (counts.ok && process_running(counts.pid)) return "";  // still tracing: not ours to end
+  if (counts.ok && process_alive(static_cast<pid_t>(counts.pid)))
+    return "";  // still tracing: not ours to end
   ::unlink(tally_path.c_str());
   if (!counts.ok) return "";
   const bool root = counts.pid == static_cast<std::uint32_t>(root_pid);

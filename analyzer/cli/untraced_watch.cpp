@@ -2,7 +2,6 @@
 #include "untraced_watch.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,13 +10,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
 
 #include "memtrail/run_index.hpp"
+#include "proc_files.hpp"
 
 namespace memtrail::cli {
 namespace {
@@ -40,23 +39,6 @@ using ImageKey = std::tuple<pid_t, unsigned long long, unsigned long long, unsig
 
 ImageKey key_of(pid_t pid, const ImageStat& s) {
   return {pid, s.start_time, s.start_stack, s.env_start, s.env_end};
-}
-
-std::string proc_path(pid_t pid, const char* leaf) {
-  return "/proc/" + std::to_string(pid) + "/" + leaf;
-}
-
-// A /proc file's whole text; nothing when it cannot be opened.
-std::optional<std::string> read_proc_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
-  ::close(fd);
-  if (n < 0) return std::nullopt;
-  return text;
 }
 
 bool read_stat(pid_t pid, ImageStat* out) {
@@ -203,12 +185,6 @@ void UntracedWatch::watch(pid_t root) {
     walk_once(root, judged, found_);
     std::this_thread::sleep_for(kWalkInterval);
   }
-}
-
-void add_to_run_list(const std::string& directory, const std::vector<std::string>& lines) {
-  if (lines.empty()) return;
-  std::ofstream list(directory + "/" + kRunMissingFile, std::ios::app);
-  for (const std::string& line : lines) list << line << "\n";
 }
 
 }  // namespace memtrail::cli

@@ -45,7 +45,4 @@ class UntracedWatch {
   std::thread thread_;
 };
 
-// Appends `lines` to the run's list of missing traces in `directory`.
-void add_to_run_list(const std::string& directory, const std::vector<std::string>& lines);
-
 }  // namespace memtrail::cli

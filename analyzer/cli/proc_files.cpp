@@ -1,0 +1,38 @@
+// Reading another process's /proc files (proc_files.hpp).
+#include "proc_files.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace memtrail::cli {
+
+std::string proc_path(pid_t pid, const char* leaf) {
+  return "/proc/" + std::to_string(pid) + "/" + leaf;
+}
+
+std::optional<std::string> read_proc_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  if (n < 0) return std::nullopt;
+  return text;
+}
+
+char process_state(pid_t pid) {
+  std::optional<std::string> stat = read_proc_file(proc_path(pid, "stat"));
+  if (!stat) return 0;
+  auto paren = stat->rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos || paren + 2 >= stat->size()) return 0;
+  return (*stat)[paren + 2];
+}
+
+bool process_alive(pid_t pid) {
+  char state = process_state(pid);
+  return state != 0 && state != 'Z' && state != 'X';
+}
+
+}  // namespace memtrail::cli

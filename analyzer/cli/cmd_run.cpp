@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "process_events.hpp"
 #include "run_asan.hpp"
 #include "run_cuda.hpp"
 #include "run_output.hpp"
@@ -222,6 +223,43 @@ std::string absolute(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+// The environment the program (and every image after it) inherits: the
+// preload library and the MEMTRAIL_* variables it reads in its constructor.
+void set_tracing_environment(const RunOptions& options, const std::string& preload,
+                             const std::string& output_absolute) {
+  const char* old_preload = std::getenv("LD_PRELOAD");
+  std::string ld_preload = preload;
+  if (old_preload != nullptr && *old_preload != '\0') ld_preload += std::string(":") + old_preload;
+  setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+  // A trailing '/' makes the recorder name each image's file in the run.
+  setenv("MEMTRAIL_OUTPUT", (output_absolute + "/").c_str(), 1);
+  setenv("MEMTRAIL_STACKS", options.stacks ? "1" : "0", 1);
+  setenv("MEMTRAIL_STACK_DEPTH", std::to_string(options.depth).c_str(), 1);
+  setenv("MEMTRAIL_SAMPLE_MS", std::to_string(options.sample_ms).c_str(), 1);
+  setenv("MEMTRAIL_FOLLOW", options.follow ? "1" : "0", 1);
+  // `import memtrail` finds the Python module (after the user's own path).
+  if (char resolved[PATH_MAX]; realpath(library_path(kPythonDirectory).c_str(), resolved)) {
+    std::string python = resolved;
+    const char* old_path = std::getenv("PYTHONPATH");
+    std::string path =
+        old_path != nullptr && *old_path != '\0' ? old_path + (":" + python) : python;
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  // The preload library starts the recorder itself, with live-heap tracking
+  // and its pools registered first; libmemtrail.so must not start earlier.
+  setenv("MEMTRAIL_AUTOSTART", "0", 1);
+}
+
+// Where run could not listen to process events and the program made child
+// processes: what the walking watch may have let through.
+void say_watch_was_walking(const std::string& why) {
+  std::fprintf(stderr,
+               "memtrail run: child processes were watched by walking /proc every 2 ms (no "
+               "process events: %s): an image exec'd without the tracer by a raw system call "
+               "that ended sooner, or after its parent, may have escaped unsaid\n",
+               why.c_str());
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -266,27 +304,13 @@ int cmd_run(int argc, char** argv) {
   int run_lock = prepare_run_directory(output_absolute);
   if (run_lock < 0) return 2;
 
-  const char* old_preload = std::getenv("LD_PRELOAD");
-  std::string ld_preload = preload;
-  if (old_preload != nullptr && *old_preload != '\0') ld_preload += std::string(":") + old_preload;
-  setenv("LD_PRELOAD", ld_preload.c_str(), 1);
-  // A trailing '/' makes the recorder name each image's file in the run.
-  setenv("MEMTRAIL_OUTPUT", (output_absolute + "/").c_str(), 1);
-  setenv("MEMTRAIL_STACKS", options.stacks ? "1" : "0", 1);
-  setenv("MEMTRAIL_STACK_DEPTH", std::to_string(options.depth).c_str(), 1);
-  setenv("MEMTRAIL_SAMPLE_MS", std::to_string(options.sample_ms).c_str(), 1);
-  setenv("MEMTRAIL_FOLLOW", options.follow ? "1" : "0", 1);
-  // `import memtrail` finds the Python module (after the user's own path).
-  if (char resolved[PATH_MAX]; realpath(library_path(kPythonDirectory).c_str(), resolved)) {
-    std::string python = resolved;
-    const char* old_path = std::getenv("PYTHONPATH");
-    std::string path =
-        old_path != nullptr && *old_path != '\0' ? old_path + (":" + python) : python;
-    setenv("PYTHONPATH", path.c_str(), 1);
-  }
-  // The preload library starts the recorder itself, with live-heap tracking
-  // and its pools registered first; libmemtrail.so must not start earlier.
-  setenv("MEMTRAIL_AUTOSTART", "0", 1);
+  set_tracing_environment(options, preload, output_absolute);
+
+  // Listening starts before the fork: the program's first events are in.
+  std::optional<ProcessEvents> events;
+  std::string no_events_why = "turned off by MEMTRAIL_RUN_PROCESS_EVENTS=0";
+  if (options.follow && !process_events_disabled()) events = ProcessEvents::listen(&no_events_why);
+  unsetenv("MEMTRAIL_RUN_PROCESS_EVENTS");  // run's own switch, not the tracer's
 
   std::fflush(nullptr);
   block_forwarded_signals();
@@ -306,13 +330,16 @@ int cmd_run(int argc, char** argv) {
   // Images started where no interposer sees them (untraced_watch.hpp; not
   // --no-follow's, untraced on purpose). The forwarded signals still blocked.
   std::optional<UntracedWatch> watch;
-  if (options.follow) watch.emplace(child);
+  if (options.follow) watch.emplace(child, std::move(events));
   // Signals sent to memtrail run go on to the program (run_signals.hpp);
   // we stay alive to report how it ended.
   forward_signals_to(child);
   int status = 0;
   if (!wait_for_program(child, &status)) return 2;
-  if (watch) add_to_run_list(output_absolute, watch->stop());
+  if (watch) {
+    add_to_run_list(output_absolute, watch->stop(output_absolute));
+    if (!watch->listens() && watch->walked_descendants()) say_watch_was_walking(no_events_why);
+  }
 
   // --quiet: the caller (memtrail check --run) names the run if it keeps it.
   bool none_missing = finish_run_directory(output_absolute, output, child, status, options.quiet);

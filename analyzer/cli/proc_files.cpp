@@ -1,8 +1,11 @@
 // Reading another process's /proc files (proc_files.hpp).
 #include "proc_files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 namespace memtrail::cli {
 
@@ -33,6 +36,25 @@ char process_state(pid_t pid) {
 bool process_alive(pid_t pid) {
   char state = process_state(pid);
   return state != 0 && state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> children;
+  const std::string tasks = proc_path(pid, "task");
+  DIR* d = ::opendir(tasks.c_str());
+  if (d == nullptr) return children;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::optional<std::string> text = read_proc_file(tasks + "/" + e->d_name + "/children");
+    const char* p = text ? text->c_str() : "";
+    for (char* end; *p != '\0'; p = end) {
+      long child = std::strtol(p, &end, 10);
+      if (end == p) break;
+      children.push_back(static_cast<pid_t>(child));
+    }
+  }
+  ::closedir(d);
+  return children;
 }
 
 }  // namespace memtrail::cli

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace memtrail::cli {
 
@@ -20,5 +21,8 @@ char process_state(pid_t pid);
 
 // Alive and not a zombie waiting for its parent.
 bool process_alive(pid_t pid);
+
+// The process's children, those of every one of its threads.
+std::vector<pid_t> children_of(pid_t pid);
 
 }  // namespace memtrail::cli

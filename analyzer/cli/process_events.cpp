@@ -3,12 +3,16 @@
 
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -19,6 +23,33 @@ namespace {
 // Bursts of thousands of processes elsewhere on the machine must not
 // overflow the socket while run's thread is descheduled.
 constexpr int kReceiveBuffer = 32 << 20;
+// Messages read in one call of receive().
+constexpr int kBatch = 4096;
+
+// In the kernel, before anything is queued for run: only exec events, new
+// processes (not threads) and the kernel's answers pass; exits, thread
+// creations and the rest of the machine's chatter never wake run. Classic
+// BPF reads words in network byte order, hence htonl.
+bool attach_filter(int fd) {
+  constexpr std::uint32_t kEvent = NLMSG_HDRLEN + sizeof(cn_msg);  // proc_event
+  constexpr std::uint32_t kWhat = kEvent + offsetof(proc_event, what);
+  constexpr std::uint32_t kChildPid = kEvent + offsetof(proc_event, event_data.fork.child_pid);
+  constexpr std::uint32_t kChildTgid = kEvent + offsetof(proc_event, event_data.fork.child_tgid);
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kWhat),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(proc_event::PROC_EVENT_EXEC), 6, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(proc_event::PROC_EVENT_NONE), 5, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(proc_event::PROC_EVENT_FORK), 0, 5),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildPid),
+      BPF_STMT(BPF_MISC | BPF_TAX, 0),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildTgid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),  // keep
+      BPF_STMT(BPF_RET | BPF_K, 0),            // drop
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
+  return ::setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0;
+}
 
 // Asks the kernel to start (LISTEN) or stop (IGNORE) sending process events.
 bool send_request(int fd, proc_cn_mcast_op op, std::uint32_t tag) {
@@ -102,6 +133,7 @@ std::optional<ProcessEvents> ProcessEvents::listen(std::string* why_not) {
   int size = kReceiveBuffer;
   if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  attach_filter(fd);  // without it run hears more, and filters it itself
   sockaddr_nl address{};
   address.nl_family = AF_NETLINK;
   address.nl_groups = CN_IDX_PROC;
@@ -118,7 +150,8 @@ std::optional<ProcessEvents> ProcessEvents::listen(std::string* why_not) {
   return events;
 }
 
-ProcessEvents::ProcessEvents(ProcessEvents&& other) noexcept : fd_(other.fd_) {
+ProcessEvents::ProcessEvents(ProcessEvents&& other) noexcept
+    : fd_(other.fd_), overflows_(other.overflows_) {
   other.fd_ = -1;
 }
 
@@ -126,6 +159,7 @@ ProcessEvents& ProcessEvents::operator=(ProcessEvents&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = other.fd_;
+    overflows_ = other.overflows_;
     other.fd_ = -1;
   }
   return *this;
@@ -143,19 +177,23 @@ void ProcessEvents::close() {
   fd_ = -1;
 }
 
-bool ProcessEvents::receive(int wait_ms, std::vector<ProcessEvent>* out) {
+int ProcessEvents::receive(int wait_ms, std::vector<ProcessEvent>* out) {
   alignas(nlmsghdr) char buffer[16384];
-  bool whole = true;
   int unused = 0;
-  for (int timeout = wait_ms;; timeout = 0) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, timeout) <= 0) return whole;
+  pollfd p{fd_, POLLIN, 0};
+  if (wait_ms > 0 && ::poll(&p, 1, wait_ms) <= 0) return 0;
+  // What is queued, without a poll per message; a batch at most, so that a
+  // flood elsewhere on the machine cannot hold the events run waits for.
+  int message = 0;
+  while (message < kBatch) {
     ssize_t n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (n < 0 && errno == ENOBUFS) whole = false;  // the kernel dropped what did not fit
-    if (n < 0 && errno != ENOBUFS && errno != EAGAIN && errno != EINTR) return whole;
+    if (n < 0 && errno == ENOBUFS) ++overflows_;             // the kernel dropped what did not fit
+    if (n < 0 && errno != ENOBUFS && errno != EINTR) break;  // EAGAIN: all read
     if (n <= 0) continue;
     parse(buffer, n, 0, &unused, out);
+    ++message;
   }
+  return message;
 }
 
 }  // namespace memtrail::cli

@@ -33,15 +33,18 @@ class ProcessEvents {
   ProcessEvents& operator=(ProcessEvents&& other) noexcept;
   ~ProcessEvents();
 
-  // Appends the fork and exec events received within `wait_ms` (0: those
-  // already queued only). False when the socket's buffer overflowed since
-  // the last call: events were dropped, which the caller must say.
-  bool receive(int wait_ms, std::vector<ProcessEvent>* out);
+  // Appends the fork and exec events of the messages received within
+  // `wait_ms` (0: those already queued only); how many messages it read.
+  int receive(int wait_ms, std::vector<ProcessEvent>* out);
+  // How often the socket's buffer overflowed: each time the kernel dropped
+  // events, which the caller must say.
+  int overflows() const { return overflows_; }
 
  private:
   explicit ProcessEvents(int fd) : fd_(fd) {}
   void close();
   int fd_ = -1;
+  int overflows_ = 0;
 };
 
 // Off with MEMTRAIL_RUN_PROCESS_EVENTS=0 in run's environment (taken out

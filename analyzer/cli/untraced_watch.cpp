@@ -71,7 +71,7 @@ std::vector<std::string> UntracedWatch::stop(const std::string& directory) {
   if (thread_.joinable()) thread_.join();
   if (!tree_) return found_;
   std::vector<std::string> lines = untraced_exec_lines(tree_->images(), directory);
-  if (events_dropped_) lines.push_back(dropped_events_line(root_));
+  if (events_->overflows() > 0) lines.push_back(dropped_events_line(root_));
   return lines;
 }
 
@@ -85,16 +85,22 @@ void UntracedWatch::walk(pid_t root) {
 
 void UntracedWatch::listen() {
   std::vector<ProcessEvent> batch;
-  // Once stopping, one more pass takes what the kernel sent before the
-  // program's end (sent synchronously: all of it is queued by then).
-  for (bool last = false; !last;) {
-    last = stopping_.load();
+  int overflows_seen = 0;
+  // Takes what arrives within `wait_ms`; how many messages that was.
+  auto take = [&](int wait_ms) {
     batch.clear();
-    if (!events_->receive(last ? 0 : kListenWaitMs, &batch)) {
-      events_dropped_ = true;
-      tree_->add_descendants_from_proc();
+    int messages = events_->receive(wait_ms, &batch);
+    if (events_->overflows() != overflows_seen) {
+      overflows_seen = events_->overflows();
+      tree_->add_descendants_from_proc();  // the forks it did not hear
     }
     tree_->apply(batch);
+    return messages;
+  };
+  while (!stopping_.load()) take(kListenWaitMs);
+  // The kernel sends each event as it happens: all of the program's are
+  // queued by the time it has ended.
+  while (take(0) > 0) {
   }
 }
 

@@ -68,7 +68,6 @@ class UntracedWatch {
   // Written by the thread until it is joined.
   std::vector<std::string> found_;
   bool walked_descendants_ = false;
-  bool events_dropped_ = false;
   std::thread thread_;
 };
 

@@ -98,16 +98,19 @@ bool parse(const char* data, ssize_t size, std::uint32_t tag, int* answer,
   return answered;
 }
 
-// Waits for the kernel's answer to the listen request.
+// Waits for the kernel's answer to the listen request. The kernel handles
+// the request inside send(), so its answer is queued by then, behind what
+// other processes' events came first; one that is not there within 100 ms
+// never comes (the request was ignored: not the initial namespaces).
 bool await_answer(int fd, std::uint32_t tag, std::string* why_not) {
   char buffer[8192];
-  for (int waited = 0; waited < 10; ++waited) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) continue;
+  pollfd p{fd, POLLIN, 0};
+  // Bounded: on a machine that makes processes without a pause, an answer
+  // the kernel dropped (the buffer overflowed) must not keep run waiting.
+  for (int message = 0; message < 100000 && ::poll(&p, 1, 100) > 0; ++message) {
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
     int answer = 0;
-    if (!parse(buffer, n, tag, &answer, nullptr)) continue;
+    if (n <= 0 || !parse(buffer, n, tag, &answer, nullptr)) continue;
     if (answer == 0) return true;
     *why_not = std::string("the kernel refused to listen: ") + std::strerror(answer);
     return false;

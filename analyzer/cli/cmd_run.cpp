@@ -330,14 +330,14 @@ int cmd_run(int argc, char** argv) {
   // Images started where no interposer sees them (untraced_watch.hpp; not
   // --no-follow's, untraced on purpose). The forwarded signals still blocked.
   std::optional<UntracedWatch> watch;
-  if (options.follow) watch.emplace(child, std::move(events));
+  if (options.follow) watch.emplace(child, std::move(events), output_absolute);
   // Signals sent to memtrail run go on to the program (run_signals.hpp);
   // we stay alive to report how it ended.
   forward_signals_to(child);
   int status = 0;
   if (!wait_for_program(child, &status)) return 2;
   if (watch) {
-    add_to_run_list(output_absolute, watch->stop(output_absolute));
+    add_to_run_list(output_absolute, watch->stop());
     if (!watch->listens() && watch->walked_descendants()) say_watch_was_walking(no_events_why);
   }
 

@@ -2,9 +2,11 @@
 #include "exec_verdicts.hpp"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -54,23 +56,35 @@ bool has_trace_within(const std::multimap<pid_t, std::uint64_t>& starts, const E
   return false;
 }
 
-// Judged again now: the pid's latest image, still running at the run's end
-// (an orphan): it read "traced" if its trace may simply be elsewhere.
-Verdict verdict_now(const ExecImage& image) {
+// The pid's latest image, still running at the run's end (an orphan):
+// traced when it has mapped the tracer (its trace may be a moment away:
+// asked again after a pause, for an image still in the loader; one pause
+// per run, `paused` once it was made).
+bool still_running_with_tracer(const ExecImage& image, bool* paused) {
   ImageStat stat;
-  if (image.end_ns != std::numeric_limits<std::uint64_t>::max() || !read_stat(image.pid, &stat) ||
-      !has_image(stat))
-    return Verdict::not_yet;
-  return judge(image.pid, stat);
+  for (int ask = 0; ask < 2; ++ask) {
+    if (image.end_ns != std::numeric_limits<std::uint64_t>::max() || !read_stat(image.pid, &stat) ||
+        !has_image(stat))
+      return false;
+    if (maps_hold_tracer(image.pid)) return true;
+    if (!*paused) ::usleep(100'000);
+    *paused = true;
+  }
+  return false;
 }
 
-std::string unseen_line(const ExecImage& image) {
+std::string no_trace_line(const ExecImage& image) {
   std::string executable =
       image.executable.empty() ? "an image that ended before run could read it" : image.executable;
-  return std::to_string(image.pid) + "\tmissing\tran without the tracer: " + executable +
-         " (exec'd where no interposer sees it, it left no trace in the run: LD_PRELOAD or "
-         "MEMTRAIL_OUTPUT out of its environment, as a raw execve system call passes them, or "
-         "an image that cannot be traced)";
+  std::string why = image.live == Verdict::traced
+                        ? "its environment named the tracer, but it left no trace in the run: a "
+                          "static image, or one whose tracing could not start (its own message "
+                          "above)"
+                        : "exec'd where no interposer sees it, it left no trace in the run: "
+                          "LD_PRELOAD or MEMTRAIL_OUTPUT out of its environment, as a raw execve "
+                          "system call passes them, or an image that cannot be traced";
+  return std::to_string(image.pid) + "\tmissing\tran without the tracer: " + executable + " (" +
+         why + ")";
 }
 
 }  // namespace
@@ -83,6 +97,7 @@ std::vector<std::string> untraced_exec_lines(const std::vector<ExecImage>& image
   const std::multimap<pid_t, std::uint64_t> starts = trace_starts(directory, unsure);
   const std::set<pid_t> listed = pids_listed(directory);
   std::vector<std::string> lines;
+  bool paused = false;
   for (const ExecImage& image : images) {
     if (image.program) continue;  // run exec'd it with the tracer: its trace says the rest
     if (image.live == Verdict::untraced) {
@@ -90,13 +105,11 @@ std::vector<std::string> untraced_exec_lines(const std::vector<ExecImage>& image
       continue;
     }
     if (listed.count(image.pid) || has_trace_within(starts, image)) continue;
-    // Read traced, and no later image of the pid could have been read
-    // instead: traced, its trace elsewhere (a run of its own inside).
-    if (image.live == Verdict::traced && !image.exec_again) continue;
-    Verdict now = verdict_now(image);
-    if (now == Verdict::traced) continue;
-    lines.push_back(now == Verdict::untraced ? untraced_line(image.pid, executable_of(image.pid))
-                                             : unseen_line(image));
+    // Traced into a directory of its own (a run inside the program), as
+    // read; no later image of the pid could have been read instead.
+    if (image.traces_elsewhere && !image.exec_again) continue;
+    if (still_running_with_tracer(image, &paused)) continue;
+    lines.push_back(no_trace_line(image));
   }
   return lines;
 }

@@ -30,14 +30,6 @@ bool environment_traces(std::string_view environment) {
   return preload && output;
 }
 
-// Whether the tracer's library is mapped in the process: an image whose
-// environment strings the program overwrote (setproctitle, as PostgreSQL
-// and nginx do, and their forked children) is still seen traced.
-bool maps_hold_tracer(pid_t pid) {
-  std::optional<std::string> maps = read_proc_file(proc_path(pid, "maps"));
-  return maps && maps->find("libmemtrail_preload.so") != std::string::npos;
-}
-
 }  // namespace
 
 ImageKey key_of(pid_t pid, const ImageStat& s) {
@@ -78,6 +70,30 @@ Verdict judge(pid_t pid, const ImageStat& before) {
     return Verdict::not_yet;
   if (!environment) return Verdict::unreadable;
   return traced ? Verdict::traced : Verdict::untraced;
+}
+
+// Whether the tracer's library is mapped in the process: an image whose
+// environment strings the program overwrote (setproctitle, as PostgreSQL
+// and nginx do, and their forked children) is still seen traced.
+bool maps_hold_tracer(pid_t pid) {
+  std::optional<std::string> maps = read_proc_file(proc_path(pid, "maps"));
+  return maps && maps->find("libmemtrail_preload.so") != std::string::npos;
+}
+
+bool traces_elsewhere(pid_t pid, const std::string& directory) {
+  std::optional<std::string> environment = read_proc_file(proc_path(pid, "environ"));
+  std::string_view rest = environment ? *environment : std::string_view();
+  auto without_slash = [](std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    return path;
+  };
+  while (!rest.empty()) {
+    std::string_view entry = rest.substr(0, rest.find('\0'));
+    if (entry.starts_with("MEMTRAIL_OUTPUT="))
+      return without_slash(entry.substr(16)) != without_slash(directory);
+    rest.remove_prefix(std::min(rest.size(), entry.size() + 1));
+  }
+  return false;
 }
 
 bool is_memtrail_itself(pid_t pid) {

@@ -33,11 +33,19 @@ bool has_image(const ImageStat& stat);
 
 enum class Verdict { traced, untraced, unreadable, not_yet };
 
+// Whether the tracer's library is mapped in the process.
+bool maps_hold_tracer(pid_t pid);
+
 // Reads the image's environment (its mappings too when that lacks the
 // tracing variables), then checks that the image is still the one `before`
 // describes and still has its memory. `not_yet`: the image changed or ended
 // meanwhile; `unreadable`: not ours to read (a set-user-ID image).
 Verdict judge(pid_t pid, const ImageStat& before);
+
+// Whether the image's environment sends its trace somewhere other than the
+// run directory `directory` (MEMTRAIL_OUTPUT set to another): a run of its
+// own inside the program, say. False when unreadable or the same.
+bool traces_elsewhere(pid_t pid, const std::string& directory);
 
 // The image is `memtrail` itself (run's own fork before it execs).
 bool is_memtrail_itself(pid_t pid);

@@ -32,7 +32,8 @@ bool replaced_later(const std::vector<ProcessEvent>& events, std::size_t index, 
 
 }  // namespace
 
-ProcessTree::ProcessTree(pid_t root, pid_t self) : root_(root), self_(self) {
+ProcessTree::ProcessTree(pid_t root, pid_t self, std::string directory)
+    : root_(root), self_(self), directory_(std::move(directory)) {
   members_.insert(root);
 }
 
@@ -80,6 +81,8 @@ void ProcessTree::on_exec(const std::vector<ProcessEvent>& events, std::size_t i
     image.executable = executable_of(event.pid);
     image.namespace_pid = namespace_pid_of(event.pid);
     image.live = is_memtrail_itself(event.pid) ? Verdict::traced : judge(event.pid, stat);
+    image.traces_elsewhere =
+        image.live == Verdict::traced && traces_elsewhere(event.pid, directory_);
   }
   latest_image_[event.pid] = images_.size();
   images_.push_back(std::move(image));

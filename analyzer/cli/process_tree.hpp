@@ -29,13 +29,15 @@ struct ExecImage {
   bool exec_again = false;          // it ended by exec'ing once more
   bool program = false;             // the program's own first image, exec'd by run
   Verdict live = Verdict::not_yet;  // not_yet: never read (ended or exec'd first)
+  bool traces_elsewhere = false;    // read traced, into another directory than the run's
   std::string executable;           // empty when never read
 };
 
 class ProcessTree {
  public:
-  // `root`: the program, forked by `run` (whose pid is `self`).
-  ProcessTree(pid_t root, pid_t self);
+  // `root`: the program, forked by `run` (whose pid is `self`) to trace
+  // into the run directory `directory`.
+  ProcessTree(pid_t root, pid_t self, std::string directory);
 
   // Applies `events` in order, judging each exec of a descendant by /proc
   // unless a later event of that pid already waits in `events`.
@@ -52,6 +54,7 @@ class ProcessTree {
   void end_image_of(pid_t pid, std::uint64_t time_ns, bool exec_again);
 
   pid_t root_, self_;
+  std::string directory_;
   bool program_exec_seen_ = false;
   std::unordered_set<pid_t> members_;
   std::unordered_map<pid_t, std::size_t> latest_image_;  // index into images_

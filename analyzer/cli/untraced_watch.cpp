@@ -55,9 +55,10 @@ std::string dropped_events_line(pid_t root) {
 
 }  // namespace
 
-UntracedWatch::UntracedWatch(pid_t root, std::optional<ProcessEvents> events)
-    : root_(root), events_(std::move(events)) {
-  if (events_) tree_.emplace(root, ::getpid());
+UntracedWatch::UntracedWatch(pid_t root, std::optional<ProcessEvents> events,
+                             const std::string& directory)
+    : root_(root), directory_(directory), events_(std::move(events)) {
+  if (events_) tree_.emplace(root, ::getpid(), directory);
   thread_ = events_ ? std::thread([this] { listen(); }) : std::thread([this, root] { walk(root); });
 }
 
@@ -66,11 +67,11 @@ UntracedWatch::~UntracedWatch() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<std::string> UntracedWatch::stop(const std::string& directory) {
+std::vector<std::string> UntracedWatch::stop() {
   stopping_.store(true);
   if (thread_.joinable()) thread_.join();
   if (!tree_) return found_;
-  std::vector<std::string> lines = untraced_exec_lines(tree_->images(), directory);
+  std::vector<std::string> lines = untraced_exec_lines(tree_->images(), directory_);
   if (events_->overflows() > 0) lines.push_back(dropped_events_line(root_));
   return lines;
 }

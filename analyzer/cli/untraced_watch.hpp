@@ -36,19 +36,20 @@ namespace memtrail::cli {
 
 class UntracedWatch {
  public:
-  // Starts watching `root` and its descendants: through `events` (opened
+  // Starts watching `root` and its descendants, traced into the run
+  // directory `directory`: through `events` (opened
   // before `root` was forked, so its first events are in) when there are
   // some, else by walking /proc. Call with the signals that `memtrail run`
   // forwards still blocked: the watch's thread keeps them so.
-  UntracedWatch(pid_t root, std::optional<ProcessEvents> events);
+  UntracedWatch(pid_t root, std::optional<ProcessEvents> events, const std::string& directory);
   ~UntracedWatch();
   UntracedWatch(const UntracedWatch&) = delete;
   UntracedWatch& operator=(const UntracedWatch&) = delete;
 
   // Ends the watch once the program has exited. The images found untraced,
   // as lines of the run's list ("PID\tmissing\tWHY"), judged against the
-  // run directory `directory`.
-  std::vector<std::string> stop(const std::string& directory);
+  // run directory.
+  std::vector<std::string> stop();
 
   // Watching by process events (else by walks).
   bool listens() const { return tree_.has_value(); }
@@ -62,6 +63,7 @@ class UntracedWatch {
   void walk(pid_t root);
 
   pid_t root_;
+  std::string directory_;
   std::optional<ProcessEvents> events_;
   std::optional<ProcessTree> tree_;  // with events_: what they told
   std::atomic<bool> stopping_{false};

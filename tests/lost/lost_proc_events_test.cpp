@@ -126,6 +126,22 @@ TEST(LostProcEvents, TracedChildExecingTracedChildIsNeverMissing) {
   EXPECT_EQ(missing_lines(dir / "t"), 0);
 }
 
+// A static image exec'd by a raw system call with the tracing variables
+// kept (no interposer announces it) cannot trace: said missing, each time,
+// however long it lives (its environment names the tracer; its trace is
+// not there).
+TEST(LostProcEvents, StaticImageExecdWithTheVariablesIsSaidMissing) {
+  TempDir dir;
+  const std::string command = std::string(RAW_EXEC_BIN) + " -k 5 " + EXEC_TARGET_STATIC_BIN;
+  auto traced = run_command(run_under_memtrail(dir / "t", command));
+  SKIP_UNLESS_RUN_LISTENED(traced);
+  EXPECT_EQ(traced.out, run_command(command).out);
+  expect_said_missing(traced, dir / "t", 5);
+  EXPECT_NE(traced.err.find("its environment named the tracer, but it left no trace"),
+            std::string::npos)
+      << traced.err.substr(0, 2000);
+}
+
 // Where run may not listen (forced here by its switch), it walks /proc,
 // still finds a child that lives a second, and says how it watched.
 TEST(LostProcEvents, WithoutProcessEventsRunWalksAndSaysSo) {

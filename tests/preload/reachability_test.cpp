@@ -231,6 +231,34 @@ TEST(Reachability, LinkersCacheAddressIsFoundBesideTheCacheSize) {
   EXPECT_TRUE(linker_cache_pointers(linker_data, kCacheSize, reader).empty());
 }
 
+// glibc's LC_CTYPE locale data: struct __locale_data (56 bytes, nstrings at
+// 48, private at 32) with values[nstrings], then its struct lc_ctype_data
+// (fcts, then the digits' widths in bytes: 0x01010101 in a UTF-8 locale),
+// which `private` points at. The widths read as an address where a non-PIE
+// program's heap lies low, and made a python3 leak possibly lost (issue
+// 27). The words past `fcts` are no pointer; `fcts` is.
+TEST(Reachability, LocaleDigitWidthsAreNoPointers) {
+  Fixture f;
+  constexpr std::size_t kValues = 4;
+  const std::size_t locale = f.add(7 + kValues + 3);
+  const std::size_t by_widths = f.add(4), by_fcts = f.add(4);
+  f.blocks[locale].force_reachable = true;
+  void** words = f.words(locale);
+  words[4] = &words[7 + kValues];  // private: the lc_ctype_data
+  words[6] = reinterpret_cast<void*>(kValues);
+  f.link(locale, 7 + kValues + 2, by_widths, 8);  // the widths' last word
+  f.link(locale, 7 + kValues, by_fcts, 8);        // fcts
+  SelfMemoryReader reader;
+  const ClassifyOptions glibc{.glibc_chunks = true};
+  auto classes = classify_blocks(f.blocks, {}, reader, glibc);
+  EXPECT_EQ(classes[by_widths], LeakClass::direct);
+  EXPECT_EQ(classes[by_fcts], LeakClass::possible);
+  // Another shape (private elsewhere): the word is followed.
+  words[4] = &words[6];
+  classes = classify_blocks(f.blocks, {}, reader, glibc);
+  EXPECT_EQ(classes[by_widths], LeakClass::possible);
+}
+
 TEST(Reachability, UnreadablePagesInARootAreSkipped) {
   constexpr std::size_t kPage = 4096;
   auto* area = static_cast<char*>(

@@ -13,14 +13,9 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
-#include <malloc.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <unistd.h>
 
-#include "leak_common.h"
-
-enum { kLeak = 512 * 1024, kPage = 4096 };
+#include "break_leak.h"
 
 // Entries whose values are numbers, not addresses.
 static int holds_a_number(uint64_t type) {
@@ -56,30 +51,13 @@ static uintptr_t aux_number_above(char** envp, uintptr_t top) {
   return best;
 }
 
-// In a function of its own: its dead frame, which scrub_stack() clears,
-// holds the leak's address.
-__attribute__((noinline)) static int leak_across(uintptr_t value) {
-  // The break moves to the page before the value; glibc's next extension
-  // of the heap starts there (it treats the gap as another's sbrk).
-  const uintptr_t want = (value & ~(uintptr_t)(kPage - 1)) - kPage;
-  if (sbrk((intptr_t)(want - (uintptr_t)sbrk(0))) == (void*)-1) return 77;
-  char* leaked = malloc(kLeak);
-  if (leaked == NULL || (uintptr_t)leaked > value || value >= (uintptr_t)leaked + kLeak) return 78;
-  leaked[0] = 1;
-  touch(leaked);
-  return 0;
-}
-
 int main(int argc, char** argv, char** envp) {
   (void)argc;
   (void)argv;
-  mallopt(M_MMAP_MAX, 0);  // every block from the brk heap
-  // Freeing the old top into its bins must not trim the new one (glibc
-  // does, from a top past the threshold) before the leak is cut from it.
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  break_heap_only();
   const uintptr_t value = aux_number_above(envp, (uintptr_t)sbrk(0));
   if (value == 0) return 77;
-  const int status = leak_across(value);
+  const int status = leak_across_break(value);
   scrub_stack();
   return status;
 }

@@ -61,6 +61,7 @@ inline const std::vector<LeakProgram>& leak_programs() {
       {"recycled", "recycled.c", false, {{24, 1664}, {}, {}, {8, 1024}}},
       {"threads200", "threads200.c", false, {{200, 160800}, {}, {}, {}}},
       {"stale_remainder", "stale_remainder.c", false, {{1, 2000}, {}, {}, {}}},
+      {"ldso_cache", "ldso_cache.c", false, {{1, 262144}, {}, {}, {}}},
       {"exited_threads", "exited_threads.c", false, {{6, 8007}, {}, {}, {}}},
       {"cycle",
        "cycle.c",

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "linker_cache_pointer.hpp"
+
 namespace memtrail::preload {
 namespace {
 
@@ -201,6 +203,60 @@ TEST(Reachability, LinkerVersionHashesAreNoPointers) {
   f.words(versions)[0] = f.owned[by_name];
   classes = classify_blocks(f.blocks, {}, reader);
   EXPECT_EQ(classes[by_hash], LeakClass::possible);
+}
+
+// ld.so's dl-cache.c keeps the cache file's size and two addresses of its
+// mapping side by side; _dl_unload_cache unmaps it and clears one of them
+// only. The other, an address of a mapping gone since, fell inside a
+// 128 KiB leak that glibc mapped there (issue 27): it is found by the size
+// word beside it and left out of the roots.
+TEST(Reachability, LinkersCacheAddressIsFoundBesideTheCacheSize) {
+  constexpr std::uint64_t kCacheSize = 67631;
+  const std::uint64_t cache = 0x7f0012345000;
+  // cachesize, cache_new, cache (NULL once unmapped), as in glibc 2.36's
+  // ld.so; before them a malloc'd array's address, no page address: kept.
+  std::uint64_t data[8] = {0x55, 0x7f0011112230, kCacheSize, cache, 0, 0x1234, 0, 0};
+  MemoryRange linker_data[] = {range_of(data, sizeof data)};
+  SelfMemoryReader reader;
+  auto found = linker_cache_pointers(linker_data, kCacheSize, reader);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].begin, reinterpret_cast<std::uintptr_t>(&data[3]));
+  EXPECT_EQ(found[0].end, found[0].begin + 8);
+  // While the cache is mapped both addresses hold it.
+  data[4] = cache;
+  EXPECT_EQ(linker_cache_pointers(linker_data, kCacheSize, reader).size(), 2u);
+  // No word holds the size (the cache never loaded), or two do: nothing found.
+  EXPECT_TRUE(linker_cache_pointers(linker_data, kCacheSize + 8, reader).empty());
+  data[7] = kCacheSize;
+  EXPECT_TRUE(linker_cache_pointers(linker_data, kCacheSize, reader).empty());
+}
+
+// glibc's LC_CTYPE locale data: struct __locale_data (56 bytes, nstrings at
+// 48, private at 32) with values[nstrings], then its struct lc_ctype_data
+// (fcts, then the digits' widths in bytes: 0x01010101 in a UTF-8 locale),
+// which `private` points at. The widths read as an address where a non-PIE
+// program's heap lies low, and made a python3 leak possibly lost (issue
+// 27). The words past `fcts` are no pointer; `fcts` is.
+TEST(Reachability, LocaleDigitWidthsAreNoPointers) {
+  Fixture f;
+  constexpr std::size_t kValues = 4;
+  const std::size_t locale = f.add(7 + kValues + 3);
+  const std::size_t by_widths = f.add(4), by_fcts = f.add(4);
+  f.blocks[locale].force_reachable = true;
+  void** words = f.words(locale);
+  words[4] = &words[7 + kValues];  // private: the lc_ctype_data
+  words[6] = reinterpret_cast<void*>(kValues);
+  f.link(locale, 7 + kValues + 2, by_widths, 8);  // the widths' last word
+  f.link(locale, 7 + kValues, by_fcts, 8);        // fcts
+  SelfMemoryReader reader;
+  const ClassifyOptions glibc{.glibc_chunks = true};
+  auto classes = classify_blocks(f.blocks, {}, reader, glibc);
+  EXPECT_EQ(classes[by_widths], LeakClass::direct);
+  EXPECT_EQ(classes[by_fcts], LeakClass::possible);
+  // Another shape (private elsewhere): the word is followed.
+  words[4] = &words[6];
+  classes = classify_blocks(f.blocks, {}, reader, glibc);
+  EXPECT_EQ(classes[by_widths], LeakClass::possible);
 }
 
 TEST(Reachability, UnreadablePagesInARootAreSkipped) {

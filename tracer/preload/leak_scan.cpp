@@ -3,8 +3,10 @@
 // Roots, as in LeakSanitizer:
 //   * writable PT_LOAD segments of every loaded module (.data, .bss, GOT),
 //     except the recorder's and this library's own (their buffers hold copies
-//     of every recent block address) and glibc malloc's main arena
-//     (glibc_main_arena.hpp: allocator state, with a stale chunk address);
+//     of every recent block address), glibc malloc's main arena
+//     (glibc_main_arena.hpp: allocator state, with a stale chunk address)
+//     and ld.so's address of its ld.so.cache mapping (linker_cache_pointer.hpp:
+//     stale once the cache is unmapped);
 //   * the exiting thread's stack from the stack pointer its program frame
 //     had when it called exit() / _exit() (main's return calls exit() from
 //     __libc_start_call_main, so main's dead frame is not scanned), plus that
@@ -40,6 +42,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,6 +60,7 @@
 #include "interior_heuristics.hpp"
 #include "late_frees.hpp"
 #include "linker_blocks.hpp"
+#include "linker_cache_pointer.hpp"
 #include "memtrail/detail/diagnostics.hpp"
 #include "memtrail/detail/live_blocks.hpp"
 #include "memtrail/detail/own_mappings.hpp"
@@ -252,12 +256,27 @@ std::vector<MemoryRange> exit_caller_registers(const ExitCaller& exit_caller,
   return registers;
 }
 
+// ld.so's words that hold the address of its ld.so.cache mapping, mapped
+// or gone since (linker_cache_pointer.hpp).
+std::vector<MemoryRange> linker_cache_words(const ModuleRoots& modules, MemoryReader& reader) {
+  const MemoryRange linker{g_linker_text.begin, g_linker_text.begin + g_linker_text.size};
+  std::vector<MemoryRange> linker_data;
+  for (const MemoryRange& r : modules.writable)
+    if (r.begin >= linker.begin && r.end <= linker.end) linker_data.push_back(r);
+  struct stat cache {};
+  if (linker_data.empty() || stat("/etc/ld.so.cache", &cache) != 0) return {};
+  return linker_cache_pointers(linker_data, static_cast<std::uint64_t>(cache.st_size), reader);
+}
+
 // The modules' writable segments and the program's anonymous mappings.
-std::vector<MemoryRange> module_and_mapping_roots(const ModuleRoots& modules, ScanDebug& debug) {
-  // Not roots: our modules, and glibc malloc's own state (its stale
-  // last_remainder points into whatever block now covers that old chunk).
+std::vector<MemoryRange> module_and_mapping_roots(const ModuleRoots& modules, MemoryReader& reader,
+                                                  ScanDebug& debug) {
+  // Not roots: our modules, glibc malloc's own state (its stale
+  // last_remainder points into whatever block now covers that old chunk)
+  // and ld.so's address of its cache file (stale the same way).
   std::vector<MemoryRange> not_roots = modules.own;
   if (heap_is_glibc() && glibc_main_arena().end != 0) not_roots.push_back(glibc_main_arena());
+  for (const MemoryRange& r : linker_cache_words(modules, reader)) not_roots.push_back(r);
   std::vector<MemoryRange> roots = subtract_ranges(modules.writable, not_roots);
   debug.label("module data", 0, roots);
   // The program's anonymous read-write mappings (pymalloc's arenas), over
@@ -450,7 +469,7 @@ void record_classes(const std::vector<HeapBlock>& blocks, const std::vector<std:
   const ModuleRoots modules = module_roots(reader);
   const auto self_pointer = reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
   ScanDebug debug;
-  std::vector<MemoryRange> roots = module_and_mapping_roots(modules, debug);
+  std::vector<MemoryRange> roots = module_and_mapping_roots(modules, reader, debug);
   const std::uint64_t self_tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
   roots.insert(roots.end(), exit_registers.begin(), exit_registers.end());
   debug.label("exit() caller's registers", self_tid, exit_registers);

@@ -1,6 +1,7 @@
 // Exit-time leak classification (see reachability.hpp).
 #include "reachability.hpp"
 
+#include "glibc_locale_data.hpp"
 #include "interior_heuristics.hpp"
 
 #include <fcntl.h>
@@ -216,6 +217,8 @@ class Classifier {
                   [&](std::uintptr_t at, std::uint64_t w) {
                     long hit = index_.find(w);
                     if (hit < 0 || (versions && (at - block.address) % kVersionEntry == 8) ||
+                        (options_.glibc_chunks &&
+                         is_locale_digit_widths(block, at - block.address, reader_)) ||
                         is_data(at, w, static_cast<std::uint32_t>(hit), &block))
                       return;
                     on_block(at, w, static_cast<std::uint32_t>(hit));

@@ -132,7 +132,9 @@ struct ClassifyOptions {
   // The blocks are glibc malloc chunks: a pointer into a block's last bytes
   // that equals the next chunk's header address (where glibc's bins and
   // `top` point) does not count. The header is read through the reader only
-  // for such candidates, so a stale block can never fault the scan.
+  // for such candidates, so a stale block can never fault the scan. And the
+  // program runs on glibc: the digit widths at the end of its LC_CTYPE
+  // locale data are bytes, not a pointer (glibc_locale_data.hpp).
   bool glibc_chunks = false;
   // When set, memcheck's multipleinheritance heuristic is followed too.
   const VtableOracle* vtables = nullptr;

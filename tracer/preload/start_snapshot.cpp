@@ -3,11 +3,13 @@
 
 #include <elf.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "memtrail/detail/diagnostics.hpp"
@@ -18,12 +20,20 @@
 #include "scan_debug.hpp"
 #include "start_values.hpp"
 
+// ld.so's: the main thread's stack pointer at the program's entry, where
+// the kernel's argument block begins.
+extern "C" void* __libc_stack_end;
+
 namespace memtrail::preload {
 namespace {
 
 // No block lies below mmap_min_addr (64 KiB) or above the user address space.
 constexpr std::uint64_t kLowestBlock = 0x10000;
 constexpr std::uint64_t kUserSpaceEnd = std::uint64_t{1} << 47;
+
+// A sanity bound on the kernel's argument block: exec accepts a quarter of
+// the stack limit (2 MiB by default); beyond 1 GiB the bounds are wrong.
+constexpr std::uintptr_t kMaxArgumentBlock = std::uintptr_t{1} << 30;
 
 // Never freed: the scan reads it from the exit hook, after static destructors.
 const StartSnapshot* g_snapshot = nullptr;
@@ -79,6 +89,23 @@ std::vector<MemoryRange> resident_parts(const std::vector<MemoryRange>& ranges) 
   return resident;
 }
 
+// The block the kernel wrote at the top of the main thread's stack before
+// the program ran: argc, argv[], envp[], the aux vector, then the strings up
+// to the program's file name (AT_EXECFN), the highest of them. The
+// program's frames all lie below it (ld.so's __libc_stack_end: argc's
+// address), yet it is a root of the exiting thread's stack, and its
+// integers are no pointers: the aux vector's AT_HWCAP (CPUID's feature
+// bits, 0x1f8bfbff here) lies among a non-PIE program's brk heap addresses
+// and covered a leak of the leak-everything script (issue 27). Empty when
+// the bounds make no sense (no AT_EXECFN above argc).
+MemoryRange initial_argument_block() {
+  const auto low = reinterpret_cast<std::uintptr_t>(__libc_stack_end);
+  const auto* name = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
+  const auto high = reinterpret_cast<std::uintptr_t>(name);
+  if (low == 0 || high <= low || high - low > kMaxArgumentBlock) return {};
+  return {low, high + std::strlen(name) + 1};
+}
+
 }  // namespace
 
 void take_start_snapshot() {
@@ -96,16 +123,20 @@ void take_start_snapshot() {
   SelfMemoryReader reader;
   const ModuleRoots modules = module_roots(reader);
   // Our own segments are no roots at the scan (module_and_mapping_roots).
-  const std::vector<MemoryRange> segments =
+  std::vector<MemoryRange> segments =
       resident_parts(subtract_ranges(modules.writable, modules.own));
+  if (const MemoryRange arguments = initial_argument_block(); arguments.end != 0)
+    segments.push_back(arguments);
   std::vector<StartWord> words = candidate_start_words(segments, never_later_blocks(live), reader);
   g_snapshot = new StartSnapshot(std::move(words), last_age);
   g_snapshot_pid = getpid();
   errno = saved_errno;
   if (ScanDebug().on())
     // Not a "scan debug" line: those name the possibly-lost blocks only.
-    detail::diagnostic("memtrail: start-up values of the modules' data: %zu words (%zu bytes)\n",
-                       g_snapshot->size(), g_snapshot->size() * sizeof(StartWord));
+    detail::diagnostic(
+        "memtrail: start-up values of the modules' data and the argument block: %zu words "
+        "(%zu bytes)\n",
+        g_snapshot->size(), g_snapshot->size() * sizeof(StartWord));
 }
 
 const StartValues* start_snapshot() {

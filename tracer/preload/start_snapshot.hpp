@@ -1,5 +1,6 @@
-// Takes the start-up snapshot of the modules' writable segments
-// (start_values.hpp) and hands it to the exit-time leak scan.
+// Takes the start-up snapshot of the modules' writable segments and of the
+// kernel's argument block (start_values.hpp) and hands it to the exit-time
+// leak scan.
 #pragma once
 
 #include "reachability.hpp"

@@ -1,6 +1,8 @@
-// Words of the modules' writable segments as they were when the tracer
-// started: a word that still holds that value at exit cannot point at a
-// block allocated since (no such block existed to point at).
+// Words of the modules' writable segments (and of the kernel's argument
+// block at the top of the main thread's stack: argv, envp, the aux vector)
+// as they were when the tracer started: a word that still holds that value
+// at exit cannot point at a block allocated since (no such block existed
+// to point at).
 //
 // The file rule (image_constants.hpp) catches link-time constants. Start-up
 // code computes integers too: glibc's cache sizes (__x86_shared_cache_size

@@ -720,6 +720,13 @@ void flush_all_threads() {
   if (runtime::Session* s = g_session.load(std::memory_order_acquire)) s->request_flush(2000);
 }
 
+void flush_all_threads_lean() {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  s->release_scratch_asked.store(true, std::memory_order_release);
+  s->request_flush(2000);
+}
+
 void notify_modules_changed() {
   if (runtime::Session* s = g_session.load(std::memory_order_acquire))
     s->modules_dirty.store(true, std::memory_order_release);

@@ -458,7 +458,9 @@ void record_classes(const std::vector<HeapBlock>& blocks, const std::vector<std:
   // From here to release(), the program's other threads do not run: their
   // registers, stacks and blocks are read as of one instant.
   WorldStop world(kAnswerTimeoutMs);
-  detail::flush_all_threads();  // their last events, so the live set is theirs too
+  // Their last events, so the live set is theirs too; and the writer's
+  // scratch goes back before the scan takes its own.
+  detail::flush_all_threads_lean();
   std::vector<detail::LiveBlock> live = detail::live_blocks();
   // Blocks an exited thread freed are recorded freed now, and not scanned.
   std::erase_if(live,

@@ -168,6 +168,15 @@ class BlockPool {
     lock_.unlock();
     if (released) release_to_cold(released);
   }
+  // Releases every warm free block: the exit scan, with every event
+  // drained, is about to take its scratch (Session::release_scratch_if_asked).
+  void release_warm() noexcept {
+    lock_.lock();
+    Block* released = take_warm_locked(warm_count_.load(std::memory_order_relaxed));
+    low_water_ = 0;
+    lock_.unlock();
+    if (released) release_to_cold(released);
+  }
   // Blocks out: being written or waiting for a drain. Exact under lock_;
   // without it a racy estimate, good enough to decide whether to drain.
   std::uint64_t blocks_out() const {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -53,7 +54,8 @@ struct Figures {
 // reports; one at a time.
 runtime::SpinLock g_sample_lock;
 Range g_snapshot[kMaxRanges];
-Figures g_at_peak, g_largest;
+Figures g_at_peak, g_largest, g_at_scan;
+bool g_scanned = false;
 std::uint64_t g_last_sample_ns = 0;
 
 bool on() noexcept {
@@ -128,8 +130,8 @@ std::size_t total(const std::size_t (&bytes)[kPurposes]) {
   return sum;
 }
 
-// Under g_sample_lock.
-void sample_locked() {
+// Under g_sample_lock; returns the sample.
+Figures sample_locked() {
   Figures now = measure();
   // The first sample after the process's peak RSS rose: what the tracer
   // held then (the peak itself fell between two samples).
@@ -138,6 +140,7 @@ void sample_locked() {
   // sample, so its parts add up. A peak that rose during the scan is
   // sampled only after the scan let its scratch go.
   if (total(now.resident) > total(g_largest.resident)) g_largest = now;
+  return now;
 }
 
 std::uint64_t monotonic_ns() {
@@ -148,6 +151,20 @@ std::uint64_t monotonic_ns() {
 
 double mib(std::size_t bytes) {
   return static_cast<double>(bytes) / (1 << 20);
+}
+
+// What the exit scan's sample found resident, on a line of its own (the
+// table's columns are the process's peak and the tracer's most): whether
+// the writer and the warm event blocks had gone before the scan's scratch.
+void report_scan_sample() {
+  char line[512];
+  int n = std::snprintf(line, sizeof line, "memtrail: resident at the exit scan, MiB:");
+  for (int p = 0; p < kPurposes && n > 0 && n < static_cast<int>(sizeof line); ++p)
+    n += std::snprintf(line + n, sizeof line - n, " %s %.2f,", kPurposeNames[p],
+                       mib(g_at_scan.resident[p]));
+  if (n > 0 && n < static_cast<int>(sizeof line))
+    std::snprintf(line + n, sizeof line - n, " total %.2f", mib(total(g_at_scan.resident)));
+  diagnostic("%s\n", line);
 }
 
 }  // namespace
@@ -170,7 +187,8 @@ void sample_own_mappings_now() noexcept {
   if (!on()) return;
   g_sample_lock.lock();
   g_last_sample_ns = monotonic_ns();
-  sample_locked();
+  g_at_scan = sample_locked();
+  g_scanned = true;
   g_sample_lock.unlock();
 }
 
@@ -193,6 +211,7 @@ void report_own_mappings() noexcept {
              mib(total(g_at_peak.mapped)), mib(total(g_at_peak.resident)),
              mib(total(g_largest.mapped)), mib(total(g_largest.resident)), mib(total(end.mapped)),
              mib(total(end.resident)));
+  if (g_scanned) report_scan_sample();
   if (g_unrecorded != 0)
     diagnostic("memtrail: %zu mappings not counted (the table was full)\n", g_unrecorded);
   g_sample_lock.unlock();

@@ -137,19 +137,33 @@ ThreadBuffer* register_thread(Session* s) {
   return tb;
 }
 
-// Backpressure: when the drain is this far behind (24 blocks of 32 KiB
-// = 768 KiB of unconsumed events, besides the block each live thread is
-// writing), a program thread drains a pass itself, or, while someone else
-// drains, takes a few blocks more, and past those waits rather than mapping
-// more memory, which bounds the tracer's footprint (heaptrack gets the same
-// from its pipe). Counting the live threads' own blocks keeps a program
-// with hundreds of threads from waiting on every block change. A waiting
-// thread sleeps until blocks come back (a futex, not a polling nap: naps
-// woke the thread every 50 us to preempt the writer it was waiting for).
-// The wait is bounded (200 slices of at most 1 ms), so a thread that holds
-// a lock the drain needs (the loader lock, inside dlopen) can never
-// deadlock with it: it then maps a block anyway.
+// Backpressure: when the drain is this far behind (24 blocks of 128 KiB
+// = 3 MiB of unconsumed events, besides the block each live thread is
+// writing; fewer with many threads, below), a program thread drains a pass
+// itself, or, while someone else drains, takes a few blocks more, and past
+// those waits rather than mapping more memory, which bounds the tracer's
+// footprint (heaptrack gets the same from its pipe). Counting the live
+// threads' own blocks keeps a program with hundreds of threads from
+// waiting on every block change. A waiting thread sleeps until blocks come
+// back (a futex, not a polling nap: naps woke the thread every 50 us to
+// preempt the writer it was waiting for). The wait is bounded (200 slices
+// of at most 1 ms), so a thread that holds a lock the drain needs (the
+// loader lock, inside dlopen) can never deadlock with it: it then maps a
+// block anyway.
 constexpr std::uint64_t kBacklogBlocks = 24;
+// The live threads' own blocks buffer events too (64 threads: 8 MiB), so
+// each two of them take one block off the shared backlog, down to this
+// many (1 MiB): cross-thread-64's event blocks at its peak 12.0 -> 10 MiB
+// (issue 28). A program's thread that never fills its first block (the
+// 300 threads of samples/threads) never meets the bound; a single thread's
+// backlog is the same 24.
+constexpr std::uint64_t kMinBacklogBlocks = 8;
+std::uint64_t backlog_bound(std::uint64_t writing) {
+  const std::uint64_t shared = kBacklogBlocks >= kMinBacklogBlocks + writing / 2
+                                   ? kBacklogBlocks - writing / 2
+                                   : kMinBacklogBlocks;
+  return writing + shared;
+}
 // Sleeping leaves a core idle: a thread that finds someone else draining
 // takes up to this many blocks past the bound before it does.
 constexpr std::uint64_t kOvershootBlocks = 8;
@@ -172,7 +186,7 @@ Block* next_block(Session* s, ThreadBuffer* tb) {
     for (int pass = 0; pass < kPassesPerBlock && s->blocks.blocks_out() >= writing + kDrainAtBlocks;
          ++pass)
       if (!s->drain_here()) break;
-  std::uint64_t bound = kBacklogBlocks + writing;
+  std::uint64_t bound = backlog_bound(writing);
   Block* b = s->blocks.get_bounded(bound);
   if (b) return b;
   for (int pass = 0; pass < kMaxPassesHere && s->drain_here(); ++pass)
@@ -718,6 +732,13 @@ bool recorder_started() noexcept {
 
 void flush_all_threads() {
   if (runtime::Session* s = g_session.load(std::memory_order_acquire)) s->request_flush(2000);
+}
+
+void flush_all_threads_lean() {
+  runtime::Session* s = g_session.load(std::memory_order_acquire);
+  if (!s) return;
+  s->release_scratch_asked.store(true, std::memory_order_release);
+  s->request_flush(2000);
 }
 
 void notify_modules_changed() {

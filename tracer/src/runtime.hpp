@@ -330,6 +330,8 @@ struct Session {
   std::atomic<std::uint64_t> flush_requested{0};
   std::atomic<std::uint64_t> flush_done{0};
   std::atomic<bool> exit_requested{false};
+  // flush_all_threads_lean(): the flush that serves it also releases.
+  std::atomic<bool> release_scratch_asked{false};
   // pause_threads(): once flush ticket `pause_ticket` is served the writer
   // thread leaves without finishing the file; resume_threads() starts it again.
   std::atomic<bool> pause_requested{false};
@@ -417,6 +419,7 @@ struct Session {
   void open_cursors(ThreadBuffer* threads, bool exiting, std::uint64_t cut);
   void merge_events(std::uint64_t cut);
   void give_back_blocks();
+  void release_scratch_if_asked();  // writer_main, everything drained
   // From a fatal-signal handler: stops recording, lets the writer drain
   // everything, record `sig` and finish the file; waits up to `timeout_ms`.
   // Async-signal-safe on the calling thread (atomics, write, nanosleep).

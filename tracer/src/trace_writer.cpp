@@ -95,6 +95,7 @@ class LiveBlocks {
     return true;
   }
   void clear() { table_.clear(); }
+  void release() { table_ = {}; }
 
  private:
   struct Block {
@@ -115,7 +116,21 @@ class OutBuf {
 
   const char* data() const { return begin_; }
   std::size_t size() const { return static_cast<std::size_t>(pos_ - begin_); }
+  std::string_view view() const { return {begin_, size()}; }
   void clear() { pos_ = begin_; }
+  // Gives the memory back (the next write takes it again).
+  void release() {
+    std::free(begin_);
+    begin_ = pos_ = end_ = nullptr;
+  }
+  // `n` bytes of room at the end, not initialised: a writer fills a prefix
+  // and commits it. Pages it never writes are never touched.
+  char* room(std::size_t n) {
+    reserve(n);
+    return pos_;
+  }
+  void commit(std::size_t n) { pos_ += n; }
+  char* at(std::size_t offset) { return begin_ + offset; }
   void reserve(std::size_t n) {
     if (static_cast<std::size_t>(end_ - pos_) < n) grow(n);
   }
@@ -196,7 +211,12 @@ struct TraceWriter::Impl {
   ExactDivider time_resolution{1};  // event times are coded in these units
 
   OutBuf streams[kStreamCount];
-  std::string payload, compressed, frame, record_scratch;
+  std::string payload, record_scratch;
+  // The frame being written. A chunk's is built in place: zstd writes
+  // straight after its header, into room not zeroed ahead to
+  // ZSTD_compressBound (only the pages zstd writes are touched), and the
+  // compressed bytes are not copied again.
+  OutBuf frame;
   ZSTD_CCtx* cctx = ZSTD_createCCtx_advanced(g_codec_memory);
 
   // Chunk-local prediction state.
@@ -251,6 +271,19 @@ struct TraceWriter::Impl {
   ~Impl() {
     forget_descriptor();
     ZSTD_freeCCtx(cctx);
+  }
+  // TraceWriter::release_scratch.
+  void release_scratch() {
+    if (raw_size() != 0) return;  // a chunk is being built in them
+    for (auto& s : streams) s.release();
+    reserved_events = 0;  // its room went with the streams
+    frame.release();
+    std::string().swap(payload);
+    std::string().swap(record_scratch);
+    ZSTD_freeCCtx(cctx);  // its workspace; compress_chunk makes a new one
+    cctx = nullptr;
+    live.release();
+    spare_states.clear();
   }
   // The program's dup2 onto our number moves it (private_fd.hpp).
   void register_descriptor() {
@@ -322,7 +355,7 @@ struct TraceWriter::Impl {
     return has_writing_thread && !pthread_equal(pthread_self(), writing_thread);
   }
 
-  void write_all(const std::string& data) {
+  void write_all(std::string_view data) {
     if (off_thread()) {
       pending += data;
       return;
@@ -339,7 +372,7 @@ struct TraceWriter::Impl {
     owed_chunk_written = false;
   }
 
-  void write_now(const std::string& data) {
+  void write_now(std::string_view data) {
     auto lock = detail::private_fd_lock();  // no move between the check and the writes
     ensure_own_file();
     const char* p = data.data();
@@ -382,25 +415,44 @@ struct TraceWriter::Impl {
     write_all(out);
   }
 
-  void write_frame(std::uint8_t type, const std::string& stored, std::uint32_t raw,
-                   std::uint32_t count) {
+  // A frame: its header (type, stored and raw sizes, event count, the
+  // header's crc), the stored bytes, their crc. begin_frame() leaves room
+  // for the header; the stored bytes follow; end_frame() fills the header
+  // in and appends the crc.
+  static constexpr std::size_t kFrameHeader = 17;
+  static void put_fixed(char* at, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) at[i] = static_cast<char>(v >> (8 * i));
+  }
+  void begin_frame() {
     frame.clear();
-    ByteSink f{frame};
-    f.u8(type);
-    f.fixed(stored.size(), 4);
-    f.fixed(raw, 4);
-    f.fixed(count, 4);
-    f.fixed(crc32_of(frame.data(), frame.size()), 4);
-    frame += stored;
-    f.fixed(crc32_of(stored.data(), stored.size()), 4);
-    write_all(frame);
+    frame.room(kFrameHeader);
+    frame.commit(kFrameHeader);
+  }
+  void end_frame(std::uint8_t type, std::uint32_t raw, std::uint32_t count) {
+    const std::size_t stored = frame.size() - kFrameHeader;
+    char* header = frame.at(0);
+    header[0] = static_cast<char>(type);
+    put_fixed(header + 1, stored, 4);
+    put_fixed(header + 5, raw, 4);
+    put_fixed(header + 9, count, 4);
+    put_fixed(header + 13, crc32_of(header, 13), 4);
+    const std::uint32_t crc = crc32_of(frame.at(kFrameHeader), stored);
+    put_fixed(frame.room(4), crc, 4);
+    frame.commit(4);
+  }
+  void write_frame(std::uint8_t type, std::string_view stored, std::uint32_t raw,
+                   std::uint32_t count) {
+    begin_frame();
+    frame.append(stored.data(), stored.size());
+    end_frame(type, raw, count);
+    write_all(frame.view());
   }
 
   // The space a traced program needs on the trace's file system is unknown:
   // leave it 1/16 of the file system, at least 1 MiB (a small tmpfs) and at
   // most 64 MiB. Room also for the last chunk (the loss) and the end marker.
   static constexpr std::uint64_t kMinReserve = 1u << 20, kMaxReserve = 64u << 20;
-  static constexpr std::size_t kFrameOverhead = 21, kFinalRoom = 4096;
+  static constexpr std::size_t kFinalRoom = 4096;
   bool room_after(std::size_t chunk_bytes) {
     struct statvfs fs;
     struct stat st;
@@ -423,14 +475,13 @@ struct TraceWriter::Impl {
     if (raw_size() == 0) return;
     if (!out_of_space) {
       compress_chunk();
-      if (keep_space && !room_after(compressed.size() + kFrameOverhead)) out_of_space = true;
+      if (keep_space && !room_after(frame.size())) out_of_space = true;
     }
     if (out_of_space) {  // dropped, counted: the trace stays readable up to its last chunk
       lost_for_space += chunk_events;
       events -= chunk_events;
     } else {
-      write_frame(kChunkData, compressed, static_cast<std::uint32_t>(payload.size()),
-                  static_cast<std::uint32_t>(chunk_events));
+      write_all(frame.view());
       if (!pending.empty())
         owed_chunk_written = true;  // said once the writing thread wrote it
       else if (chunk_written)
@@ -454,12 +505,16 @@ struct TraceWriter::Impl {
     ByteSink p{payload};
     for (auto& s : streams) p.varint(s.size());
     for (auto& s : streams) payload.append(s.data(), s.size());
-    compressed.resize(ZSTD_compressBound(payload.size()));
-    std::size_t n = ZSTD_compressCCtx(cctx, compressed.data(), compressed.size(), payload.data(),
+    if (!cctx && !(cctx = ZSTD_createCCtx_advanced(g_codec_memory))) throw std::bad_alloc();
+    begin_frame();
+    const std::size_t bound = ZSTD_compressBound(payload.size());
+    std::size_t n = ZSTD_compressCCtx(cctx, frame.room(bound), bound, payload.data(),
                                       payload.size(), kZstdLevel);
     if (ZSTD_isError(n))
       throw std::runtime_error(path + ": zstd compression failed: " + ZSTD_getErrorName(n));
-    compressed.resize(n);
+    frame.commit(n);
+    end_frame(kChunkData, static_cast<std::uint32_t>(payload.size()),
+              static_cast<std::uint32_t>(chunk_events));
   }
 
   // The most bytes one encode() adds to all streams together: a thread
@@ -899,6 +954,10 @@ void TraceWriter::end_thread(std::uint32_t thread) {
   impl_->end_thread(thread);
 }
 
+void TraceWriter::release_scratch() {
+  impl_->release_scratch();
+}
+
 void TraceWriter::flush() {
   if (!impl_->finished) impl_->flush_chunk();
 }
@@ -910,7 +969,7 @@ void TraceWriter::finish() {
   impl_->finished = true;
   // The end marker's event count is the file's total, capped to 32 bits.
   std::uint64_t total = impl_->events > 0xffffffffu ? 0xffffffffu : impl_->events;
-  impl_->write_frame(kChunkEnd, std::string(), 0, static_cast<std::uint32_t>(total));
+  impl_->write_frame(kChunkEnd, {}, 0, static_cast<std::uint32_t>(total));
 }
 
 void TraceWriter::keep_space_free() {

@@ -380,6 +380,17 @@ bool Session::writer_round(bool stood_aside, bool exiting, std::uint64_t ticket,
   return more;
 }
 
+// The exit scan's flush (flush_all_threads_lean), served with nothing left
+// to drain: what the writer builds chunks in and the warm event blocks go
+// back before the scan takes its scratch, so the two do not add up at the
+// process's peak (cc1plus: ~3 MiB, issue 28). Under work_mutex.
+void Session::release_scratch_if_asked() {
+  if (!release_scratch_asked.load(std::memory_order_acquire)) return;
+  release_scratch_asked.store(false, std::memory_order_relaxed);
+  if (writer && !failed.load(std::memory_order_relaxed)) writer->release_scratch();
+  blocks.release_warm();
+}
+
 namespace {
 // Session::table_step: start_session wants the trace file handed over; the
 // writer's table is private and holds its copy; start_session closed the
@@ -514,6 +525,7 @@ void Session::writer_main() {
     // in the file: a thread that keeps allocating (one still running at
     // exit) must not hold it until the drain takes everything, which it
     // may never do (the exit once waited out two 5 s flush timeouts so).
+    if (!more) release_scratch_if_asked();
     if (!more || last_cut > asked_at) flush_done.store(ticket, std::memory_order_release);
     if (more) continue;
     if (exiting) break;

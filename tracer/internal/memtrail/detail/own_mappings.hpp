@@ -47,7 +47,8 @@ inline void note_own_unmapped(const void* start, std::size_t bytes) noexcept {
 bool own_memory_debug() noexcept;
 void sample_own_mappings() noexcept;
 // A sample now, whenever the last was: where the tracer holds the most
-// (the exit scan's scratch, before it goes).
+// (the exit scan's scratch, before it goes). The report gives this sample
+// a line of its own ("resident at the exit scan").
 void sample_own_mappings_now() noexcept;
 void report_own_mappings() noexcept;
 

@@ -14,6 +14,12 @@ namespace memtrail::detail {
 // and flushes it. Returns when the writer has written them (or after ~2 s if
 // the writer is stuck). No-op when not tracing.
 void flush_all_threads();
+// Like flush_all_threads(); then, every event being in the file, the writer
+// gives back the memory it builds chunks in and the event blocks kept warm
+// (TraceWriter::release_scratch, BlockPool::release_warm). For the exit
+// scan, about to take its own scratch: the tracer's peaks do not add. The
+// next events take them again.
+void flush_all_threads_lean();
 
 // Like record_slow() (dropped under the reentrancy guard), but never walks
 // the stack: for frees, whose block is identified by its alloc's stack (as

@@ -157,7 +157,6 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
       p.out.info.name = i == 0 ? "(none)" : "pool#" + std::to_string(i);
       p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                        p.out.info.name) != options_.pools.end();
-      p.timeline = Decimator(2, options_.timeline_points);
     }
   }
   return pools_[id];
@@ -248,7 +247,8 @@ void Engine::end_range() {
   if (range_ended_) return;
   range_ended_ = true;
   range_ = RangeState::after;
-  for (auto& p : pools_) {
+  for (std::uint32_t slot = 0; slot < pool_count_; ++slot) {
+    PoolState& p = pools_[slot];
     p.out.final_used_bytes = p.used;
     p.out.final_reserved_bytes = p.reserved;
     p.out.live_blocks = p.live.size();
@@ -260,12 +260,7 @@ void Engine::end_range() {
       if (p.is_upstream) return;
       summary_.live_at_range_end.add(b.size);
     });
-    if (p.out.has_segments && p.has_blocks) {
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
-      blocks.reserve(p.live.size());
-      p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
-      p.out.final_fragmentation = compute_fragmentation(p.segments, blocks, summary_.last_event_ns);
-    }
+    block_trackers_.on_pool_at_range_end(slot, summary_.last_event_ns, p);
   }
   summary_.final_used_bytes = total_used_;
   block_trackers_.on_range_end();
@@ -273,8 +268,8 @@ void Engine::end_range() {
 
 // ------------------------------------------------------------ state changes
 
-MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta,
-                                            std::uint64_t t, bool) {
+MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot,
+                                            std::int64_t delta, std::uint64_t t) {
   p.used += static_cast<std::uint64_t>(delta);
   if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
   if (taps_) {  // the session's series cover the whole trace, whatever the range
@@ -295,30 +290,7 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
     }
     block_trackers_.on_process_used(t, total_used_);
   }
-  pool_timeline(p, t, true);
-}
-
-void Engine::sample_fragmentation(PoolState& p, std::uint64_t t) {
-  // A sample costs a sort of the pool's live blocks. At most one per timeline
-  // bucket, and only after kFragmentationEventsPerBlock events per live block
-  // and segment since the last one: sampling stays a small fraction of the
-  // pass whatever the live set (2e7 events over 16k blocks: ~150 samples).
-  constexpr std::uint64_t kFragmentationEventsPerBlock = 8;
-  auto& blocks = fragmentation_scratch_;
-  blocks.clear();
-  blocks.reserve(p.live.size());
-  p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
-  p.out.fragmentation.push_back(compute_fragmentation(p.segments, blocks, t));
-  p.next_fragmentation_ns = t + p.timeline.bucket_width_ns();
-  p.next_fragmentation_event =
-      event_index_ + kFragmentationEventsPerBlock * (p.live.size() + p.segments.size());
-  if (p.out.fragmentation.size() > 2 * options_.timeline_points) {
-    // Thin to every other sample, like the timelines.
-    auto& f = p.out.fragmentation;
-    std::size_t w = 0;
-    for (std::size_t r = 0; r < f.size(); r += 2) f[w++] = f[r];
-    f.resize(w);
-  }
+  block_trackers_.on_pool_used(slot, t, p, event_index_);
 }
 
 void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta,
@@ -521,7 +493,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   block_trackers_.on_live(e);
   settle_peak(s);
   s.live += e.size;
-  add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns, in_range);
+  add_used(p, e.pool, pool_at, static_cast<std::int64_t>(e.size), e.time_ns);
   if (site_tap_) site_tap_->added(site, e.pool, e.stack, e.time_ns, e.size);
 }
 
@@ -566,13 +538,14 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
                  e.time_ns);
-  add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns, in_range);
+  add_used(p, pool_id, slot, -static_cast<std::int64_t>(b.size), e.time_ns);
 }
 
 void Engine::on_segment(const Event& e, bool in_range) {
-  PoolState& p = pool_state(e.pool);
+  const std::uint32_t slot = grown_pool_slot(e.pool);
+  PoolState& p = pools_[slot];
   if (!p.included) return;
-  p.out.has_segments = true;
+  p.has_segments = true;
   if (e.kind == EventKind::segment_reserve) {
     if (in_range) ++p.out.segment_reserves;
     auto [it, fresh] = p.segments.try_emplace(e.address);
@@ -613,7 +586,7 @@ void Engine::on_segment(const Event& e, bool in_range) {
       p.out.peak_reserved_bytes = p.reserved;
       p.out.peak_reserved_time_ns = e.time_ns;
     }
-    pool_timeline(p, e.time_ns, in_range);
+    block_trackers_.on_pool_reserved(slot, e.time_ns, p, event_index_);
   }
 }
 
@@ -798,16 +771,15 @@ void Engine::move_summary_and_sites(Analysis& a) {
 void Engine::move_pools(Analysis& a) {
   for (std::size_t id = 0; id < pools_.size(); ++id) {
     PoolState& p = pools_[id];
-    bool active = p.known || p.has_blocks || p.out.has_segments;
+    bool active = p.known || p.has_blocks || p.has_segments;
     if (p.known) a.pool_names.push_back(p.out.info.name);
     if (!p.included || !active) continue;
     PoolStats out = std::move(p.out);
     if (out.info.parent != 0 && out.info.parent < pools_.size())
       out.parent_name = pools_[out.info.parent].out.info.name;
     out.upstream = p.is_upstream;
+    out.has_segments = p.has_segments;
     out.reuse_ratio = out.allocations ? static_cast<double>(out.reuses) / out.allocations : 0;
-    out.used = p.timeline.series(0);
-    out.reserved = p.timeline.series(1);
     a.pools.push_back(std::move(out));
   }
   // Parent names were read before the parents moved; fix those moved first.
@@ -869,7 +841,7 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
   m.pool_state.final_used_bytes = p.used;
   m.pool_state.final_reserved_bytes = p.reserved;
   m.pool_state.live_blocks = p.live.size();
-  m.pool_state.has_segments = p.out.has_segments;
+  m.pool_state.has_segments = p.has_segments;
   std::vector<BlockInfo> blocks;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   p.live.for_each([&](std::uint64_t a, LiveBlock& b) {
@@ -893,52 +865,8 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
     m.segments.push_back(std::move(si));
   }
   while (bi < blocks.size()) m.outside_segments.push_back(blocks[bi++]);
-  if (p.out.has_segments) m.fragmentation = compute_fragmentation(p.segments, spans, m.time_ns);
+  if (p.has_segments) m.fragmentation = compute_fragmentation(p.segments, spans, m.time_ns);
   return m;
-}
-
-Fragmentation compute_fragmentation(const SegmentTable& segments,
-                                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks,
-                                    std::uint64_t time_ns) {
-  Fragmentation f;
-  f.time_ns = time_ns;
-  std::sort(blocks.begin(), blocks.end());
-  for (auto& [a, s] : blocks) f.used_bytes += s;
-  std::size_t bi = 0;
-  auto it = segments.begin();
-  while (it != segments.end()) {
-    // One range: a segment, extended over adjacent `map` segments.
-    std::uint64_t lo = it->first, hi = lo + it->second.size;
-    bool mapped = it->second.detail == SegmentDetail::map;
-    ++it;
-    while (mapped && it != segments.end() && it->first == hi &&
-           it->second.detail == SegmentDetail::map) {
-      hi += it->second.size;
-      ++it;
-    }
-    f.reserved_bytes += hi - lo;
-    while (bi < blocks.size() && blocks[bi].first < lo) ++bi;  // outside any segment
-    std::uint64_t cursor = lo, free_here = 0, largest = 0;
-    bool any_block = false;
-    while (bi < blocks.size() && blocks[bi].first < hi) {
-      auto [a, s] = blocks[bi++];
-      any_block = true;
-      if (a > cursor) {
-        free_here += a - cursor;
-        largest = std::max(largest, a - cursor);
-      }
-      cursor = std::max(cursor, std::min(hi, a + s));
-    }
-    if (hi > cursor) {
-      free_here += hi - cursor;
-      largest = std::max(largest, hi - cursor);
-    }
-    f.free_bytes += free_here;
-    if (any_block) f.free_in_partial_segments += free_here;
-    f.largest_free_block = std::max(f.largest_free_block, largest);
-  }
-  f.external = f.free_bytes ? 1.0 - static_cast<double>(f.largest_free_block) / f.free_bytes : 0;
-  return f;
 }
 
 }  // namespace memtrail::detail

@@ -15,6 +15,7 @@
 
 #include "live_block.hpp"
 #include "memtrail/analysis.hpp"
+#include "pool_live.hpp"
 
 namespace memtrail::detail {
 
@@ -56,6 +57,19 @@ class BlockTracker {
   // The process-wide used bytes (the leaf pools') changed to `used` at `t`,
   // inside the range.
   void on_process_used(std::uint64_t /*t*/, std::uint64_t /*used*/) {}
+  // The used bytes of analyzed pool `slot` (the Engine's, pool_slot) changed
+  // at `t`, inside the range, after on_live or on_release of the block;
+  // `pool` is its live state, read in place; `events`: the events of the
+  // file processed so far.
+  void on_pool_used(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/,
+                    std::uint64_t /*events*/) {}
+  // The same for its reserved bytes (a segment event).
+  void on_pool_reserved(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/,
+                        std::uint64_t /*events*/) {}
+  // The range ended at `t`: each analyzed pool's state then (before
+  // on_range_end).
+  void on_pool_at_range_end(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/) {
+  }
   // At the end (Engine::finish): a block allocated in the range and still
   // live, of class `cls` as the leaks count it (reachable included; the
   // runtime's blocks and those of an image replaced by exec are not told).

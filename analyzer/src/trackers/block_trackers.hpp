@@ -8,6 +8,7 @@
 
 #include "trackers/large_blocks.hpp"
 #include "trackers/lifetime_histogram.hpp"
+#include "trackers/pool_timelines.hpp"
 #include "trackers/scopes.hpp"
 #include "trackers/size_histogram.hpp"
 #include "trackers/temporaries.hpp"
@@ -39,6 +40,17 @@ class BlockTrackerList {
   [[gnu::always_inline]] void on_process_used(std::uint64_t t, std::uint64_t used) {
     (get<Trackers>().on_process_used(t, used), ...);
   }
+  [[gnu::always_inline]] void on_pool_used(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
+                                           std::uint64_t events) {
+    (get<Trackers>().on_pool_used(slot, t, p, events), ...);
+  }
+  void on_pool_reserved(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
+                        std::uint64_t events) {
+    (get<Trackers>().on_pool_reserved(slot, t, p, events), ...);
+  }
+  void on_pool_at_range_end(std::uint32_t slot, std::uint64_t t, const PoolLive& p) {
+    (get<Trackers>().on_pool_at_range_end(slot, t, p), ...);
+  }
   void on_leak(std::uint32_t pool_slot, std::uint64_t address, const LiveBlock& b, LeakClass cls) {
     (get<Trackers>().on_leak(pool_slot, address, b, cls), ...);
   }
@@ -58,8 +70,8 @@ class BlockTrackerList {
   std::tuple<Trackers...> trackers_;
 };
 
-using BlockTrackers =
-    BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker, LargeBlocksTracker,
-                     UsedTimelineTracker, TemporariesTracker, ScopeGrowthTracker>;
+using BlockTrackers = BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker,
+                                       LargeBlocksTracker, UsedTimelineTracker, TemporariesTracker,
+                                       ScopeGrowthTracker, PoolTimelinesTracker>;
 
 }  // namespace memtrail::detail

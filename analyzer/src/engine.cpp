@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 
-#include "leak_sites.hpp"
 #include "site_chart_tap.hpp"
 
 namespace memtrail::detail {
@@ -677,46 +676,21 @@ void Engine::close_range(Analysis& a) {
 }
 
 // Leaks: blocks allocated in the range and live at the end of the trace,
-// counted by class in their site, their pool and the process-wide totals,
-// and told to the block trackers (the large blocks keep the big ones).
-void Engine::count_leaks() {
-  Leaks upstream_leaks;
-  for (std::size_t id = 0; id < pools_.size(); ++id) {
-    PoolState& p = pools_[id];
+// told to the block trackers with their class (the leak counts count them,
+// the large blocks keep the big ones).
+void Engine::tell_leaks() {
+  for (std::uint32_t slot = 0; slot < pool_count_; ++slot) {
+    PoolState& p = pools_[slot];
     if (!p.included) continue;
     p.live.for_each([&](std::uint64_t address, LiveBlock& b) {
       if (!b.in_range) return;
-      Site& s = sites_[b.site].out;
-      auto cls = static_cast<LeakClass>(b.leak_class);
-      // An upstream's live blocks are the segments of the pools above it: its
-      // sites and PoolStats show them, the process-wide totals do not.
-      Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
-      if (cls == LeakClass::runtime) {
-        totals.runtime.add(b.size);
-        return;
-      }
-      if (leaks_.ended_at_exec && cls == LeakClass::unknown) {  // no scan ran: the image exec'd
-        totals.exec_replaced.add(b.size);
-        return;
-      }
-      if (cls == LeakClass::reachable) {
-        s.reachable.add(b.size);
-        totals.reachable.add(b.size);
-      } else if (cls == LeakClass::possible) {
-        s.possible.add(b.size);
-        totals.possible.add(b.size);
-      } else if (cls == LeakClass::indirect) {
-        s.indirect.add(b.size);
-        totals.indirect.add(b.size);
-      } else {
-        s.direct.add(b.size);
-        totals.direct.add(b.size);
-      }
-      if (cls != LeakClass::reachable && cls != LeakClass::possible) {
-        s.leaked.add(b.size);
-        p.out.leaked.add(b.size);
-      }
-      block_trackers_.on_leak(static_cast<std::uint32_t>(id), address, b, cls);
+      const auto cls = static_cast<LeakClass>(b.leak_class);
+      if (cls == LeakClass::runtime)
+        block_trackers_.on_unclassed_leak(slot, b, UnclassedLeak::runtime);
+      else if (leaks_.ended_at_exec && cls == LeakClass::unknown)  // no scan ran: the image exec'd
+        block_trackers_.on_unclassed_leak(slot, b, UnclassedLeak::exec_replaced);
+      else
+        block_trackers_.on_leak(slot, address, b, cls);
     });
   }
 }
@@ -742,13 +716,12 @@ void Engine::sum_leaf_pools() {
     summary_.bytes_allocated += p.out.bytes_allocated;
     summary_.frees += p.out.frees;
   }
-  summary_.leaked = leaks_.direct + leaks_.indirect;
   summary_.duration_ns =
       any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
                           : 0;
 }
 
-// The summary, then the sites (and their leak sites), moved out.
+// The summary, then the sites, moved out.
 void Engine::move_summary_and_sites(Analysis& a) {
   a.range_from_ns = range_from_;
   a.range_to_ns = range_to_;
@@ -761,10 +734,7 @@ void Engine::move_summary_and_sites(Analysis& a) {
     s.out.bytes_allocated = s.bytes_allocated;
     a.sites.push_back(std::move(s.out));
   });
-  leaks_.sites = leak_sites_of(a.sites, [&](PoolId pool) {
-    return pool.value < pools_.size() && pools_[pool.value].is_upstream;
-  });
-  a.leaks = std::move(leaks_);
+  a.leaks = std::move(leaks_);  // whether classified or exec'd; the counts are the tracker's
 }
 
 // The pools seen with blocks or segments, with their parents' names.
@@ -820,7 +790,7 @@ void Engine::move_tables(Analysis& a) {
 
 void Engine::finish(Analysis& a) {
   close_range(a);
-  count_leaks();
+  tell_leaks();
   tap_live_blocks();
   sum_leaf_pools();
   move_summary_and_sites(a);

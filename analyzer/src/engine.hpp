@@ -13,8 +13,9 @@
 // (trackers/block_trackers.hpp), the pools' timelines and fragmentation
 // samples among them (they read a pool's PoolLive in place); the others hear
 // the Engine's decisions off that path (engine_listener.hpp). Still computed
-// here: the sites' and pools' counters and peaks, the leaks, the orphan
-// frees.
+// here: the sites' and pools' counters and peaks, the orphan frees. The
+// Engine decides which blocks are left live in the range and their leak
+// class; the leak counts tracker counts them.
 #pragma once
 
 #include <algorithm>
@@ -243,7 +244,7 @@ class Engine : public TraceVisitor {
   }
   // finish()'s steps, in its order.
   void close_range(Analysis& a);
-  void count_leaks();
+  void tell_leaks();
   void tap_live_blocks();
   void sum_leaf_pools();
   void move_summary_and_sites(Analysis& a);
@@ -287,7 +288,7 @@ class Engine : public TraceVisitor {
   bool from_mark_seen_ = false, to_mark_seen_ = false;
 
   Summary summary_;
-  Leaks leaks_;
+  Leaks leaks_;  // whether the trace was classified or exec'd (the counts: LeakCountsTracker)
   std::uint64_t total_used_ = 0;  // process-wide used (non-upstream pools)
   std::uint64_t peak_epoch_ = 0;
   bool any_event_in_range_ = false;

@@ -40,6 +40,11 @@ struct ReleasedBlock {
   bool in_range = false;      // the free is inside the analyzed range
 };
 
+// Why a block left live at the end is in no leak class: the C/C++
+// runtime's own (Leaks::runtime), or live when the image called exec, never
+// classified (Leaks::exec_replaced).
+enum class UnclassedLeak : std::uint8_t { runtime, exec_replaced };
+
 class BlockTracker {
  public:
   // The Engine holds pool slots [0, count) from now on (before any hook
@@ -75,6 +80,10 @@ class BlockTracker {
   // runtime's blocks and those of an image replaced by exec are not told).
   void on_leak(std::uint32_t /*pool_slot*/, std::uint64_t /*address*/, const LiveBlock& /*b*/,
                LeakClass /*cls*/) {}
+  // At the end: a block allocated in the range and still live, of none of
+  // the classes on_leak tells.
+  void on_unclassed_leak(std::uint32_t /*pool_slot*/, const LiveBlock& /*b*/,
+                         UnclassedLeak /*why*/) {}
   // A block's bytes entered (delta > 0) or left the open entry `entry` (the
   // Engine's instance number) of scope `scope`, whose pool it is of;
   // `once`: the block's first entry of that scope (a scope nested in itself

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "trackers/large_blocks.hpp"
+#include "trackers/leak_counts.hpp"
 #include "trackers/lifetime_histogram.hpp"
 #include "trackers/pool_timelines.hpp"
 #include "trackers/scopes.hpp"
@@ -54,6 +55,9 @@ class BlockTrackerList {
   void on_leak(std::uint32_t pool_slot, std::uint64_t address, const LiveBlock& b, LeakClass cls) {
     (get<Trackers>().on_leak(pool_slot, address, b, cls), ...);
   }
+  void on_unclassed_leak(std::uint32_t pool_slot, const LiveBlock& b, UnclassedLeak why) {
+    (get<Trackers>().on_unclassed_leak(pool_slot, b, why), ...);
+  }
   void on_scope_bytes(std::uint32_t scope, std::uint32_t entry, bool once, std::int64_t delta,
                       std::uint32_t site, std::uint64_t entries) {
     (get<Trackers>().on_scope_bytes(scope, entry, once, delta, site, entries), ...);
@@ -72,6 +76,6 @@ class BlockTrackerList {
 
 using BlockTrackers = BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker,
                                        LargeBlocksTracker, UsedTimelineTracker, TemporariesTracker,
-                                       ScopeGrowthTracker, PoolTimelinesTracker>;
+                                       ScopeGrowthTracker, PoolTimelinesTracker, LeakCountsTracker>;
 
 }  // namespace memtrail::detail

@@ -186,6 +186,7 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
     fresh.out.pool = PoolId{pool_id};
     fresh.peak_epoch = peak_epoch_;
     *idx = static_cast<std::uint32_t>(sites_.size());
+    block_trackers_.sites_grew(*idx);
   }
   return *idx - 1;
 }
@@ -217,12 +218,8 @@ bool Engine::update_range_slow(const Event& e) {
     summary_.peak_time_ns = opened;
     summary_.peak_position = event_index_ - 1;  // before this event
     ++peak_epoch_;
-    for (auto& p : pools_) {
-      p.out.peak_used_bytes = p.used;
-      p.out.peak_used_time_ns = opened;
-      p.out.peak_reserved_bytes = p.reserved;
-      p.out.peak_reserved_time_ns = opened;
-    }
+    for (std::uint32_t slot = 0; slot < pool_count_; ++slot)
+      block_trackers_.on_range_begin(slot, opened, pools_[slot]);
     if (!empty) return true;
     range_to_ = options_.to_ns;
     end_range();
@@ -276,10 +273,6 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
     if (!p.is_upstream) taps_->process_used(pool_id, t, total_used_);
   }
   if (range_ != RangeState::inside) return;
-  if (p.used > p.out.peak_used_bytes) {
-    p.out.peak_used_bytes = p.used;
-    p.out.peak_used_time_ns = t;
-  }
   if (!p.is_upstream) {
     if (total_used_ > summary_.peak_used_bytes) {
       summary_.peak_used_bytes = total_used_;
@@ -440,18 +433,9 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   p.has_blocks = true;
   std::uint32_t site = site_index(p, e.pool, e.stack);
   SiteState& s = sites_[site];
-  bool reuse = e.kind == EventKind::reuse;
   // An inherited block is live here but was allocated in another trace.
   if (in_range && e.detail != static_cast<std::uint8_t>(AllocFn::inherited)) {
-    ++s.out.calls;
-    s.bytes_allocated += e.size;
-    ++p.out.allocations;
-    p.out.bytes_allocated += e.size;
-    if (reuse) {
-      ++s.out.reuses;
-      ++p.out.reuses;
-    }
-    block_trackers_.on_alloc(pool_at, e);
+    block_trackers_.on_alloc(pool_at, site, e);
     if (site_tap_) site_tap_->counted(site, e.pool, e.stack, e.time_ns);
   }
   if (!orphans_.empty()) {
@@ -463,7 +447,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
         // The free was recorded before this alloc (cross-thread, the freeing
         // thread's buffer reached the file first): the block is already gone.
         ++summary_.late_matched_frees;
-        if (in_range) ++p.out.frees;
+        if (in_range) block_trackers_.on_late_free(pool_at);
         return;
       }
       ++summary_.unmatched_frees;
@@ -520,7 +504,6 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   s.live -= b.size;
   if (b.scope_inst != 0)
     scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size), b.site);
-  if (in_range) ++p.out.frees;
   if (site_tap_) [[unlikely]] {
     // The site charts' Temporary cost: whether the temporaries tracker
     // counted this release.
@@ -581,10 +564,6 @@ void Engine::on_segment(const Event& e, bool in_range) {
   }
   if (taps_) taps_->pool_reserved(p.out.info.id, e.time_ns, p.reserved);
   if (range_ == RangeState::inside) {
-    if (p.reserved > p.out.peak_reserved_bytes) {
-      p.out.peak_reserved_bytes = p.reserved;
-      p.out.peak_reserved_time_ns = e.time_ns;
-    }
     block_trackers_.on_pool_reserved(slot, e.time_ns, p, event_index_);
   }
 }
@@ -708,14 +687,9 @@ void Engine::tap_live_blocks() {
   }
 }
 
-// Process-wide counters: the leaf pools' shares.
-void Engine::sum_leaf_pools() {
-  for (const PoolState& p : pools_) {
-    if (!p.included || p.is_upstream) continue;
-    summary_.allocations += p.out.allocations;
-    summary_.bytes_allocated += p.out.bytes_allocated;
-    summary_.frees += p.out.frees;
-  }
+// The range's duration (the process-wide counters are the counters
+// tracker's).
+void Engine::settle_duration() {
   summary_.duration_ns =
       any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
                           : 0;
@@ -731,7 +705,6 @@ void Engine::move_summary_and_sites(Analysis& a) {
   // reads sites_ after finish()).
   sites_.drain([&](SiteState&& s) {
     settle_peak(s);
-    s.out.bytes_allocated = s.bytes_allocated;
     a.sites.push_back(std::move(s.out));
   });
   a.leaks = std::move(leaks_);  // whether classified or exec'd; the counts are the tracker's
@@ -749,7 +722,6 @@ void Engine::move_pools(Analysis& a) {
       out.parent_name = pools_[out.info.parent].out.info.name;
     out.upstream = p.is_upstream;
     out.has_segments = p.has_segments;
-    out.reuse_ratio = out.allocations ? static_cast<double>(out.reuses) / out.allocations : 0;
     a.pools.push_back(std::move(out));
   }
   // Parent names were read before the parents moved; fix those moved first.
@@ -792,7 +764,7 @@ void Engine::finish(Analysis& a) {
   close_range(a);
   tell_leaks();
   tap_live_blocks();
-  sum_leaf_pools();
+  settle_duration();
   move_summary_and_sites(a);
   move_pools(a);
   move_scopes(a);

@@ -4,18 +4,26 @@
 // stop at a chosen moment (segment_map_at(), the Session's moments).
 //
 // What the Engine holds is the pass's live state, which every metric reads:
-// the pools' live blocks and segments, used and reserved bytes, the sites'
-// live bytes, the scopes' open instances, the range. A metric computed from
-// it belongs in a tracker (trackers/): the per-block ones (sizes, lifetimes,
-// large blocks, the used timeline, the temporaries, the scopes' growth) are
-// called inline from
-// the alloc and free path through a compile-time list
-// (trackers/block_trackers.hpp), the pools' timelines and fragmentation
-// samples among them (they read a pool's PoolLive in place); the others hear
-// the Engine's decisions off that path (engine_listener.hpp). Still computed
-// here: the sites' and pools' counters and peaks, the orphan frees. The
-// Engine decides which blocks are left live in the range and their leak
-// class; the leak counts tracker counts them.
+// the pools' live blocks and segments (PoolLive), used and reserved bytes,
+// the sites' live bytes, the scopes' open instances, the range. A metric
+// computed from it belongs in a tracker (trackers/): the per-block ones
+// (sizes, lifetimes, large blocks, the used timeline, the temporaries, the
+// scopes' growth, the pools' timelines and fragmentation, the sites' and
+// pools' counters and the pools' peaks, the leak counts) are called inline
+// from the alloc and free path through a compile-time list
+// (trackers/block_trackers.hpp); the others hear the Engine's decisions off
+// that path (engine_listener.hpp).
+//
+// What stays here is what decides the state, or is the state read at one
+// instant: the process-wide peak (its time and position) with the peak
+// epoch, because the peak decides which bytes each site holds at it
+// (settle_peak: a site's live bytes before its first change after the
+// peak); the orphan frees (a free recorded before its alloc makes that
+// alloc drop the block) and their counts; which blocks are left live in
+// the range and their leak class (told to the trackers); the state at the
+// range's end (final used and reserved bytes, live blocks, the bytes live
+// then per site); the scopes' entries counted; the pools' segment reserve
+// and release counts, counted where the segments change.
 #pragma once
 
 #include <algorithm>
@@ -45,19 +53,17 @@ namespace memtrail::detail {
 struct PoolCheckpoint;  // checkpoints.hpp
 class SiteChartTap;     // site_chart_tap.hpp
 
-// Line-aligned, what an alloc or free changes first: live, peak_epoch,
-// bytes_allocated (kept here, copied to `out` at the end) and out.calls share
-// the first cache line. With 10^6 sites every site change misses the cache
-// (distinct-stacks-1e6), and the 184-byte record with live at its end made
-// that two or three misses. The rarer changes (reuses, peak_bytes at a new
-// peak) lie in the second line.
+// Line-aligned, what an alloc or free changes first: live and peak_epoch
+// share the first cache line. With 10^6 sites every site change misses the
+// cache (distinct-stacks-1e6), and the 184-byte record with live at its end
+// made that two or three misses. The rarer change (peak_bytes at a new
+// peak) lies further on. The site's counters are the counters tracker's
+// (trackers/counters.hpp).
 struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
-  std::uint64_t bytes_allocated = 0;  // out.bytes_allocated, until finish()
-  Site out;                           // counters reported as they are
+  Site out;  // its stack and pool, and its bytes at the peak
 };
-static_assert(offsetof(SiteState, out) + offsetof(Site, calls) + 8 <= 64);
 
 // The live state (PoolLive) and what the Engine reports of it.
 struct PoolState : PoolLive {
@@ -246,7 +252,7 @@ class Engine : public TraceVisitor {
   void close_range(Analysis& a);
   void tell_leaks();
   void tap_live_blocks();
-  void sum_leaf_pools();
+  void settle_duration();
   void move_summary_and_sites(Analysis& a);
   void move_pools(Analysis& a);
   void move_scopes(Analysis& a);

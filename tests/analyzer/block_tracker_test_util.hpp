@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <type_traits>
 
 #include <gtest/gtest.h>
 
@@ -23,9 +22,10 @@ inline AnalysisOptions no_symbols() {
   return o;
 }
 
-// The Engine's pass over `path`: its own figures only (`Tracker` void), or
-// with tracker `Tracker`'s finish after it, as the analysis pass runs it.
-template <class Tracker = void>
+// The Engine's pass over `path`: its own figures only (no `Trackers`), or
+// with the finish of each of `Trackers` after it, as the analysis pass runs
+// them.
+template <class... Trackers>
 Analysis engine_pass(const std::string& path, const AnalysisOptions& o = no_symbols()) {
   Analysis a;
   a.path = path;
@@ -33,7 +33,7 @@ Analysis engine_pass(const std::string& path, const AnalysisOptions& o = no_symb
   TraceReader reader(path);
   EXPECT_TRUE(reader.read(engine).ok);
   engine.finish(a);
-  if constexpr (!std::is_void_v<Tracker>) engine.block_trackers().get<Tracker>().finish(a);
+  (engine.block_trackers().get<Trackers>().finish(a), ...);
   return a;
 }
 

@@ -1,10 +1,12 @@
-// The pools' metrics that moved off the Engine onto block trackers
-// (analyzer/src/trackers/): the pools' timelines and fragmentation samples
-// (pool_timelines.hpp). Each is computed by its tracker alone
+// The pools' and sites' metrics that moved off the Engine onto block
+// trackers (analyzer/src/trackers/): the pools' timelines and fragmentation
+// samples (pool_timelines.hpp), the sites' and pools' counters and the
+// pools' peaks (counters.hpp). Each is computed by its tracker alone
 // (Engine::finish leaves it empty, the tracker's finish fills it), and
 // analyze() (the CLI's report and JSON) and Session::open (the GUI's
 // whole()) show it alike.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,144 @@ TEST(PoolTrackers, AnalyzeAndTheSessionShowThePoolTimelinesAlike) {
   EXPECT_EQ(gui.used.value, cli.used.value);
   EXPECT_EQ(gui.reserved.value, cli.reserved.value);
   EXPECT_EQ(gui.used.time_ns, cli.used.time_ns);
+}
+
+// malloc (1), a caching pool (2) with segments and its upstream (3),
+// known as one only after its block:
+//
+//   t100 alloc pool 3 0x100000 4096 (stack 1)    t600 free pool 2 0x100000
+//   t150 reserve pool 2 0x100000 2 MiB           t650 release pool 2 0x400000
+//   t200 alloc pool 1 0xA0 100 (stack 2)         t700 alloc pool 1 0xC0 5000 (stack 2)
+//   t300 reuse pool 2 0x100000 1 MiB (stack 3)   t800 free pool 1 0xC0
+//   t400 alloc pool 1 0xB0 3000 (stack 2)        t960 free pool 1 0xD0, recorded
+//   t500 free pool 1 0xA0                        before its alloc at t950 (10 B,
+//   t550 reserve pool 2 0x400000 1 MiB           stack 2): a late free
+struct CounterTrace {
+  CounterTrace() : b(test::temp_trace("counters.mtr")) {
+    b.pool(1, "malloc", PoolKind::heap);
+    b.pool(3, "device", PoolKind::system);
+    for (std::uint32_t s = 1; s <= 3; ++s) b.stack(s, 0, 0x1000 * s);
+    b.alloc(100, 3, 0x100000, 4096, 1);
+    b.writer().flush();  // the pool record below comes after this block
+    b.pool(2, "cache", PoolKind::caching, 3);
+    b.segment(150, EventKind::segment_reserve, 2, 0x100000, 2 * kMiB);
+    b.alloc(200, 1, 0xA0, 100, 2);
+    b.reuse(300, 2, 0x100000, kMiB, 3);
+    b.alloc(400, 1, 0xB0, 3000, 2);
+    b.free(500, 1, 0xA0);
+    b.segment(550, EventKind::segment_reserve, 2, 0x400000, kMiB);
+    b.free(600, 2, 0x100000);
+    b.segment(650, EventKind::segment_release, 2, 0x400000, kMiB);
+    b.alloc(700, 1, 0xC0, 5000, 2);
+    b.free(800, 1, 0xC0);
+    b.free(960, 1, 0xD0);
+    b.alloc(950, 1, 0xD0, 10, 2);
+    path = b.finish();
+  }
+  test::TraceBuilder b;
+  std::string path;
+};
+
+struct PoolCounts {
+  std::uint64_t allocations, reuses, frees, bytes, peak_used, peak_used_ns, peak_reserved,
+      peak_reserved_ns;
+  bool operator==(const PoolCounts&) const = default;
+};
+
+std::map<std::uint32_t, PoolCounts> pool_counts_of(const Analysis& a) {
+  std::map<std::uint32_t, PoolCounts> out;
+  for (const PoolStats& p : a.pools)
+    out[p.info.id] = {p.allocations,
+                      p.reuses,
+                      p.frees,
+                      p.bytes_allocated,
+                      p.peak_used_bytes,
+                      p.peak_used_time_ns,
+                      p.peak_reserved_bytes,
+                      p.peak_reserved_time_ns};
+  return out;
+}
+
+struct SiteCounts {
+  std::uint64_t calls, reuses, bytes;
+  bool operator==(const SiteCounts&) const = default;
+};
+
+// (pool, stack) -> counts, for the sites that have any.
+std::map<std::pair<std::uint32_t, std::uint32_t>, SiteCounts> site_counts_of(const Analysis& a) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, SiteCounts> out;
+  for (const Site& s : a.sites)
+    if (s.calls != 0) out[{s.pool.value, s.stack.value}] = {s.calls, s.reuses, s.bytes_allocated};
+  return out;
+}
+
+struct SummaryCounts {
+  std::uint64_t allocations, bytes, frees;
+  bool operator==(const SummaryCounts&) const = default;
+};
+
+SummaryCounts summary_counts_of(const Analysis& a) {
+  return {a.summary.allocations, a.summary.bytes_allocated, a.summary.frees};
+}
+
+const std::map<std::pair<std::uint32_t, std::uint32_t>, SiteCounts> kSiteCounts{
+    {{3, 1}, {1, 0, 4096}}, {{1, 2}, {4, 0, 8110}}, {{2, 3}, {1, 1, kMiB}}};
+// The range opens at the first event (t100): every pool's first peak.
+const std::map<std::uint32_t, PoolCounts> kPoolCounts{
+    {1, {4, 0, 3, 8110, 8000, 700, 0, 100}},
+    {2, {1, 1, 1, kMiB, kMiB, 300, 3 * kMiB, 550}},
+    {3, {1, 0, 0, 4096, 4096, 100, 0, 100}}};
+// The leaf pools' (1 and 2).
+const SummaryCounts kSummaryCounts{5, 8110 + kMiB, 4};
+
+TEST(PoolTrackers, TheCountersAndPoolPeaksAreTheirTrackers) {
+  CounterTrace trace;
+  const Analysis engine_alone = engine_pass(trace.path);
+  EXPECT_TRUE(site_counts_of(engine_alone).empty());
+  EXPECT_EQ(summary_counts_of(engine_alone), (SummaryCounts{0, 0, 0}));
+  for (const auto& [id, counts] : pool_counts_of(engine_alone))
+    EXPECT_EQ(counts, (PoolCounts{0, 0, 0, 0, 0, 0, 0, 0})) << "pool " << id;
+  EXPECT_EQ(engine_alone.summary.peak_used_bytes, kMiB + 3100);  // the Engine's, with the epoch
+
+  // The counters are the counters tracker's, the pools' peaks the pool
+  // timelines tracker's.
+  const Analysis counted = engine_pass<detail::CountersTracker>(trace.path);
+  EXPECT_EQ(pool_counts_of(counted).at(2), (PoolCounts{1, 1, 1, kMiB, 0, 0, 0, 0}));
+  const Analysis a = engine_pass<detail::CountersTracker, detail::PoolTimelinesTracker>(trace.path);
+  EXPECT_EQ(site_counts_of(a), kSiteCounts);
+  EXPECT_EQ(pool_counts_of(a), kPoolCounts);
+  EXPECT_EQ(summary_counts_of(a), kSummaryCounts);
+  ASSERT_NE(a.pool(PoolId{2}), nullptr);
+  EXPECT_EQ(a.pool(PoolId{2})->reuse_ratio, 1.0);
+
+  // From t350: the range opens at t400 with the state replayed so far.
+  AnalysisOptions from_350 = no_symbols();
+  from_350.from_ns = 350;
+  const Analysis late =
+      engine_pass<detail::CountersTracker, detail::PoolTimelinesTracker>(trace.path, from_350);
+  EXPECT_EQ(pool_counts_of(late),
+            (std::map<std::uint32_t, PoolCounts>{{1, {3, 0, 3, 8010, 8000, 700, 0, 400}},
+                                                 {2, {0, 0, 1, 0, kMiB, 400, 3 * kMiB, 550}},
+                                                 {3, {0, 0, 0, 0, 4096, 400, 0, 400}}}));
+  EXPECT_EQ(summary_counts_of(late), (SummaryCounts{3, 8010, 4}));
+}
+
+TEST(PoolTrackers, AnalyzeAndTheSessionShowTheCountersAlike) {
+  CounterTrace trace;
+  const test::CliAndGui both = analyze_as_cli_and_gui(trace.path);
+  ASSERT_TRUE(both.cli.error.empty() && both.session);
+  const Analysis &cli = both.cli, &gui = both.gui();
+  EXPECT_EQ(site_counts_of(cli), kSiteCounts);
+  EXPECT_EQ(site_counts_of(gui), kSiteCounts);
+  EXPECT_EQ(summary_counts_of(cli), kSummaryCounts);
+  EXPECT_EQ(summary_counts_of(gui), kSummaryCounts);
+  // malloc's reserved bytes come from the heap samples after the pass
+  // (none here); the other pools' figures are the tracker's.
+  std::map<std::uint32_t, PoolCounts> cli_pools = pool_counts_of(cli);
+  EXPECT_EQ(cli_pools.at(2), kPoolCounts.at(2));
+  EXPECT_EQ(cli_pools.at(3), kPoolCounts.at(3));
+  EXPECT_EQ(cli_pools.at(1).allocations, 4u);
+  EXPECT_EQ(pool_counts_of(gui), cli_pools);
 }
 
 }  // namespace

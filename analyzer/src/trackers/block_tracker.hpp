@@ -50,15 +50,24 @@ class BlockTracker {
   // The Engine holds pool slots [0, count) from now on (before any hook
   // names one of them).
   void pools_grew(std::uint32_t /*count*/) {}
+  // The Engine holds sites [0, count) from now on (before any hook names
+  // one of them): a per-site tracker grows here, off the per-event path.
+  void sites_grew(std::uint32_t /*count*/) {}
   // An allocation (alloc or reuse) counted in the range: not an inherited
-  // block, of an analyzed pool.
-  void on_alloc(std::uint32_t /*pool_slot*/, const Event& /*e*/) {}
+  // block, of an analyzed pool; `site`: the Engine's index of its site.
+  void on_alloc(std::uint32_t /*pool_slot*/, std::uint32_t /*site*/, const Event& /*e*/) {}
   // An alloc or reuse of an analyzed pool entered the live set, counted in
   // the range or not (after on_alloc, and after the release of a block it
   // replaced); not one whose free was recorded before it.
   void on_live(const Event& /*e*/) {}
   // A block of an analyzed pool released.
   void on_release(const ReleasedBlock& /*r*/) {}
+  // A free of an analyzed pool in the range, recorded before its alloc
+  // (another thread's buffer reached the file first): its block never
+  // entered the live set, and no on_release tells it.
+  void on_late_free(std::uint32_t /*pool_slot*/) {}
+  // The range opened at `t`: each pool's state then (its first peak).
+  void on_range_begin(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/) {}
   // The process-wide used bytes (the leaf pools') changed to `used` at `t`,
   // inside the range.
   void on_process_used(std::uint64_t /*t*/, std::uint64_t /*used*/) {}

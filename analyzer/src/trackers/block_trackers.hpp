@@ -6,6 +6,7 @@
 
 #include <tuple>
 
+#include "trackers/counters.hpp"
 #include "trackers/large_blocks.hpp"
 #include "trackers/leak_counts.hpp"
 #include "trackers/lifetime_histogram.hpp"
@@ -31,8 +32,14 @@ class BlockTrackerList {
   // std::apply's call out of line in the Engine's event loop (cachegrind on
   // tight-pairs: 16 instructions more per free).
   void pools_grew(std::uint32_t count) { (get<Trackers>().pools_grew(count), ...); }
-  [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, const Event& e) {
-    (get<Trackers>().on_alloc(pool_slot, e), ...);
+  void sites_grew(std::uint32_t count) { (get<Trackers>().sites_grew(count), ...); }
+  [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, std::uint32_t site,
+                                       const Event& e) {
+    (get<Trackers>().on_alloc(pool_slot, site, e), ...);
+  }
+  void on_late_free(std::uint32_t pool_slot) { (get<Trackers>().on_late_free(pool_slot), ...); }
+  void on_range_begin(std::uint32_t slot, std::uint64_t t, const PoolLive& p) {
+    (get<Trackers>().on_range_begin(slot, t, p), ...);
   }
   [[gnu::always_inline]] void on_live(const Event& e) { (get<Trackers>().on_live(e), ...); }
   [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
@@ -74,8 +81,9 @@ class BlockTrackerList {
   std::tuple<Trackers...> trackers_;
 };
 
-using BlockTrackers = BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker,
-                                       LargeBlocksTracker, UsedTimelineTracker, TemporariesTracker,
-                                       ScopeGrowthTracker, PoolTimelinesTracker, LeakCountsTracker>;
+using BlockTrackers =
+    BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker, LargeBlocksTracker,
+                     UsedTimelineTracker, TemporariesTracker, ScopeGrowthTracker,
+                     PoolTimelinesTracker, LeakCountsTracker, CountersTracker>;
 
 }  // namespace memtrail::detail

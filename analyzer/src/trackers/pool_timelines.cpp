@@ -45,6 +45,10 @@ void PoolTimelinesTracker::finish(Analysis& a) {
     out.reserved = pool.timeline.series(1);
     out.fragmentation = std::move(pool.fragmentation);
     out.final_fragmentation = pool.final_fragmentation;
+    out.peak_used_bytes = pool.peak_used.bytes;
+    out.peak_used_time_ns = pool.peak_used.time_ns;
+    out.peak_reserved_bytes = pool.peak_reserved.bytes;
+    out.peak_reserved_time_ns = pool.peak_reserved.time_ns;
   }
 }
 

@@ -1,11 +1,11 @@
 // Each pool's used and reserved bytes over the range, decimated to
 // AnalysisOptions::timeline_points (PoolStats::used and reserved: the
 // report's pool charts, the JSON's and the Chrome export's pool series, the
-// GUI's timeline), and its fragmentation sampled over the range and at the
-// range's end (PoolStats::fragmentation, final_fragmentation: the report's
-// POOLS fragmentation, the GUI's Fragmentation view). One tracker for both:
-// a fragmentation sample is taken at most once per timeline bucket, so its
-// cadence is the timeline's.
+// GUI's timeline), their peaks (PoolStats::peak_used_*, peak_reserved_*:
+// the report's POOLS, `check`'s per-pool gates), and its fragmentation sampled over the range and
+// at the range's end (PoolStats::fragmentation, final_fragmentation: the report's POOLS
+// fragmentation, the GUI's Fragmentation view). One tracker for both: a fragmentation sample is
+// taken at most once per timeline bucket, so its cadence is the timeline's.
 #pragma once
 
 #include <cstdint>
@@ -28,24 +28,37 @@ class PoolTimelinesTracker : public BlockTracker {
   // sorts the pool's live blocks).
   void set_sample_fragmentation(bool on) { sample_fragmentation_ = on; }
 
+  // The range opens with the state replayed so far: that is its first peak.
+  void on_range_begin(std::uint32_t slot, std::uint64_t t, const PoolLive& p) {
+    pools_[slot].peak_used = {p.used, t};
+    pools_[slot].peak_reserved = {p.reserved, t};
+  }
   [[gnu::always_inline]] void on_pool_used(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
                                            std::uint64_t events) {
-    record(slot, t, p, events);
+    Pool& pool = pools_[slot];
+    if (p.used > pool.peak_used.bytes) pool.peak_used = {p.used, t};
+    record(pool, t, p, events);
   }
   void on_pool_reserved(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
                         std::uint64_t events) {
-    record(slot, t, p, events);
+    Pool& pool = pools_[slot];
+    if (p.reserved > pool.peak_reserved.bytes) pool.peak_reserved = {p.reserved, t};
+    record(pool, t, p, events);
   }
   void on_pool_at_range_end(std::uint32_t slot, std::uint64_t t, const PoolLive& p);
   // Into the Analysis' pools, by their slot (PoolStats::info.id).
   void finish(Analysis& a);
 
  private:
+  struct Peak {
+    std::uint64_t bytes = 0, time_ns = 0;
+  };
   // A power-of-two stride: finding a pool's record on every alloc and free
   // is a shift, not a multiplication (cachegrind: 2 instructions an event).
   struct alignas(256) Pool {
     explicit Pool(std::size_t points) : timeline(2, points) {}
     Decimator timeline;  // used, reserved
+    Peak peak_used, peak_reserved;
     std::vector<Fragmentation> fragmentation;
     Fragmentation final_fragmentation;
     // The next sample waits for both (sample()).
@@ -54,9 +67,8 @@ class PoolTimelinesTracker : public BlockTracker {
 
   static_assert(sizeof(Pool) == 256);
 
-  [[gnu::always_inline]] void record(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
+  [[gnu::always_inline]] void record(Pool& pool, std::uint64_t t, const PoolLive& p,
                                      std::uint64_t events) {
-    Pool& pool = pools_[slot];
     std::uint64_t values[2] = {p.used, p.reserved};
     pool.timeline.record_n<2>(t, values);
     if (!p.has_segments || !p.has_blocks || !sample_fragmentation_) return;

@@ -528,14 +528,13 @@ void Engine::on_segment(const Event& e, bool in_range) {
   PoolState& p = pools_[slot];
   if (!p.included) return;
   p.has_segments = true;
+  if (in_range) block_trackers_.on_segment(slot, e);
   if (e.kind == EventKind::segment_reserve) {
-    if (in_range) ++p.out.segment_reserves;
     auto [it, fresh] = p.segments.try_emplace(e.address);
     if (!fresh) p.reserved -= it->second.size;
     it->second = SegmentRec{e.size, static_cast<SegmentDetail>(e.detail)};
     p.reserved += e.size;
   } else {
-    if (in_range) ++p.out.segment_releases;
     // Remove [address, address + size) from the segments: munmap may cut a
     // mapping in two, and size 0 means "the segment at this address".
     std::uint64_t lo = e.address;

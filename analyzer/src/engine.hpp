@@ -22,8 +22,9 @@
 // alloc drop the block) and their counts; which blocks are left live in
 // the range and their leak class (told to the trackers); the state at the
 // range's end (final used and reserved bytes, live blocks, the bytes live
-// then per site); the scopes' entries counted; the pools' segment reserve
-// and release counts, counted where the segments change.
+// then per site and process-wide); the scopes' entries counted; the
+// summary's event count, first and last times and duration, which the range
+// itself decides; the unmatched, late and replaced frees' counts.
 #pragma once
 
 #include <algorithm>

@@ -213,6 +213,12 @@ SummaryCounts summary_counts_of(const Analysis& a) {
   return {a.summary.allocations, a.summary.bytes_allocated, a.summary.frees};
 }
 
+// The caching pool's segment reserves and releases.
+std::pair<std::uint64_t, std::uint64_t> segment_counts_of(const Analysis& a) {
+  const PoolStats& p = cache_of(a);
+  return {p.segment_reserves, p.segment_releases};
+}
+
 const std::map<std::pair<std::uint32_t, std::uint32_t>, SiteCounts> kSiteCounts{
     {{3, 1}, {1, 0, 4096}}, {{1, 2}, {4, 0, 8110}}, {{2, 3}, {1, 1, kMiB}}};
 // The range opens at the first event (t100): every pool's first peak.
@@ -242,6 +248,8 @@ TEST(PoolTrackers, TheCountersAndPoolPeaksAreTheirTrackers) {
   EXPECT_EQ(summary_counts_of(a), kSummaryCounts);
   ASSERT_NE(a.pool(PoolId{2}), nullptr);
   EXPECT_EQ(a.pool(PoolId{2})->reuse_ratio, 1.0);
+  EXPECT_EQ(segment_counts_of(engine_alone), (std::pair<std::uint64_t, std::uint64_t>{0, 0}));
+  EXPECT_EQ(segment_counts_of(a), (std::pair<std::uint64_t, std::uint64_t>{2, 1}));
 
   // From t350: the range opens at t400 with the state replayed so far.
   AnalysisOptions from_350 = no_symbols();
@@ -253,6 +261,7 @@ TEST(PoolTrackers, TheCountersAndPoolPeaksAreTheirTrackers) {
                                                  {2, {0, 0, 1, 0, kMiB, 400, 3 * kMiB, 550}},
                                                  {3, {0, 0, 0, 0, 4096, 400, 0, 400}}}));
   EXPECT_EQ(summary_counts_of(late), (SummaryCounts{3, 8010, 4}));
+  EXPECT_EQ(segment_counts_of(late), (std::pair<std::uint64_t, std::uint64_t>{1, 1}));
 }
 
 TEST(PoolTrackers, AnalyzeAndTheSessionShowTheCountersAlike) {

@@ -71,6 +71,9 @@ class BlockTracker {
   // The process-wide used bytes (the leaf pools') changed to `used` at `t`,
   // inside the range.
   void on_process_used(std::uint64_t /*t*/, std::uint64_t /*used*/) {}
+  // A segment event (reserve or release) of analyzed pool `slot` inside the
+  // range, before the segments change.
+  void on_segment(std::uint32_t /*slot*/, const Event& /*e*/) {}
   // The used bytes of analyzed pool `slot` (the Engine's, pool_slot) changed
   // at `t`, inside the range, after on_live or on_release of the block;
   // `pool` is its live state, read in place; `events`: the events of the

@@ -52,6 +52,9 @@ class BlockTrackerList {
                                            std::uint64_t events) {
     (get<Trackers>().on_pool_used(slot, t, p, events), ...);
   }
+  void on_segment(std::uint32_t slot, const Event& e) {
+    (get<Trackers>().on_segment(slot, e), ...);
+  }
   void on_pool_reserved(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
                         std::uint64_t events) {
     (get<Trackers>().on_pool_reserved(slot, t, p, events), ...);

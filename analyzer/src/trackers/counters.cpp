@@ -17,6 +17,8 @@ void CountersTracker::finish(Analysis& a) {
     out.reuses = p.reuses;
     out.frees = p.frees;
     out.bytes_allocated = p.bytes_allocated;
+    out.segment_reserves = p.segment_reserves;
+    out.segment_releases = p.segment_releases;
     out.reuse_ratio = p.allocations ? static_cast<double>(p.reuses) / p.allocations : 0;
     if (out.upstream) continue;  // its blocks are the segments of the pools above it
     a.summary.allocations += p.allocations;

@@ -1,5 +1,6 @@
 // The sites' and pools' counters (Site::calls, reuses, bytes_allocated;
-// PoolStats::allocations, reuses, frees, bytes_allocated, reuse_ratio; the
+// PoolStats::allocations, reuses, frees, bytes_allocated, reuse_ratio,
+// segment_reserves, segment_releases; the
 // summary's allocations, bytes allocated and frees, summed over the leaf
 // pools: the report's TOP SITES and POOLS, the JSON's, the call tree's
 // allocation and bytes costs, the GUI's Summary and Sites). The pools'
@@ -41,6 +42,10 @@ class CountersTracker : public BlockTracker {
     if (r.in_range) ++pools_[r.pool_slot].frees;
   }
   void on_late_free(std::uint32_t pool_slot) { ++pools_[pool_slot].frees; }
+  void on_segment(std::uint32_t slot, const Event& e) {
+    Pool& p = pools_[slot];
+    ++(e.kind == EventKind::segment_reserve ? p.segment_reserves : p.segment_releases);
+  }
   // Into the sites (by the Engine's index, the Analysis' order), the pools
   // (by slot) and the summary (the leaf pools' sums).
   void finish(Analysis& a);
@@ -50,8 +55,9 @@ class CountersTracker : public BlockTracker {
   struct alignas(32) SiteCounts {
     std::uint64_t calls = 0, reuses = 0, bytes_allocated = 0;
   };
-  struct alignas(32) Pool {
+  struct alignas(64) Pool {
     std::uint64_t allocations = 0, reuses = 0, frees = 0, bytes_allocated = 0;
+    std::uint64_t segment_reserves = 0, segment_releases = 0;
   };
 
   std::vector<SiteCounts> sites_;  // by the Engine's site index

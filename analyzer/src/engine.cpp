@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 
-#include "leak_sites.hpp"
 #include "site_chart_tap.hpp"
 
 namespace memtrail::detail {
@@ -157,7 +156,6 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
       p.out.info.name = i == 0 ? "(none)" : "pool#" + std::to_string(i);
       p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                        p.out.info.name) != options_.pools.end();
-      p.timeline = Decimator(2, options_.timeline_points);
     }
   }
   return pools_[id];
@@ -188,6 +186,7 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
     fresh.out.pool = PoolId{pool_id};
     fresh.peak_epoch = peak_epoch_;
     *idx = static_cast<std::uint32_t>(sites_.size());
+    block_trackers_.sites_grew(*idx);
   }
   return *idx - 1;
 }
@@ -219,12 +218,8 @@ bool Engine::update_range_slow(const Event& e) {
     summary_.peak_time_ns = opened;
     summary_.peak_position = event_index_ - 1;  // before this event
     ++peak_epoch_;
-    for (auto& p : pools_) {
-      p.out.peak_used_bytes = p.used;
-      p.out.peak_used_time_ns = opened;
-      p.out.peak_reserved_bytes = p.reserved;
-      p.out.peak_reserved_time_ns = opened;
-    }
+    for (std::uint32_t slot = 0; slot < pool_count_; ++slot)
+      block_trackers_.on_range_begin(slot, opened, pools_[slot]);
     if (!empty) return true;
     range_to_ = options_.to_ns;
     end_range();
@@ -248,7 +243,8 @@ void Engine::end_range() {
   if (range_ended_) return;
   range_ended_ = true;
   range_ = RangeState::after;
-  for (auto& p : pools_) {
+  for (std::uint32_t slot = 0; slot < pool_count_; ++slot) {
+    PoolState& p = pools_[slot];
     p.out.final_used_bytes = p.used;
     p.out.final_reserved_bytes = p.reserved;
     p.out.live_blocks = p.live.size();
@@ -260,12 +256,7 @@ void Engine::end_range() {
       if (p.is_upstream) return;
       summary_.live_at_range_end.add(b.size);
     });
-    if (p.out.has_segments && p.has_blocks) {
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
-      blocks.reserve(p.live.size());
-      p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
-      p.out.final_fragmentation = compute_fragmentation(p.segments, blocks, summary_.last_event_ns);
-    }
+    block_trackers_.on_pool_at_range_end(slot, summary_.last_event_ns, p);
   }
   summary_.final_used_bytes = total_used_;
   block_trackers_.on_range_end();
@@ -273,8 +264,8 @@ void Engine::end_range() {
 
 // ------------------------------------------------------------ state changes
 
-MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta,
-                                            std::uint64_t t, bool) {
+MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot,
+                                            std::int64_t delta, std::uint64_t t) {
   p.used += static_cast<std::uint64_t>(delta);
   if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
   if (taps_) {  // the session's series cover the whole trace, whatever the range
@@ -282,10 +273,6 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
     if (!p.is_upstream) taps_->process_used(pool_id, t, total_used_);
   }
   if (range_ != RangeState::inside) return;
-  if (p.used > p.out.peak_used_bytes) {
-    p.out.peak_used_bytes = p.used;
-    p.out.peak_used_time_ns = t;
-  }
   if (!p.is_upstream) {
     if (total_used_ > summary_.peak_used_bytes) {
       summary_.peak_used_bytes = total_used_;
@@ -295,30 +282,7 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
     }
     block_trackers_.on_process_used(t, total_used_);
   }
-  pool_timeline(p, t, true);
-}
-
-void Engine::sample_fragmentation(PoolState& p, std::uint64_t t) {
-  // A sample costs a sort of the pool's live blocks. At most one per timeline
-  // bucket, and only after kFragmentationEventsPerBlock events per live block
-  // and segment since the last one: sampling stays a small fraction of the
-  // pass whatever the live set (2e7 events over 16k blocks: ~150 samples).
-  constexpr std::uint64_t kFragmentationEventsPerBlock = 8;
-  auto& blocks = fragmentation_scratch_;
-  blocks.clear();
-  blocks.reserve(p.live.size());
-  p.live.for_each([&](std::uint64_t a, LiveBlock& b) { blocks.emplace_back(a, b.size); });
-  p.out.fragmentation.push_back(compute_fragmentation(p.segments, blocks, t));
-  p.next_fragmentation_ns = t + p.timeline.bucket_width_ns();
-  p.next_fragmentation_event =
-      event_index_ + kFragmentationEventsPerBlock * (p.live.size() + p.segments.size());
-  if (p.out.fragmentation.size() > 2 * options_.timeline_points) {
-    // Thin to every other sample, like the timelines.
-    auto& f = p.out.fragmentation;
-    std::size_t w = 0;
-    for (std::size_t r = 0; r < f.size(); r += 2) f[w++] = f[r];
-    f.resize(w);
-  }
+  block_trackers_.on_pool_used(slot, t, p, event_index_);
 }
 
 void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta,
@@ -469,18 +433,9 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   p.has_blocks = true;
   std::uint32_t site = site_index(p, e.pool, e.stack);
   SiteState& s = sites_[site];
-  bool reuse = e.kind == EventKind::reuse;
   // An inherited block is live here but was allocated in another trace.
   if (in_range && e.detail != static_cast<std::uint8_t>(AllocFn::inherited)) {
-    ++s.out.calls;
-    s.bytes_allocated += e.size;
-    ++p.out.allocations;
-    p.out.bytes_allocated += e.size;
-    if (reuse) {
-      ++s.out.reuses;
-      ++p.out.reuses;
-    }
-    block_trackers_.on_alloc(pool_at, e);
+    block_trackers_.on_alloc(pool_at, site, e);
     if (site_tap_) site_tap_->counted(site, e.pool, e.stack, e.time_ns);
   }
   if (!orphans_.empty()) {
@@ -492,7 +447,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
         // The free was recorded before this alloc (cross-thread, the freeing
         // thread's buffer reached the file first): the block is already gone.
         ++summary_.late_matched_frees;
-        if (in_range) ++p.out.frees;
+        if (in_range) block_trackers_.on_late_free(pool_at);
         return;
       }
       ++summary_.unmatched_frees;
@@ -521,7 +476,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   block_trackers_.on_live(e);
   settle_peak(s);
   s.live += e.size;
-  add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns, in_range);
+  add_used(p, e.pool, pool_at, static_cast<std::int64_t>(e.size), e.time_ns);
   if (site_tap_) site_tap_->added(site, e.pool, e.stack, e.time_ns, e.size);
 }
 
@@ -549,7 +504,6 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
   s.live -= b.size;
   if (b.scope_inst != 0)
     scope_walk(b.scope_inst, pool_id, -static_cast<std::int64_t>(b.size), b.site);
-  if (in_range) ++p.out.frees;
   if (site_tap_) [[unlikely]] {
     // The site charts' Temporary cost: whether the temporaries tracker
     // counted this release.
@@ -566,21 +520,21 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
                  e.time_ns);
-  add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns, in_range);
+  add_used(p, pool_id, slot, -static_cast<std::int64_t>(b.size), e.time_ns);
 }
 
 void Engine::on_segment(const Event& e, bool in_range) {
-  PoolState& p = pool_state(e.pool);
+  const std::uint32_t slot = grown_pool_slot(e.pool);
+  PoolState& p = pools_[slot];
   if (!p.included) return;
-  p.out.has_segments = true;
+  p.has_segments = true;
+  if (in_range) block_trackers_.on_segment(slot, e);
   if (e.kind == EventKind::segment_reserve) {
-    if (in_range) ++p.out.segment_reserves;
     auto [it, fresh] = p.segments.try_emplace(e.address);
     if (!fresh) p.reserved -= it->second.size;
     it->second = SegmentRec{e.size, static_cast<SegmentDetail>(e.detail)};
     p.reserved += e.size;
   } else {
-    if (in_range) ++p.out.segment_releases;
     // Remove [address, address + size) from the segments: munmap may cut a
     // mapping in two, and size 0 means "the segment at this address".
     std::uint64_t lo = e.address;
@@ -609,11 +563,7 @@ void Engine::on_segment(const Event& e, bool in_range) {
   }
   if (taps_) taps_->pool_reserved(p.out.info.id, e.time_ns, p.reserved);
   if (range_ == RangeState::inside) {
-    if (p.reserved > p.out.peak_reserved_bytes) {
-      p.out.peak_reserved_bytes = p.reserved;
-      p.out.peak_reserved_time_ns = e.time_ns;
-    }
-    pool_timeline(p, e.time_ns, in_range);
+    block_trackers_.on_pool_reserved(slot, e.time_ns, p, event_index_);
   }
 }
 
@@ -704,46 +654,21 @@ void Engine::close_range(Analysis& a) {
 }
 
 // Leaks: blocks allocated in the range and live at the end of the trace,
-// counted by class in their site, their pool and the process-wide totals,
-// and told to the block trackers (the large blocks keep the big ones).
-void Engine::count_leaks() {
-  Leaks upstream_leaks;
-  for (std::size_t id = 0; id < pools_.size(); ++id) {
-    PoolState& p = pools_[id];
+// told to the block trackers with their class (the leak counts count them,
+// the large blocks keep the big ones).
+void Engine::tell_leaks() {
+  for (std::uint32_t slot = 0; slot < pool_count_; ++slot) {
+    PoolState& p = pools_[slot];
     if (!p.included) continue;
     p.live.for_each([&](std::uint64_t address, LiveBlock& b) {
       if (!b.in_range) return;
-      Site& s = sites_[b.site].out;
-      auto cls = static_cast<LeakClass>(b.leak_class);
-      // An upstream's live blocks are the segments of the pools above it: its
-      // sites and PoolStats show them, the process-wide totals do not.
-      Leaks& totals = p.is_upstream ? upstream_leaks : leaks_;
-      if (cls == LeakClass::runtime) {
-        totals.runtime.add(b.size);
-        return;
-      }
-      if (leaks_.ended_at_exec && cls == LeakClass::unknown) {  // no scan ran: the image exec'd
-        totals.exec_replaced.add(b.size);
-        return;
-      }
-      if (cls == LeakClass::reachable) {
-        s.reachable.add(b.size);
-        totals.reachable.add(b.size);
-      } else if (cls == LeakClass::possible) {
-        s.possible.add(b.size);
-        totals.possible.add(b.size);
-      } else if (cls == LeakClass::indirect) {
-        s.indirect.add(b.size);
-        totals.indirect.add(b.size);
-      } else {
-        s.direct.add(b.size);
-        totals.direct.add(b.size);
-      }
-      if (cls != LeakClass::reachable && cls != LeakClass::possible) {
-        s.leaked.add(b.size);
-        p.out.leaked.add(b.size);
-      }
-      block_trackers_.on_leak(static_cast<std::uint32_t>(id), address, b, cls);
+      const auto cls = static_cast<LeakClass>(b.leak_class);
+      if (cls == LeakClass::runtime)
+        block_trackers_.on_unclassed_leak(slot, b, UnclassedLeak::runtime);
+      else if (leaks_.ended_at_exec && cls == LeakClass::unknown)  // no scan ran: the image exec'd
+        block_trackers_.on_unclassed_leak(slot, b, UnclassedLeak::exec_replaced);
+      else
+        block_trackers_.on_leak(slot, address, b, cls);
     });
   }
 }
@@ -761,21 +686,15 @@ void Engine::tap_live_blocks() {
   }
 }
 
-// Process-wide counters: the leaf pools' shares.
-void Engine::sum_leaf_pools() {
-  for (const PoolState& p : pools_) {
-    if (!p.included || p.is_upstream) continue;
-    summary_.allocations += p.out.allocations;
-    summary_.bytes_allocated += p.out.bytes_allocated;
-    summary_.frees += p.out.frees;
-  }
-  summary_.leaked = leaks_.direct + leaks_.indirect;
+// The range's duration (the process-wide counters are the counters
+// tracker's).
+void Engine::settle_duration() {
   summary_.duration_ns =
       any_event_in_range_ ? summary_.last_event_ns - std::min(range_from_, summary_.first_event_ns)
                           : 0;
 }
 
-// The summary, then the sites (and their leak sites), moved out.
+// The summary, then the sites, moved out.
 void Engine::move_summary_and_sites(Analysis& a) {
   a.range_from_ns = range_from_;
   a.range_to_ns = range_to_;
@@ -785,29 +704,23 @@ void Engine::move_summary_and_sites(Analysis& a) {
   // reads sites_ after finish()).
   sites_.drain([&](SiteState&& s) {
     settle_peak(s);
-    s.out.bytes_allocated = s.bytes_allocated;
     a.sites.push_back(std::move(s.out));
   });
-  leaks_.sites = leak_sites_of(a.sites, [&](PoolId pool) {
-    return pool.value < pools_.size() && pools_[pool.value].is_upstream;
-  });
-  a.leaks = std::move(leaks_);
+  a.leaks = std::move(leaks_);  // whether classified or exec'd; the counts are the tracker's
 }
 
 // The pools seen with blocks or segments, with their parents' names.
 void Engine::move_pools(Analysis& a) {
   for (std::size_t id = 0; id < pools_.size(); ++id) {
     PoolState& p = pools_[id];
-    bool active = p.known || p.has_blocks || p.out.has_segments;
+    bool active = p.known || p.has_blocks || p.has_segments;
     if (p.known) a.pool_names.push_back(p.out.info.name);
     if (!p.included || !active) continue;
     PoolStats out = std::move(p.out);
     if (out.info.parent != 0 && out.info.parent < pools_.size())
       out.parent_name = pools_[out.info.parent].out.info.name;
     out.upstream = p.is_upstream;
-    out.reuse_ratio = out.allocations ? static_cast<double>(out.reuses) / out.allocations : 0;
-    out.used = p.timeline.series(0);
-    out.reserved = p.timeline.series(1);
+    out.has_segments = p.has_segments;
     a.pools.push_back(std::move(out));
   }
   // Parent names were read before the parents moved; fix those moved first.
@@ -848,9 +761,9 @@ void Engine::move_tables(Analysis& a) {
 
 void Engine::finish(Analysis& a) {
   close_range(a);
-  count_leaks();
+  tell_leaks();
   tap_live_blocks();
-  sum_leaf_pools();
+  settle_duration();
   move_summary_and_sites(a);
   move_pools(a);
   move_scopes(a);
@@ -869,7 +782,7 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
   m.pool_state.final_used_bytes = p.used;
   m.pool_state.final_reserved_bytes = p.reserved;
   m.pool_state.live_blocks = p.live.size();
-  m.pool_state.has_segments = p.out.has_segments;
+  m.pool_state.has_segments = p.has_segments;
   std::vector<BlockInfo> blocks;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   p.live.for_each([&](std::uint64_t a, LiveBlock& b) {
@@ -893,52 +806,8 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
     m.segments.push_back(std::move(si));
   }
   while (bi < blocks.size()) m.outside_segments.push_back(blocks[bi++]);
-  if (p.out.has_segments) m.fragmentation = compute_fragmentation(p.segments, spans, m.time_ns);
+  if (p.has_segments) m.fragmentation = compute_fragmentation(p.segments, spans, m.time_ns);
   return m;
-}
-
-Fragmentation compute_fragmentation(const SegmentTable& segments,
-                                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks,
-                                    std::uint64_t time_ns) {
-  Fragmentation f;
-  f.time_ns = time_ns;
-  std::sort(blocks.begin(), blocks.end());
-  for (auto& [a, s] : blocks) f.used_bytes += s;
-  std::size_t bi = 0;
-  auto it = segments.begin();
-  while (it != segments.end()) {
-    // One range: a segment, extended over adjacent `map` segments.
-    std::uint64_t lo = it->first, hi = lo + it->second.size;
-    bool mapped = it->second.detail == SegmentDetail::map;
-    ++it;
-    while (mapped && it != segments.end() && it->first == hi &&
-           it->second.detail == SegmentDetail::map) {
-      hi += it->second.size;
-      ++it;
-    }
-    f.reserved_bytes += hi - lo;
-    while (bi < blocks.size() && blocks[bi].first < lo) ++bi;  // outside any segment
-    std::uint64_t cursor = lo, free_here = 0, largest = 0;
-    bool any_block = false;
-    while (bi < blocks.size() && blocks[bi].first < hi) {
-      auto [a, s] = blocks[bi++];
-      any_block = true;
-      if (a > cursor) {
-        free_here += a - cursor;
-        largest = std::max(largest, a - cursor);
-      }
-      cursor = std::max(cursor, std::min(hi, a + s));
-    }
-    if (hi > cursor) {
-      free_here += hi - cursor;
-      largest = std::max(largest, hi - cursor);
-    }
-    f.free_bytes += free_here;
-    if (any_block) f.free_in_partial_segments += free_here;
-    f.largest_free_block = std::max(f.largest_free_block, largest);
-  }
-  f.external = f.free_bytes ? 1.0 - static_cast<double>(f.largest_free_block) / f.free_bytes : 0;
-  return f;
 }
 
 }  // namespace memtrail::detail

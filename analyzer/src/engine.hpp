@@ -4,16 +4,27 @@
 // stop at a chosen moment (segment_map_at(), the Session's moments).
 //
 // What the Engine holds is the pass's live state, which every metric reads:
-// the pools' live blocks and segments, used and reserved bytes, the sites'
-// live bytes, the scopes' open instances, the range. A metric computed from
-// it belongs in a tracker (trackers/): the per-block ones (sizes, lifetimes,
-// large blocks, the used timeline, the temporaries, the scopes' growth) are
-// called inline from
-// the alloc and free path through a compile-time list
+// the pools' live blocks and segments (PoolLive), used and reserved bytes,
+// the sites' live bytes, the scopes' open instances, the range. A metric
+// computed from it belongs in a tracker (trackers/): the per-block ones
+// (sizes, lifetimes, large blocks, the used timeline, the temporaries, the
+// scopes' growth, the pools' timelines and fragmentation, the sites' and
+// pools' counters and the pools' peaks, the leak counts) are called inline
+// from the alloc and free path through a compile-time list
 // (trackers/block_trackers.hpp); the others hear the Engine's decisions off
-// that path (engine_listener.hpp). Still computed here: the sites' and
-// pools' counters and peaks, the pools' timelines and fragmentation samples,
-// the leaks, the orphan frees.
+// that path (engine_listener.hpp).
+//
+// What stays here is what decides the state, or is the state read at one
+// instant: the process-wide peak (its time and position) with the peak
+// epoch, because the peak decides which bytes each site holds at it
+// (settle_peak: a site's live bytes before its first change after the
+// peak); the orphan frees (a free recorded before its alloc makes that
+// alloc drop the block) and their counts; which blocks are left live in
+// the range and their leak class (told to the trackers); the state at the
+// range's end (final used and reserved bytes, live blocks, the bytes live
+// then per site and process-wide); the scopes' entries counted; the
+// summary's event count, first and last times and duration, which the range
+// itself decides; the unmatched, late and replaced frees' counts.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +45,7 @@
 #include "live_block.hpp"
 #include "memtrail/analysis.hpp"
 #include "memtrail/trace_file.hpp"
+#include "pool_live.hpp"
 #include "session_taps.hpp"
 #include "trackers/block_trackers.hpp"
 
@@ -42,27 +54,20 @@ namespace memtrail::detail {
 struct PoolCheckpoint;  // checkpoints.hpp
 class SiteChartTap;     // site_chart_tap.hpp
 
-struct SegmentRec {
-  std::uint64_t size = 0;
-  SegmentDetail detail = SegmentDetail::whole;
-};
-using SegmentTable = std::map<std::uint64_t, SegmentRec>;  // address -> segment
-
-// Line-aligned, what an alloc or free changes first: live, peak_epoch,
-// bytes_allocated (kept here, copied to `out` at the end) and out.calls share
-// the first cache line. With 10^6 sites every site change misses the cache
-// (distinct-stacks-1e6), and the 184-byte record with live at its end made
-// that two or three misses. The rarer changes (reuses, peak_bytes at a new
-// peak) lie in the second line.
+// Line-aligned, what an alloc or free changes first: live and peak_epoch
+// share the first cache line. With 10^6 sites every site change misses the
+// cache (distinct-stacks-1e6), and the 184-byte record with live at its end
+// made that two or three misses. The rarer change (peak_bytes at a new
+// peak) lies further on. The site's counters are the counters tracker's
+// (trackers/counters.hpp).
 struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
-  std::uint64_t bytes_allocated = 0;  // out.bytes_allocated, until finish()
-  Site out;                           // counters reported as they are
+  Site out;  // its stack and pool, and its bytes at the peak
 };
-static_assert(offsetof(SiteState, out) + offsetof(Site, calls) + 8 <= 64);
 
-struct PoolState {
+// The live state (PoolLive) and what the Engine reports of it.
+struct PoolState : PoolLive {
   PoolStats out;
   bool known = false;    // seen in the pool table
   bool included = true;  // passes AnalysisOptions::pools
@@ -70,14 +75,7 @@ struct PoolState {
   // above it, so they stay out of every process-wide figure (peak, counters,
   // histograms, leaks, top sites); its own PoolStats still show them.
   bool is_upstream = false;
-  AddressMap<LiveBlock> live;
-  SegmentTable segments;
-  bool has_blocks = false;  // ever held an alloc (fragmentation is about blocks)
-  std::uint64_t used = 0, reserved = 0;
   std::vector<std::uint32_t> site_by_stack;  // stack id -> site index + 1
-  Decimator timeline{2, 1000};
-  // The next fragmentation sample waits for both (sample_fragmentation()).
-  std::uint64_t next_fragmentation_ns = 0, next_fragmentation_event = 0;
 };
 
 // A scope's record and its entries counted; its growth and per-entry
@@ -123,7 +121,9 @@ class Engine : public TraceVisitor {
   std::uint64_t events_processed() const { return event_index_; }
   std::uint64_t last_time_ns() const { return last_time_ns_; }
   // Replays for a moment need the state, not the fragmentation series.
-  void set_sample_fragmentation(bool on) { sample_fragmentation_ = on; }
+  void set_sample_fragmentation(bool on) {
+    block_trackers_.get<PoolTimelinesTracker>().set_sample_fragmentation(on);
+  }
   // A replay for a segment map needs no stack nodes (blocks keep their stack
   // id): skipping them keeps a replay's memory off the number of stacks.
   void skip_stack_nodes() { skip_stack_nodes_ = true; }
@@ -218,22 +218,9 @@ class Engine : public TraceVisitor {
       s.peak_epoch = peak_epoch_;
     }
   }
-  void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t,
-                bool in_range);
-  [[gnu::always_inline]] void pool_timeline(PoolState& p, std::uint64_t t, bool /*in_range*/) {
-    std::uint64_t values[2] = {p.used, p.reserved};
-    p.timeline.record_n<2>(t, values);
-    // A pool left with no live block and at most one segment has no external
-    // fragmentation: sampled at once when the last sample said otherwise (it
-    // costs nothing), or the series would hold the pool's last busy sample to
-    // the end of the trace while a segment map of the moment shows 0 %.
-    const bool drained = p.live.size() == 0 && p.segments.size() <= 1 &&
-                         (p.out.fragmentation.empty() || p.out.fragmentation.back().external != 0);
-    if (p.out.has_segments && p.has_blocks && sample_fragmentation_ &&
-        ((t >= p.next_fragmentation_ns && event_index_ >= p.next_fragmentation_event) || drained))
-      sample_fragmentation(p, t);
-  }
-  void sample_fragmentation(PoolState& p, std::uint64_t t);
+  // `slot`: pool_id's (grown_pool_slot).
+  void add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot, std::int64_t delta,
+                std::uint64_t t);
   void process(const Event& e);         // on_event's body, inline in on_events' loop
   void prefetch(const Event& e) const;  // the state process(e) will touch
   // The site process(e) will touch, once prefetch(e) has loaded the entry
@@ -264,9 +251,9 @@ class Engine : public TraceVisitor {
   }
   // finish()'s steps, in its order.
   void close_range(Analysis& a);
-  void count_leaks();
+  void tell_leaks();
   void tap_live_blocks();
-  void sum_leaf_pools();
+  void settle_duration();
   void move_summary_and_sites(Analysis& a);
   void move_pools(Analysis& a);
   void move_scopes(Analysis& a);
@@ -308,7 +295,7 @@ class Engine : public TraceVisitor {
   bool from_mark_seen_ = false, to_mark_seen_ = false;
 
   Summary summary_;
-  Leaks leaks_;
+  Leaks leaks_;  // whether the trace was classified or exec'd (the counts: LeakCountsTracker)
   std::uint64_t total_used_ = 0;  // process-wide used (non-upstream pools)
   std::uint64_t peak_epoch_ = 0;
   bool any_event_in_range_ = false;
@@ -320,8 +307,6 @@ class Engine : public TraceVisitor {
   std::uint64_t stop_after_events_ = ~std::uint64_t{0};
   std::uint64_t event_index_ = 0;  // events of the file processed
   std::uint64_t last_time_ns_ = 0;
-  bool sample_fragmentation_ = true;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> fragmentation_scratch_;
   bool skip_stack_nodes_ = false;
   SessionTaps* taps_ = nullptr;
   SiteChartTap* site_tap_ = nullptr;
@@ -337,13 +322,5 @@ class Engine : public TraceVisitor {
 // Maps reader status onto Analysis::error / warning (analyze.cpp).
 void apply_read_status(Analysis& a, const TraceReader& reader, const ReadResult& r,
                        bool allow_partial);
-
-// Free space between the live blocks inside the segments. Adjacent `map`
-// segments (pages of one expandable reservation) count as one range; whole
-// segments never merge (a block cannot straddle two cudaMalloc's).
-// `blocks` (address, size) are sorted in place.
-Fragmentation compute_fragmentation(const SegmentTable& segments,
-                                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks,
-                                    std::uint64_t time_ns);
 
 }  // namespace memtrail::detail

@@ -19,7 +19,7 @@ bool Engine::checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes)
     c.pool = static_cast<std::uint32_t>(id);
     c.used = p.used;
     c.reserved = p.reserved;
-    c.has_segments = p.out.has_segments;
+    c.has_segments = p.has_segments;
     c.has_blocks = p.has_blocks;
     c.segments.assign(p.segments.begin(), p.segments.end());
     c.blocks.reserve(p.live.size());
@@ -40,7 +40,7 @@ void Engine::restore(const std::vector<PoolCheckpoint>& pools, std::uint64_t eve
     if (!p.included) continue;
     p.used = c.used;
     p.reserved = c.reserved;
-    p.out.has_segments = c.has_segments;
+    p.has_segments = c.has_segments;
     p.has_blocks = c.has_blocks;
     p.segments = SegmentTable(c.segments.begin(), c.segments.end());
     for (const BlockInfo& b : c.blocks) {

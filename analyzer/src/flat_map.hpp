@@ -131,6 +131,13 @@ class AddressMap {
     for (Slot& s : slots_)
       if (s.key != kEmpty) fn(s.key, s.value);
   }
+  // For readers of the live set (the block trackers): values read only.
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    if (has_empty_key_) fn(kEmpty, empty_key_value_);
+    for (const Slot& s : slots_)
+      if (s.key != kEmpty) fn(s.key, s.value);
+  }
 
  private:
   // Address 0 is never a live block in practice; it still works (side slot).

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "block_tracker_test_util.hpp"
 #include "engine.hpp"
 #include "memtrail/analysis.hpp"
 #include "session_test_util.hpp"
@@ -22,14 +23,12 @@
 namespace memtrail {
 namespace {
 
-constexpr std::uint64_t kMiB = 1 << 20;
+using test::analyze_as_cli_and_gui;
+using test::CliAndGui;
+using test::engine_pass;
+using test::no_symbols;
 
-AnalysisOptions no_symbols() {
-  AnalysisOptions o;
-  o.symbolize = false;
-  o.symbol_cache = false;
-  return o;
-}
+constexpr std::uint64_t kMiB = 1 << 20;
 
 // Three pools: malloc (1), a caching pool (2) and its upstream (3), which is
 // known as an upstream only after its first block. Every block's event:
@@ -73,20 +72,6 @@ struct BlockTrace {
   std::string path;
 };
 
-// The Engine's pass over `path`: its own figures only (`Tracker` void), or
-// with tracker `Tracker`'s finish after it, as the analysis pass runs it.
-template <class Tracker = void>
-Analysis engine_pass(const std::string& path, const AnalysisOptions& o = no_symbols()) {
-  Analysis a;
-  a.path = path;
-  detail::Engine engine(o, {});
-  TraceReader reader(path);
-  EXPECT_TRUE(reader.read(engine).ok);
-  engine.finish(a);
-  if constexpr (!std::is_void_v<Tracker>) engine.block_trackers().get<Tracker>().finish(a);
-  return a;
-}
-
 std::size_t bucket_of(std::uint64_t value) {
   return value < 2 ? 0 : 63 - static_cast<std::size_t>(__builtin_clzll(value));
 }
@@ -100,22 +85,6 @@ void expect_histogram(const Histogram& h, const std::vector<std::uint64_t>& valu
   }
   EXPECT_EQ(h.counts, counts);
   EXPECT_EQ(h.sums, sums);
-}
-
-// One trace analysed as `report` does (`analyze()`) and as the GUI does (a
-// session's whole-trace analysis), with the session tests' options (large
-// blocks from 1,000 B).
-struct CliAndGui {
-  Analysis cli;
-  std::shared_ptr<const Session> session;
-  const Analysis& gui() const { return session->whole(); }
-};
-
-CliAndGui analyze_as_cli_and_gui(const std::string& path) {
-  const SessionOptions options = test::session_options();
-  CliAndGui both{analyze(path, options.analysis), test::open_session(path, options)};
-  EXPECT_TRUE(both.cli.error.empty()) << both.cli.error;
-  return both;
 }
 
 TEST(BlockTrackers, TheSizeHistogramIsItsTrackersOverTheLeafPools) {

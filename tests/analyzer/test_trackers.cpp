@@ -56,8 +56,10 @@ struct TrackersTrace {
   std::string path;
 };
 
-// The Engine's own pass over `path`, with `tracker` plugged in as the
-// analysis pass plugs it (null: the Engine alone).
+// The Engine's own pass over `path` (its block trackers' figures included:
+// the pass-level trackers read them, a workspace's peak among them), with
+// `tracker` plugged in as the analysis pass plugs it (null: the Engine
+// alone).
 Analysis engine_pass(const std::string& path, detail::PassTracker* tracker) {
   Analysis a;
   a.path = path;
@@ -70,6 +72,7 @@ Analysis engine_pass(const std::string& path, detail::PassTracker* tracker) {
   TraceReader reader(path);
   EXPECT_TRUE(reader.read(*visitor).ok);
   engine.finish(a);
+  engine.block_trackers().finish(a);
   if (tracker) tracker->finished(a);
   return a;
 }

@@ -15,6 +15,7 @@
 
 #include "live_block.hpp"
 #include "memtrail/analysis.hpp"
+#include "pool_live.hpp"
 
 namespace memtrail::detail {
 
@@ -39,28 +40,62 @@ struct ReleasedBlock {
   bool in_range = false;      // the free is inside the analyzed range
 };
 
+// Why a block left live at the end is in no leak class: the C/C++
+// runtime's own (Leaks::runtime), or live when the image called exec, never
+// classified (Leaks::exec_replaced).
+enum class UnclassedLeak : std::uint8_t { runtime, exec_replaced };
+
 class BlockTracker {
  public:
   // The Engine holds pool slots [0, count) from now on (before any hook
   // names one of them).
   void pools_grew(std::uint32_t /*count*/) {}
+  // The Engine holds sites [0, count) from now on (before any hook names
+  // one of them): a per-site tracker grows here, off the per-event path.
+  void sites_grew(std::uint32_t /*count*/) {}
   // An allocation (alloc or reuse) counted in the range: not an inherited
-  // block, of an analyzed pool.
-  void on_alloc(std::uint32_t /*pool_slot*/, const Event& /*e*/) {}
+  // block, of an analyzed pool; `site`: the Engine's index of its site.
+  void on_alloc(std::uint32_t /*pool_slot*/, std::uint32_t /*site*/, const Event& /*e*/) {}
   // An alloc or reuse of an analyzed pool entered the live set, counted in
   // the range or not (after on_alloc, and after the release of a block it
   // replaced); not one whose free was recorded before it.
   void on_live(const Event& /*e*/) {}
   // A block of an analyzed pool released.
   void on_release(const ReleasedBlock& /*r*/) {}
+  // A free of an analyzed pool in the range, recorded before its alloc
+  // (another thread's buffer reached the file first): its block never
+  // entered the live set, and no on_release tells it.
+  void on_late_free(std::uint32_t /*pool_slot*/) {}
+  // The range opened at `t`: each pool's state then (its first peak).
+  void on_range_begin(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/) {}
   // The process-wide used bytes (the leaf pools') changed to `used` at `t`,
   // inside the range.
   void on_process_used(std::uint64_t /*t*/, std::uint64_t /*used*/) {}
+  // A segment event (reserve or release) of analyzed pool `slot` inside the
+  // range, before the segments change.
+  void on_segment(std::uint32_t /*slot*/, const Event& /*e*/) {}
+  // The used bytes of analyzed pool `slot` (the Engine's, pool_slot) changed
+  // at `t`, inside the range, after on_live or on_release of the block;
+  // `pool` is its live state, read in place; `events`: the events of the
+  // file processed so far.
+  void on_pool_used(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/,
+                    std::uint64_t /*events*/) {}
+  // The same for its reserved bytes (a segment event).
+  void on_pool_reserved(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/,
+                        std::uint64_t /*events*/) {}
+  // The range ended at `t`: each analyzed pool's state then (before
+  // on_range_end).
+  void on_pool_at_range_end(std::uint32_t /*slot*/, std::uint64_t /*t*/, const PoolLive& /*pool*/) {
+  }
   // At the end (Engine::finish): a block allocated in the range and still
   // live, of class `cls` as the leaks count it (reachable included; the
   // runtime's blocks and those of an image replaced by exec are not told).
   void on_leak(std::uint32_t /*pool_slot*/, std::uint64_t /*address*/, const LiveBlock& /*b*/,
                LeakClass /*cls*/) {}
+  // At the end: a block allocated in the range and still live, of none of
+  // the classes on_leak tells.
+  void on_unclassed_leak(std::uint32_t /*pool_slot*/, const LiveBlock& /*b*/,
+                         UnclassedLeak /*why*/) {}
   // A block's bytes entered (delta > 0) or left the open entry `entry` (the
   // Engine's instance number) of scope `scope`, whose pool it is of;
   // `once`: the block's first entry of that scope (a scope nested in itself

@@ -6,8 +6,11 @@
 
 #include <tuple>
 
+#include "trackers/counters.hpp"
 #include "trackers/large_blocks.hpp"
+#include "trackers/leak_counts.hpp"
 #include "trackers/lifetime_histogram.hpp"
+#include "trackers/pool_timelines.hpp"
 #include "trackers/scopes.hpp"
 #include "trackers/size_histogram.hpp"
 #include "trackers/temporaries.hpp"
@@ -29,8 +32,14 @@ class BlockTrackerList {
   // std::apply's call out of line in the Engine's event loop (cachegrind on
   // tight-pairs: 16 instructions more per free).
   void pools_grew(std::uint32_t count) { (get<Trackers>().pools_grew(count), ...); }
-  [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, const Event& e) {
-    (get<Trackers>().on_alloc(pool_slot, e), ...);
+  void sites_grew(std::uint32_t count) { (get<Trackers>().sites_grew(count), ...); }
+  [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, std::uint32_t site,
+                                       const Event& e) {
+    (get<Trackers>().on_alloc(pool_slot, site, e), ...);
+  }
+  void on_late_free(std::uint32_t pool_slot) { (get<Trackers>().on_late_free(pool_slot), ...); }
+  void on_range_begin(std::uint32_t slot, std::uint64_t t, const PoolLive& p) {
+    (get<Trackers>().on_range_begin(slot, t, p), ...);
   }
   [[gnu::always_inline]] void on_live(const Event& e) { (get<Trackers>().on_live(e), ...); }
   [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
@@ -39,8 +48,25 @@ class BlockTrackerList {
   [[gnu::always_inline]] void on_process_used(std::uint64_t t, std::uint64_t used) {
     (get<Trackers>().on_process_used(t, used), ...);
   }
+  [[gnu::always_inline]] void on_pool_used(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
+                                           std::uint64_t events) {
+    (get<Trackers>().on_pool_used(slot, t, p, events), ...);
+  }
+  void on_segment(std::uint32_t slot, const Event& e) {
+    (get<Trackers>().on_segment(slot, e), ...);
+  }
+  void on_pool_reserved(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
+                        std::uint64_t events) {
+    (get<Trackers>().on_pool_reserved(slot, t, p, events), ...);
+  }
+  void on_pool_at_range_end(std::uint32_t slot, std::uint64_t t, const PoolLive& p) {
+    (get<Trackers>().on_pool_at_range_end(slot, t, p), ...);
+  }
   void on_leak(std::uint32_t pool_slot, std::uint64_t address, const LiveBlock& b, LeakClass cls) {
     (get<Trackers>().on_leak(pool_slot, address, b, cls), ...);
+  }
+  void on_unclassed_leak(std::uint32_t pool_slot, const LiveBlock& b, UnclassedLeak why) {
+    (get<Trackers>().on_unclassed_leak(pool_slot, b, why), ...);
   }
   void on_scope_bytes(std::uint32_t scope, std::uint32_t entry, bool once, std::int64_t delta,
                       std::uint32_t site, std::uint64_t entries) {
@@ -60,6 +86,7 @@ class BlockTrackerList {
 
 using BlockTrackers =
     BlockTrackerList<SizeHistogramTracker, LifetimeHistogramTracker, LargeBlocksTracker,
-                     UsedTimelineTracker, TemporariesTracker, ScopeGrowthTracker>;
+                     UsedTimelineTracker, TemporariesTracker, ScopeGrowthTracker,
+                     PoolTimelinesTracker, LeakCountsTracker, CountersTracker>;
 
 }  // namespace memtrail::detail

@@ -37,7 +37,11 @@ void write_trie(TraceBuilder& b) {
     level = below;
   }
   std::uint64_t t = 10;
-  for (std::uint32_t leaf : level) b.alloc(t++, 1, 0x10000 + t * 64, 64, leaf);
+  for (std::uint32_t leaf : level) {
+    // One statement per step: arguments are evaluated in no fixed order.
+    const std::uint64_t now = t++;
+    b.alloc(now, 1, 0x10000 + now * 64, 64, leaf);
+  }
 }
 
 // Every site's frames index `table`, and each is the very Frame object of

@@ -265,8 +265,8 @@ void Engine::end_range() {
 
 // ------------------------------------------------------------ state changes
 
-MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot,
-                                            std::int64_t delta, std::uint64_t t) {
+MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta,
+                                            std::uint64_t t) {
   p.used += static_cast<std::uint64_t>(delta);
   if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
   if (taps_) {  // the session's series cover the whole trace, whatever the range
@@ -477,7 +477,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   block_trackers_.on_live(e);
   settle_peak(s);
   s.live += e.size;
-  add_used(p, e.pool, pool_at, static_cast<std::int64_t>(e.size), e.time_ns);
+  add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns);
   if (site_tap_) site_tap_->added(site, e.pool, e.stack, e.time_ns, e.size);
 }
 
@@ -521,7 +521,7 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
                  e.time_ns);
-  add_used(p, pool_id, slot, -static_cast<std::int64_t>(b.size), e.time_ns);
+  add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns);
 }
 
 void Engine::on_segment(const Event& e, bool in_range) {

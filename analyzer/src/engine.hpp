@@ -223,9 +223,7 @@ class Engine : public TraceVisitor {
       s.peak_epoch = peak_epoch_;
     }
   }
-  // `slot`: pool_id's (grown_pool_slot).
-  void add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot, std::int64_t delta,
-                std::uint64_t t);
+  void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t);
   void process(const Event& e);         // on_event's body, inline in on_events' loop
   void prefetch(const Event& e) const;  // the state process(e) will touch
   // The site process(e) will touch, once prefetch(e) has loaded the entry

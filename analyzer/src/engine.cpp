@@ -153,6 +153,7 @@ PoolState& Engine::grow_pools(std::uint32_t id) {
     for (std::size_t i = old; i < pools_.size(); ++i) {
       PoolState& p = pools_[i];
       p.out.info.id = static_cast<std::uint32_t>(i);
+      block_trackers_.init_pool(p.trackers);
       p.out.info.name = i == 0 ? "(none)" : "pool#" + std::to_string(i);
       p.included = options_.pools.empty() || std::find(options_.pools.begin(), options_.pools.end(),
                                                        p.out.info.name) != options_.pools.end();
@@ -219,7 +220,7 @@ bool Engine::update_range_slow(const Event& e) {
     summary_.peak_position = event_index_ - 1;  // before this event
     ++peak_epoch_;
     for (std::uint32_t slot = 0; slot < pool_count_; ++slot)
-      block_trackers_.on_range_begin(slot, opened, pools_[slot]);
+      block_trackers_.on_range_begin(pools_[slot].trackers, opened, pools_[slot]);
     if (!empty) return true;
     range_to_ = options_.to_ns;
     end_range();
@@ -256,7 +257,7 @@ void Engine::end_range() {
       if (p.is_upstream) return;
       summary_.live_at_range_end.add(b.size);
     });
-    block_trackers_.on_pool_at_range_end(slot, summary_.last_event_ns, p);
+    block_trackers_.on_pool_at_range_end(p.trackers, summary_.last_event_ns, p);
   }
   summary_.final_used_bytes = total_used_;
   block_trackers_.on_range_end();
@@ -264,8 +265,8 @@ void Engine::end_range() {
 
 // ------------------------------------------------------------ state changes
 
-MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot,
-                                            std::int64_t delta, std::uint64_t t) {
+MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta,
+                                            std::uint64_t t) {
   p.used += static_cast<std::uint64_t>(delta);
   if (!p.is_upstream) total_used_ += static_cast<std::uint64_t>(delta);
   if (taps_) {  // the session's series cover the whole trace, whatever the range
@@ -282,7 +283,7 @@ MEMTRAIL_EVENT_INLINE void Engine::add_used(PoolState& p, std::uint32_t pool_id,
     }
     block_trackers_.on_process_used(t, total_used_);
   }
-  block_trackers_.on_pool_used(slot, t, p, event_index_);
+  block_trackers_.on_pool_used(p.trackers, t, p, event_index_);
 }
 
 void Engine::scope_walk(std::uint32_t inst, std::uint32_t pool, std::int64_t delta,
@@ -435,7 +436,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   SiteState& s = sites_[site];
   // An inherited block is live here but was allocated in another trace.
   if (in_range && e.detail != static_cast<std::uint8_t>(AllocFn::inherited)) {
-    block_trackers_.on_alloc(pool_at, site, e);
+    block_trackers_.on_alloc(p.trackers, s.trackers, pool_at, site, e);
     if (site_tap_) site_tap_->counted(site, e.pool, e.stack, e.time_ns);
   }
   if (!orphans_.empty()) {
@@ -447,7 +448,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
         // The free was recorded before this alloc (cross-thread, the freeing
         // thread's buffer reached the file first): the block is already gone.
         ++summary_.late_matched_frees;
-        if (in_range) block_trackers_.on_late_free(pool_at);
+        if (in_range) block_trackers_.on_late_free(p.trackers);
         return;
       }
       ++summary_.unmatched_frees;
@@ -476,7 +477,7 @@ MEMTRAIL_EVENT_INLINE void Engine::on_alloc(const Event& e, bool in_range) {
   block_trackers_.on_live(e);
   settle_peak(s);
   s.live += e.size;
-  add_used(p, e.pool, pool_at, static_cast<std::int64_t>(e.size), e.time_ns);
+  add_used(p, e.pool, static_cast<std::int64_t>(e.size), e.time_ns);
   if (site_tap_) site_tap_->added(site, e.pool, e.stack, e.time_ns, e.size);
 }
 
@@ -510,17 +511,17 @@ MEMTRAIL_EVENT_INLINE void Engine::release_block(PoolState& p, std::uint32_t poo
     const TemporariesTracker& temporaries = block_trackers_.get<TemporariesTracker>();
     const std::uint64_t before = temporaries.at_site(b.site);
     block_trackers_.on_release(
-        ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
+        p.trackers, ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
     site_tap_->released(b.site, e.time_ns, b.size, temporaries.at_site(b.site) != before);
   } else {
     block_trackers_.on_release(
-        ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
+        p.trackers, ReleasedBlock{pool_id, slot, address, b, e.time_ns, e.thread, in_range});
   }
   if (taps_)
     taps_->block(BlockLifetime{PoolId{pool_id}, SiteId{b.site}, address, b.size, b.time_ns,
                                e.time_ns, b.thread},
                  e.time_ns);
-  add_used(p, pool_id, slot, -static_cast<std::int64_t>(b.size), e.time_ns);
+  add_used(p, pool_id, -static_cast<std::int64_t>(b.size), e.time_ns);
 }
 
 void Engine::on_segment(const Event& e, bool in_range) {
@@ -528,7 +529,7 @@ void Engine::on_segment(const Event& e, bool in_range) {
   PoolState& p = pools_[slot];
   if (!p.included) return;
   p.has_segments = true;
-  if (in_range) block_trackers_.on_segment(slot, e);
+  if (in_range) block_trackers_.on_segment(p.trackers, e);
   if (e.kind == EventKind::segment_reserve) {
     auto [it, fresh] = p.segments.try_emplace(e.address);
     if (!fresh) p.reserved -= it->second.size;
@@ -563,7 +564,7 @@ void Engine::on_segment(const Event& e, bool in_range) {
   }
   if (taps_) taps_->pool_reserved(p.out.info.id, e.time_ns, p.reserved);
   if (range_ == RangeState::inside) {
-    block_trackers_.on_pool_reserved(slot, e.time_ns, p, event_index_);
+    block_trackers_.on_pool_reserved(p.trackers, e.time_ns, p, event_index_);
   }
 }
 
@@ -704,6 +705,7 @@ void Engine::move_summary_and_sites(Analysis& a) {
   // reads sites_ after finish()).
   sites_.drain([&](SiteState&& s) {
     settle_peak(s);
+    block_trackers_.on_site_out(s.trackers, s.out);
     a.sites.push_back(std::move(s.out));
   });
   a.leaks = std::move(leaks_);  // whether classified or exec'd; the counts are the tracker's
@@ -721,6 +723,7 @@ void Engine::move_pools(Analysis& a) {
       out.parent_name = pools_[out.info.parent].out.info.name;
     out.upstream = p.is_upstream;
     out.has_segments = p.has_segments;
+    block_trackers_.on_pool_out(p.trackers, out);
     a.pools.push_back(std::move(out));
   }
   // Parent names were read before the parents moved; fix those moved first.

@@ -59,12 +59,14 @@ class SiteChartTap;     // site_chart_tap.hpp
 // cache (distinct-stacks-1e6), and the 184-byte record with live at its end
 // made that two or three misses. The rarer change (peak_bytes at a new
 // peak) lies further on. The site's counters are the counters tracker's
-// (trackers/counters.hpp).
+// (trackers/counters.hpp), in `trackers`, on the same line.
 struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
-  Site out;  // its stack and pool, and its bytes at the peak
+  BlockTrackers::SiteData trackers;  // the block trackers' records of the site
+  Site out;                          // its stack and pool, and its bytes at the peak
 };
+static_assert(offsetof(SiteState, trackers) + sizeof(BlockTrackers::SiteData) <= 64);
 
 // The live state (PoolLive) and what the Engine reports of it.
 struct PoolState : PoolLive {
@@ -76,6 +78,9 @@ struct PoolState : PoolLive {
   // histograms, leaks, top sites); its own PoolStats still show them.
   bool is_upstream = false;
   std::vector<std::uint32_t> site_by_stack;  // stack id -> site index + 1
+  // The block trackers' records of this pool (BlockTracker::PoolData): the
+  // alloc and free path hands them over with the pool it has found.
+  BlockTrackers::PoolData trackers;
 };
 
 // A scope's record and its entries counted; its growth and per-entry
@@ -218,9 +223,7 @@ class Engine : public TraceVisitor {
       s.peak_epoch = peak_epoch_;
     }
   }
-  // `slot`: pool_id's (grown_pool_slot).
-  void add_used(PoolState& p, std::uint32_t pool_id, std::uint32_t slot, std::int64_t delta,
-                std::uint64_t t);
+  void add_used(PoolState& p, std::uint32_t pool_id, std::int64_t delta, std::uint64_t t);
   void process(const Event& e);         // on_event's body, inline in on_events' loop
   void prefetch(const Event& e) const;  // the state process(e) will touch
   // The site process(e) will touch, once prefetch(e) has loaded the entry

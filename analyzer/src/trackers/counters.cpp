@@ -3,24 +3,19 @@
 
 namespace memtrail::detail {
 
+void CountersTracker::on_pool_out(PoolData& pool, PoolStats& out) {
+  out.allocations = pool.allocations;
+  out.reuses = pool.reuses;
+  out.frees = pool.frees;
+  out.bytes_allocated = pool.bytes_allocated;
+  out.segment_reserves = pool.segment_reserves;
+  out.segment_releases = pool.segment_releases;
+  out.reuse_ratio = pool.allocations ? static_cast<double>(pool.reuses) / pool.allocations : 0;
+}
+
 void CountersTracker::finish(Analysis& a) {
-  for (std::size_t i = 0; i < sites_.size() && i < a.sites.size(); ++i) {
-    Site& s = a.sites[i];
-    s.calls = sites_[i].calls;
-    s.reuses = sites_[i].reuses;
-    s.bytes_allocated = sites_[i].bytes_allocated;
-  }
-  for (PoolStats& out : a.pools) {
-    if (out.info.id >= pools_.size()) continue;
-    const Pool& p = pools_[out.info.id];
-    out.allocations = p.allocations;
-    out.reuses = p.reuses;
-    out.frees = p.frees;
-    out.bytes_allocated = p.bytes_allocated;
-    out.segment_reserves = p.segment_reserves;
-    out.segment_releases = p.segment_releases;
-    out.reuse_ratio = p.allocations ? static_cast<double>(p.reuses) / p.allocations : 0;
-    if (out.upstream) continue;  // its blocks are the segments of the pools above it
+  for (const PoolStats& p : a.pools) {
+    if (p.upstream) continue;  // its blocks are the segments of the pools above it
     a.summary.allocations += p.allocations;
     a.summary.bytes_allocated += p.bytes_allocated;
     a.summary.frees += p.frees;

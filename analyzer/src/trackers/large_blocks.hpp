@@ -16,7 +16,7 @@ class LargeBlocksTracker : public BlockTracker {
   explicit LargeBlocksTracker(const AnalysisOptions& o)
       : min_bytes_(o.large_block_bytes), max_blocks_(o.max_large_blocks) {}
 
-  [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
+  [[gnu::always_inline]] void on_release(PoolData& /*pool*/, const ReleasedBlock& r) {
     const LiveBlock& b = r.block;
     if (b.in_range && b.size >= min_bytes_)
       keep(BlockLifetime{PoolId{r.pool}, SiteId{b.site}, r.address, b.size, b.time_ns, r.time_ns,

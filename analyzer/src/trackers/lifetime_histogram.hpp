@@ -13,7 +13,7 @@ class LifetimeHistogramTracker : public BlockTracker {
   explicit LifetimeHistogramTracker(const AnalysisOptions& /*o*/) {}
 
   void pools_grew(std::uint32_t count) { lifetimes_.pools_grew(count); }
-  [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
+  [[gnu::always_inline]] void on_release(PoolData& /*pool*/, const ReleasedBlock& r) {
     if (!r.in_range) return;
     // Threads' buffers interleave: a free may be stamped before its alloc.
     const std::uint64_t alloc_ns = r.block.time_ns;

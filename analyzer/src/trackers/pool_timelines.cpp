@@ -12,7 +12,7 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>>& PoolTimelinesTracker::bloc
   return scratch_;
 }
 
-void PoolTimelinesTracker::sample(Pool& pool, std::uint64_t t, const PoolLive& p,
+void PoolTimelinesTracker::sample(PoolData& pool, std::uint64_t t, const PoolLive& p,
                                   std::uint64_t events) {
   // A sample costs a sort of the pool's live blocks. At most one per timeline
   // bucket, and only after kEventsPerBlock events per live block and segment
@@ -31,25 +31,21 @@ void PoolTimelinesTracker::sample(Pool& pool, std::uint64_t t, const PoolLive& p
   }
 }
 
-void PoolTimelinesTracker::on_pool_at_range_end(std::uint32_t slot, std::uint64_t t,
+void PoolTimelinesTracker::on_pool_at_range_end(PoolData& pool, std::uint64_t t,
                                                 const PoolLive& p) {
   if (p.has_segments && p.has_blocks)
-    pools_[slot].final_fragmentation = compute_fragmentation(p.segments, blocks_of(p), t);
+    pool.final_fragmentation = compute_fragmentation(p.segments, blocks_of(p), t);
 }
 
-void PoolTimelinesTracker::finish(Analysis& a) {
-  for (PoolStats& out : a.pools) {
-    if (out.info.id >= pools_.size()) continue;
-    Pool& pool = pools_[out.info.id];
-    out.used = pool.timeline.series(0);
-    out.reserved = pool.timeline.series(1);
-    out.fragmentation = std::move(pool.fragmentation);
-    out.final_fragmentation = pool.final_fragmentation;
-    out.peak_used_bytes = pool.peak_used.bytes;
-    out.peak_used_time_ns = pool.peak_used.time_ns;
-    out.peak_reserved_bytes = pool.peak_reserved.bytes;
-    out.peak_reserved_time_ns = pool.peak_reserved.time_ns;
-  }
+void PoolTimelinesTracker::on_pool_out(PoolData& pool, PoolStats& out) {
+  out.used = pool.timeline.series(0);
+  out.reserved = pool.timeline.series(1);
+  out.fragmentation = std::move(pool.fragmentation);
+  out.final_fragmentation = pool.final_fragmentation;
+  out.peak_used_bytes = pool.peak_used.bytes;
+  out.peak_used_time_ns = pool.peak_used.time_ns;
+  out.peak_reserved_bytes = pool.peak_reserved.bytes;
+  out.peak_reserved_time_ns = pool.peak_reserved.time_ns;
 }
 
 }  // namespace memtrail::detail

@@ -21,43 +21,12 @@ class PoolTimelinesTracker : public BlockTracker {
  public:
   explicit PoolTimelinesTracker(const AnalysisOptions& o) : points_(o.timeline_points) {}
 
-  void pools_grew(std::uint32_t count) {
-    while (pools_.size() < count) pools_.emplace_back(points_);
-  }
-  // Replays that stop at a moment need the state, not the samples (a sample
-  // sorts the pool's live blocks).
-  void set_sample_fragmentation(bool on) { sample_fragmentation_ = on; }
-
-  // The range opens with the state replayed so far: that is its first peak.
-  void on_range_begin(std::uint32_t slot, std::uint64_t t, const PoolLive& p) {
-    pools_[slot].peak_used = {p.used, t};
-    pools_[slot].peak_reserved = {p.reserved, t};
-  }
-  [[gnu::always_inline]] void on_pool_used(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
-                                           std::uint64_t events) {
-    Pool& pool = pools_[slot];
-    if (p.used > pool.peak_used.bytes) pool.peak_used = {p.used, t};
-    record(pool, t, p, events);
-  }
-  void on_pool_reserved(std::uint32_t slot, std::uint64_t t, const PoolLive& p,
-                        std::uint64_t events) {
-    Pool& pool = pools_[slot];
-    if (p.reserved > pool.peak_reserved.bytes) pool.peak_reserved = {p.reserved, t};
-    record(pool, t, p, events);
-  }
-  void on_pool_at_range_end(std::uint32_t slot, std::uint64_t t, const PoolLive& p);
-  // Into the Analysis' pools, by their slot (PoolStats::info.id).
-  void finish(Analysis& a);
-
- private:
   struct Peak {
     std::uint64_t bytes = 0, time_ns = 0;
   };
-  // A power-of-two stride: finding a pool's record on every alloc and free
-  // is a shift, not a multiplication (cachegrind: 2 instructions an event).
-  struct alignas(256) Pool {
-    explicit Pool(std::size_t points) : timeline(2, points) {}
-    Decimator timeline;  // used, reserved
+  // A pool's series, peaks and samples, in the Engine's record of the pool.
+  struct PoolData {
+    Decimator timeline{2, 1};  // used, reserved (init_pool sizes it)
     Peak peak_used, peak_reserved;
     std::vector<Fragmentation> fragmentation;
     Fragmentation final_fragmentation;
@@ -65,9 +34,30 @@ class PoolTimelinesTracker : public BlockTracker {
     std::uint64_t next_sample_ns = 0, next_sample_event = 0;
   };
 
-  static_assert(sizeof(Pool) == 256);
+  void init_pool(PoolData& pool) { pool.timeline = Decimator(2, points_); }
+  // Replays that stop at a moment need the state, not the samples (a sample
+  // sorts the pool's live blocks).
+  void set_sample_fragmentation(bool on) { sample_fragmentation_ = on; }
 
-  [[gnu::always_inline]] void record(Pool& pool, std::uint64_t t, const PoolLive& p,
+  // The range opens with the state replayed so far: that is its first peak.
+  void on_range_begin(PoolData& pool, std::uint64_t t, const PoolLive& p) {
+    pool.peak_used = {p.used, t};
+    pool.peak_reserved = {p.reserved, t};
+  }
+  [[gnu::always_inline]] void on_pool_used(PoolData& pool, std::uint64_t t, const PoolLive& p,
+                                           std::uint64_t events) {
+    if (p.used > pool.peak_used.bytes) pool.peak_used = {p.used, t};
+    record(pool, t, p, events);
+  }
+  void on_pool_reserved(PoolData& pool, std::uint64_t t, const PoolLive& p, std::uint64_t events) {
+    if (p.reserved > pool.peak_reserved.bytes) pool.peak_reserved = {p.reserved, t};
+    record(pool, t, p, events);
+  }
+  void on_pool_at_range_end(PoolData& pool, std::uint64_t t, const PoolLive& p);
+  void on_pool_out(PoolData& pool, PoolStats& out);
+
+ private:
+  [[gnu::always_inline]] void record(PoolData& pool, std::uint64_t t, const PoolLive& p,
                                      std::uint64_t events) {
     std::uint64_t values[2] = {p.used, p.reserved};
     pool.timeline.record_n<2>(t, values);
@@ -81,13 +71,12 @@ class PoolTimelinesTracker : public BlockTracker {
     if ((t >= pool.next_sample_ns && events >= pool.next_sample_event) || drained)
       sample(pool, t, p, events);
   }
-  void sample(Pool& pool, std::uint64_t t, const PoolLive& p, std::uint64_t events);
+  void sample(PoolData& pool, std::uint64_t t, const PoolLive& p, std::uint64_t events);
   // The pool's live blocks as (address, size), in scratch_.
   std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks_of(const PoolLive& p);
 
   std::size_t points_;
   bool sample_fragmentation_ = true;
-  std::vector<Pool> pools_;  // by the Engine's pool slot
   std::vector<std::pair<std::uint64_t, std::uint64_t>> scratch_;
 };
 

@@ -13,7 +13,8 @@ class SizeHistogramTracker : public BlockTracker {
   explicit SizeHistogramTracker(const AnalysisOptions& /*o*/) {}
 
   void pools_grew(std::uint32_t count) { sizes_.pools_grew(count); }
-  [[gnu::always_inline]] void on_alloc(std::uint32_t pool_slot, std::uint32_t /*site*/,
+  [[gnu::always_inline]] void on_alloc(PoolData& /*pool*/, SiteData& /*site_data*/,
+                                       std::uint32_t pool_slot, std::uint32_t /*site*/,
                                        const Event& e) {
     sizes_.add(pool_slot, e.size);
   }

@@ -25,7 +25,7 @@ class TemporariesTracker : public BlockTracker {
   [[gnu::always_inline]] void on_live(const Event& e) {
     last_of(e.thread) = LastAlloc{e.address, e.pool | kPending};
   }
-  [[gnu::always_inline]] void on_release(const ReleasedBlock& r) {
+  [[gnu::always_inline]] void on_release(PoolData& /*pool*/, const ReleasedBlock& r) {
     LastAlloc& last = last_of(r.thread);
     if (last.address != r.address || last.pool_tag != (r.pool | kPending) ||
         r.block.thread != r.thread)

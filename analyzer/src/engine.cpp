@@ -183,8 +183,8 @@ std::uint32_t Engine::new_site_index(PoolState& pool, std::uint32_t pool_id, std
   }
   if (*idx == 0) {
     SiteState& fresh = sites_.emplace_back();
-    fresh.out.stack = StackId{stack};
-    fresh.out.pool = PoolId{pool_id};
+    fresh.stack = StackId{stack};
+    fresh.pool = PoolId{pool_id};
     fresh.peak_epoch = peak_epoch_;
     *idx = static_cast<std::uint32_t>(sites_.size());
     block_trackers_.sites_grew(*idx);
@@ -252,8 +252,8 @@ void Engine::end_range() {
     if (!p.included) continue;
     p.live.for_each([&](std::uint64_t, LiveBlock& b) {
       if (!b.in_range) return;
-      Site& s = sites_[b.site].out;
-      s.live_at_range_end.add(b.size);
+      if (b.site >= live_at_range_end_.size()) live_at_range_end_.resize(sites_.size());
+      live_at_range_end_[b.site].add(b.size);
       if (p.is_upstream) return;
       summary_.live_at_range_end.add(b.size);
     });
@@ -703,11 +703,18 @@ void Engine::move_summary_and_sites(Analysis& a) {
 
   // Drained chunk by chunk, so the sites are never held twice (nothing
   // reads sites_ after finish()).
+  std::size_t index = 0;
   sites_.drain([&](SiteState&& s) {
     settle_peak(s);
-    block_trackers_.on_site_out(s.trackers, s.out);
-    a.sites.push_back(std::move(s.out));
+    Site& out = a.sites.emplace_back();
+    out.stack = s.stack;
+    out.pool = s.pool;
+    out.peak_bytes = s.peak_bytes;
+    if (index < live_at_range_end_.size()) out.live_at_range_end = live_at_range_end_[index];
+    ++index;
+    block_trackers_.on_site_out(s.trackers, out);
   });
+  live_at_range_end_ = {};
   a.leaks = std::move(leaks_);  // whether classified or exec'd; the counts are the tracker's
 }
 
@@ -789,7 +796,7 @@ SegmentMap Engine::segment_map(std::uint32_t pool_id, bool merge_mapped) {
   std::vector<BlockInfo> blocks;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   p.live.for_each([&](std::uint64_t a, LiveBlock& b) {
-    blocks.push_back(BlockInfo{a, b.size, b.time_ns, sites_[b.site].out.stack, b.thread});
+    blocks.push_back(BlockInfo{a, b.size, b.time_ns, sites_[b.site].stack, b.thread});
     spans.emplace_back(a, b.size);
   });
   std::sort(blocks.begin(), blocks.end(),

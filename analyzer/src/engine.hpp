@@ -54,19 +54,23 @@ namespace memtrail::detail {
 struct PoolCheckpoint;  // checkpoints.hpp
 class SiteChartTap;     // site_chart_tap.hpp
 
-// Line-aligned, what an alloc or free changes first: live and peak_epoch
-// share the first cache line. With 10^6 sites every site change misses the
-// cache (distinct-stacks-1e6), and the 184-byte record with live at its end
-// made that two or three misses. The rarer change (peak_bytes at a new
-// peak) lies further on. The site's counters are the counters tracker's
-// (trackers/counters.hpp), in `trackers`, on the same line.
+// One cache line a site, all of it what the pass reads or changes: with
+// 10^6 sites every site change misses the cache (distinct-stacks-1e6), and
+// the 184-byte record with live at its end made that two or three misses.
+// The public Site (Analysis::sites: frames, the leak tracker's tallies, the
+// live bytes at the range's end) is built from it at finish: held here for
+// the whole pass it made the record 256 bytes, the largest item of the GUI's
+// peak on 10^5 stacks (24 MiB of ~57). The site's counters are the counters
+// tracker's (trackers/counters.hpp), in `trackers`.
 struct alignas(64) SiteState {
   std::uint64_t live = 0;  // bytes live now
   std::uint64_t peak_epoch = 0;
   BlockTrackers::SiteData trackers;  // the block trackers' records of the site
-  Site out;                          // its stack and pool, and its bytes at the peak
+  std::uint64_t peak_bytes = 0;      // its live bytes at the latest peak (settle_peak)
+  StackId stack{};
+  PoolId pool{};
 };
-static_assert(offsetof(SiteState, trackers) + sizeof(BlockTrackers::SiteData) <= 64);
+static_assert(sizeof(SiteState) == 64, "a site's state is one cache line");
 
 // The live state (PoolLive) and what the Engine reports of it.
 struct PoolState : PoolLive {
@@ -219,7 +223,7 @@ class Engine : public TraceVisitor {
     // A site's live bytes at the latest peak are what it held just before its
     // first change after that peak (or now, if it has not changed since).
     if (s.peak_epoch != peak_epoch_) {
-      s.out.peak_bytes = s.live;
+      s.peak_bytes = s.live;
       s.peak_epoch = peak_epoch_;
     }
   }
@@ -286,6 +290,9 @@ class Engine : public TraceVisitor {
   // vector's growth was the session's largest peak at 10^5 stacks), and
   // an index costs no deque map lookup (chunked_store.hpp).
   ChunkedStore<SiteState> sites_;
+  // The bytes live at the range's end per site (Site::live_at_range_end),
+  // by site index; sized at the range's end, and only if a block is live.
+  std::vector<Tally> live_at_range_end_;
   // (pool, huge stack id) -> site + 1; open addressing: 10^6 distinct stacks
   // past kDenseSiteStacks made std::unordered_map's node per site 15 % of
   // `report` on distinct-stacks-1e6.

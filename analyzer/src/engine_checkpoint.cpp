@@ -24,7 +24,7 @@ bool Engine::checkpoint(std::vector<PoolCheckpoint>& out, std::size_t max_bytes)
     c.segments.assign(p.segments.begin(), p.segments.end());
     c.blocks.reserve(p.live.size());
     p.live.for_each([&](std::uint64_t a, LiveBlock& b) {
-      c.blocks.push_back(BlockInfo{a, b.size, b.time_ns, sites_[b.site].out.stack, b.thread});
+      c.blocks.push_back(BlockInfo{a, b.size, b.time_ns, sites_[b.site].stack, b.thread});
     });
     out.push_back(std::move(c));
   }

@@ -262,7 +262,7 @@ void Session::merge_events(std::uint64_t cut) {
   }
   // A thread whose last event the previous round encoded: its encoder
   // state goes now, not at the pass's end (a pass may take the whole lives
-  // of hundreds of short threads, each state ~70 KiB).
+  // of hundreds of short threads, each state ~50 KiB).
   std::uint32_t ended = 0;
   while (merge.pending() != 0) {
     if (ended != 0) {

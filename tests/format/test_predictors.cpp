@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <random>
 
 #include "format_layout.hpp"
 #include "memtrail/trace_file.hpp"
@@ -334,6 +335,34 @@ TEST_F(PredictorFile, ManyThreadsSplitTheChunkAndStillRoundTrip) {
     EXPECT_EQ(c.events[th - 1].thread, th);
     EXPECT_EQ(c.events[th - 1].address, 0x1000u * th);
   }
+}
+
+// A chunk's writer memory is its raw streams, their copy for zstd and the
+// frame, beside a codec state per thread: a chunk with 32 or more threads
+// ends at half kTargetRawChunk (cross-thread-64's 64 threads: the writer's
+// large blocks 4.5 -> 2.3 MiB). The same events from 16 threads keep whole
+// chunks; both read back exactly.
+TEST_F(PredictorFile, ChunksOfManyThreadsEndAtHalfTheRawSize) {
+  auto chunks_of = [&](std::uint32_t threads) {
+    std::vector<Event> events;
+    std::mt19937_64 rng(28);
+    for (std::uint64_t i = 0; i < 600'000; ++i) {
+      auto th = static_cast<std::uint32_t>(1 + i % threads);
+      events.push_back(
+          alloc(1'000 + i, th, 0, 0x7f00'0000'0000ull + (rng() >> 24 << 4), 16 + rng() % 4096));
+    }
+    ReadResult r;
+    Collected c = write_and_read(events, 1, r, [&](TraceWriter& w, std::size_t i) {
+      if (i == 0)
+        for (std::uint32_t th = 3; th <= threads; ++th) w.add_thread({th, th, "t"});
+    });
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(c.events.size(), events.size());
+    return r.chunks;
+  };
+  std::uint64_t few = chunks_of(16), many = chunks_of(64);
+  EXPECT_GE(few, 3u);  // enough raw bytes for the comparison to mean something
+  EXPECT_GE(many, few * 2 - 1) << few << " chunks of 16 threads' events";
 }
 
 }  // namespace

@@ -125,4 +125,51 @@ TEST(BlockPool, SurplusGoesAtOnceWhenThreadsEndedAndTheBacklogIsDrained) {
   EXPECT_EQ(pool.blocks_out(), 1u);
 }
 
+// cross-thread-64: with that many live threads their own blocks are most of
+// the tracer's memory, and blocks cycled warm were each fully resident:
+// every drained block goes back at the drain, none kept warm. Below the
+// threshold the warm ones stay (tight-pairs: no page faults added).
+TEST(BlockPool, WithManyThreadsLiveEveryDrainedBlockIsReleased) {
+  for (std::uint64_t writing :
+       {BlockPool::kReleaseAllAtThreads - 1, BlockPool::kReleaseAllAtThreads}) {
+    BlockPool pool;
+    constexpr std::size_t kCount = BlockPool::kWarmBlocks;
+    std::vector<Block*> out;
+    for (std::size_t i = 0; i < kCount; ++i) out.push_back(filled_block(pool));
+    for (Block* b : out) pool.put(b);
+    pool.trim(writing, 0);
+    const bool many = writing >= BlockPool::kReleaseAllAtThreads;
+    for (Block* b : out)
+      if (many)
+        EXPECT_LE(resident_pages(b), 1u) << writing << " threads";  // its header page
+      else
+        EXPECT_EQ(resident_pages(b), Block::kBytes / kPage) << writing << " threads";
+  }
+}
+
+// With many live threads the drain gives back what it has read of a block
+// its thread is still writing, whole pages below the read position, in
+// steps of kReleaseStep; the page the thread writes in and those after it
+// stay. With few threads nothing goes.
+TEST(BlockPool, WithManyThreadsTheReadPartOfABlockGoesBack) {
+  BlockPool pool;
+  Block* b = filled_block(pool);
+  const std::uint32_t read = 100 * 1024 + 100;  // within a page
+  EXPECT_EQ(BlockPool::release_read(b, 0, read, BlockPool::kReleaseAllAtThreads - 1), 0u);
+  EXPECT_EQ(resident_pages(b), Block::kBytes / kPage);
+  // Less than a step more read: nothing yet.
+  EXPECT_EQ(
+      BlockPool::release_read(b, 0, BlockPool::kReleaseStep - 1, BlockPool::kReleaseAllAtThreads),
+      0u);
+  EXPECT_EQ(resident_pages(b), Block::kBytes / kPage);
+  EXPECT_EQ(BlockPool::release_read(b, 0, read, BlockPool::kReleaseAllAtThreads), read);
+  auto base = reinterpret_cast<std::uintptr_t>(b);
+  std::size_t read_end_page = (reinterpret_cast<std::uintptr_t>(b->data()) + read - base) / kPage;
+  // Pages 1 .. read_end_page - 1 went; the header page, the one being read
+  // and those after it stay.
+  EXPECT_EQ(resident_pages(b), Block::kBytes / kPage - (read_end_page - 1));
+  EXPECT_EQ(b->data()[read], 0xab);  // the unread part is intact
+  pool.put(b);
+}
+
 }  // namespace

@@ -262,7 +262,7 @@ void Session::merge_events(std::uint64_t cut) {
   }
   // A thread whose last event the previous round encoded: its encoder
   // state goes now, not at the pass's end (a pass may take the whole lives
-  // of hundreds of short threads, each state ~70 KiB).
+  // of hundreds of short threads, each state ~50 KiB).
   std::uint32_t ended = 0;
   while (merge.pending() != 0) {
     if (ended != 0) {
@@ -317,10 +317,13 @@ void Session::merge_events(std::uint64_t cut) {
 // instead of the backlog growing.
 void Session::give_back_blocks() {
   bool retired_some = false;
+  const std::uint64_t writing = live_threads.load(std::memory_order_relaxed);
   for (DrainCursor& c : cursors) {
     ThreadBuffer* tb = c.tb;
+    if (tb->read_block != c.block) tb->released_pos = 0;
     tb->read_block = c.block;
     tb->read_pos = c.pos;
+    tb->released_pos = BlockPool::release_read(c.block, tb->released_pos, c.pos, writing);
     if (thread_drained(c)) {
       consumed.push_back(c.block);
       tb->retired = true;
@@ -333,7 +336,7 @@ void Session::give_back_blocks() {
   }
   if (retired_some) unlink_retired();
   for (Block* b : consumed) blocks.put(b);
-  blocks.trim(live_threads.load(std::memory_order_relaxed), SessionClock::monotonic_ns());
+  blocks.trim(writing, SessionClock::monotonic_ns());
   if (!consumed.empty()) {
     blocks_given_back.fetch_add(1);
     if (block_waiters.load() != 0)

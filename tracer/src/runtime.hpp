@@ -248,6 +248,9 @@ struct ThreadBuffer {
   // Writer side.
   Block* read_block = nullptr;
   std::uint32_t read_pos = 0;
+  // read_block's data up to here went back to the system (BlockPool::
+  // release_read, many live threads only); 0 after a block change.
+  std::uint32_t released_pos = 0;
   bool announced = false;
   bool retired = false;  // exited and fully drained: blocks recycled, tables unmapped
 };

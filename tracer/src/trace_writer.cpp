@@ -224,16 +224,17 @@ struct TraceWriter::Impl {
   EncoderThreadState* current_state = nullptr;  // *threads[current_thread]
   // Every thread with an event in this chunk. A thread that ended
   // (TraceWriter::end_thread) keeps its entry, which still counts towards
-  // kMaxThreadsPerChunk as the reader's does, but not its ~70 KiB of state:
+  // kMaxThreadsPerChunk as the reader's does, but not its ~50 KiB of state:
   // a program that starts and ends threads by the thousand would otherwise
-  // hold one per thread of the chunk (up to 1024: ~128 MiB of own heap).
+  // hold one per thread of the chunk (up to 1024: ~64 MiB of own heap, each
+  // in a 64 KiB block).
   std::unordered_map<std::uint32_t, std::unique_ptr<EncoderThreadState>> threads;
   // threads[id] for small ids, so a thread switch (nearly every event when
   // threads interleave) costs one load, not a hash lookup.
   std::vector<EncoderThreadState*> state_by_id;
   // Ended threads' states, reset, for the next new threads: a fresh one is
-  // ~70 KiB of zeros to write (5-8 % of the tracer's time under a program
-  // that churns threads), a reset one ~17 KiB. A few are kept, no more.
+  // ~50 KiB of zeros to write (5-8 % of the tracer's time under a program
+  // that churns threads, at ~70 KiB), a reset one ~10 KiB. A few are kept.
   static constexpr std::size_t kSpareStates = 8;
   std::vector<std::unique_ptr<EncoderThreadState>> spare_states;
   std::unique_ptr<EncoderThreadState> new_state() {
@@ -533,11 +534,22 @@ struct TraceWriter::Impl {
       return;
     }
     std::size_t n = raw_size();
-    if (n >= kTargetRawChunk) {
+    if (n >= target_raw_chunk()) {
       flush_chunk();
       n = raw_size();
     }
-    unchecked_events = (kTargetRawChunk - n - 1) / kMaxEventTotalBytes;
+    unchecked_events =
+        n < target_raw_chunk() ? (target_raw_chunk() - n - 1) / kMaxEventTotalBytes : 0;
+  }
+  // A chunk's memory in the writer is its streams, their copy for zstd and
+  // the frame (~4.4 MiB own heap at kTargetRawChunk) beside a codec state
+  // for each of its threads (~50 KiB). A chunk with this many threads ends
+  // at half the raw size (cross-thread-64: the writer's large blocks 4.5 ->
+  // 2.3 MiB, its trace 3.15 -> 3.54 B/event as each thread's model starts
+  // afresh twice as often); a program with fewer threads keeps its chunks.
+  static constexpr std::size_t kManyThreadsInChunk = 32;
+  std::size_t target_raw_chunk() const {
+    return threads.size() >= kManyThreadsInChunk ? kTargetRawChunk / 2 : kTargetRawChunk;
   }
 
   void record(RecordTag tag) {

@@ -6,14 +6,17 @@
 //
 // A ring with a live bitmap, plus an exact windowed index address -> newest
 // push: an entry leaving the window leaves the index, so the index stays at
-// 2048 slots (24 KiB) and in cache. Kept apart from AddressTable
+// 2048 slots and in cache. A slot holds the push's ring position (2 bytes),
+// not its address and sequence number (12): the address is the ring's entry
+// there, and the window names the push. One thread's state is then ~4 KiB
+// of index, not 24, and the writer holds one per thread of a chunk (64
+// threads: 1.3 MiB less). Kept apart from AddressTable
 // (memtrail/detail/address_table.hpp), with its deletion rule (probe_gap.hpp)
 // shared: the window bounds it to 1024 members, so it lives inline in every
 // per-thread state, which the decoder resets and reuses each chunk; an
 // AddressTable is two mappings of its own per state and reads an entry
 // besides its index slot on every hit (bench_address_table: Find at 10^4
-// keys, dense vs inline). Keys and sequence numbers lie in two arrays, so a
-// probe reads 8-byte keys only.
+// keys, dense vs inline).
 #pragma once
 
 #include <algorithm>
@@ -39,13 +42,14 @@ inline int popcount64(std::uint64_t x) {
 struct RecentFrees {
   static_assert((kRecentFrees & (kRecentFrees - 1)) == 0, "ring size is a power of two");
   static constexpr unsigned kIndexSlots = 2 * kRecentFrees;  // power of two
+  static constexpr std::uint16_t kNoEntry = 0xffff;          // not a ring position
+  static_assert(kRecentFrees <= kNoEntry, "ring positions fit 16 bits");
   std::array<std::uint64_t, kRecentFrees> ring{};
   std::array<std::uint64_t, kRecentFrees / 64> live{};
   std::uint64_t pushed = 0;  // frees pushed in this chunk
-  // address -> newest push of it within the window; key 0 = empty (a freed
-  // address of 0 is never pushed).
-  std::array<std::uint64_t, kIndexSlots> index_key{};
-  std::array<std::uint32_t, kIndexSlots> index_seq{};
+  // address -> ring position of its newest push within the window (the
+  // address is ring[position]); kNoEntry = empty.
+  std::array<std::uint16_t, kIndexSlots> index_slot = empty_index();
 
   static unsigned slot(std::uint64_t seq) {
     return static_cast<unsigned>(seq & (kRecentFrees - 1));
@@ -60,12 +64,17 @@ struct RecentFrees {
     return (live[i >> 6] >> (i & 63)) & 1;
   }
   std::uint64_t address_of(std::uint64_t seq) const { return ring[slot(seq)]; }
+  // The push in the window whose ring position is `position`.
+  std::uint64_t seq_at_slot(unsigned position) const {
+    MEMTRAIL_ASSERT_INTERNAL(pushed > 0);
+    return pushed - 1 - ((pushed - 1 - position) & (kRecentFrees - 1));
+  }
 
   // A new chunk: nothing pushed. Ring entries are read only where live.
   void reset() {
     live.fill(0);
     pushed = 0;
-    index_key.fill(0);
+    index_slot.fill(kNoEntry);
   }
 
   // Sequence numbers fit 32 bits: a chunk holds far fewer than 2^32 events.
@@ -73,19 +82,16 @@ struct RecentFrees {
   // address's newest push.
   void push(std::uint64_t a) {
     MEMTRAIL_ASSERT_INTERNAL(a != 0);
-    if (pushed >= kRecentFrees) {
-      std::uint64_t old = pushed - kRecentFrees;
-      int i = index_find(address_of(old));
-      if (i >= 0 && index_seq[i] == static_cast<std::uint32_t>(old))
-        index_erase(static_cast<unsigned>(i));
-    }
     unsigned s = slot(pushed);
+    if (pushed >= kRecentFrees) {  // the push at s leaves the window
+      int i = index_find(ring[s]);
+      if (i >= 0 && index_slot[i] == s) index_erase(static_cast<unsigned>(i));
+    }
     ring[s] = a;
     live[s >> 6] |= std::uint64_t{1} << (s & 63);
     unsigned i = home(a);
-    while (index_key[i] != 0 && index_key[i] != a) i = (i + 1) & (kIndexSlots - 1);
-    index_key[i] = a;
-    index_seq[i] = static_cast<std::uint32_t>(pushed);
+    while (index_slot[i] != kNoEntry && ring[index_slot[i]] != a) i = (i + 1) & (kIndexSlots - 1);
+    index_slot[i] = static_cast<std::uint16_t>(s);
     ++pushed;
     MEMTRAIL_ASSERT_EXPENSIVE(pushed % 128 != 0 || index_matches_window());  // sampled: O(window)
   }
@@ -93,8 +99,8 @@ struct RecentFrees {
   // The newest push of `a` in the window, when it is still live.
   bool find(std::uint64_t a, std::uint64_t& seq) const {
     int i = index_find(a);
-    if (i < 0 || !is_live(index_seq[i])) return false;
-    seq = index_seq[i];
+    if (i < 0 || !is_live(index_slot[i])) return false;  // is_live reads the position only
+    seq = seq_at_slot(index_slot[i]);
     return true;
   }
   void take(std::uint64_t seq) {  // the block is live again
@@ -105,7 +111,7 @@ struct RecentFrees {
   // find + take: the newest push of `a` in the window, if live, is live no more.
   void take_address(std::uint64_t a) {
     int i = index_find(a);
-    if (i >= 0) take(index_seq[i]);
+    if (i >= 0) take(seq_at_slot(index_slot[i]));
   }
 
   // Rank of live entry `seq`: the live entries pushed after it.
@@ -156,21 +162,23 @@ struct RecentFrees {
     return std::countr_zero(w);
   }
 
+  static std::array<std::uint16_t, kIndexSlots> empty_index() {
+    std::array<std::uint16_t, kIndexSlots> index;
+    index.fill(kNoEntry);
+    return index;
+  }
   int index_find(std::uint64_t a) const {
     for (unsigned i = home(a);; i = (i + 1) & (kIndexSlots - 1)) {
-      if (index_key[i] == a) return static_cast<int>(i);
-      if (index_key[i] == 0) return -1;
+      if (index_slot[i] == kNoEntry) return -1;
+      if (ring[index_slot[i]] == a) return static_cast<int>(i);
     }
   }
   void index_erase(unsigned hole) {
     std::size_t last = close_probe_gap(
-        hole, kIndexSlots - 1, [&](std::size_t j) { return index_key[j] == 0; },
-        [&](std::size_t j) { return std::size_t{home(index_key[j])}; },
-        [&](std::size_t from, std::size_t to) {
-          index_key[to] = index_key[from];
-          index_seq[to] = index_seq[from];
-        });
-    index_key[last] = 0;
+        hole, kIndexSlots - 1, [&](std::size_t j) { return index_slot[j] == kNoEntry; },
+        [&](std::size_t j) { return std::size_t{home(ring[index_slot[j]])}; },
+        [&](std::size_t from, std::size_t to) { index_slot[to] = index_slot[from]; });
+    index_slot[last] = kNoEntry;
   }
 
   // MEMTRAIL_ASSERT_EXPENSIVE: the index holds only pushes of the window,
@@ -178,14 +186,13 @@ struct RecentFrees {
   // other of it: its newest.
   bool index_matches_window() const {
     std::uint64_t oldest = pushed > kRecentFrees ? pushed - kRecentFrees : 0;
-    for (unsigned i = 0; i < kIndexSlots; ++i) {
-      std::uint64_t s = index_seq[i];
-      if (index_key[i] != 0 && (s < oldest || s >= pushed || address_of(s) != index_key[i]))
+    for (unsigned i = 0; i < kIndexSlots; ++i)  // a position of the window, once
+      if (index_slot[i] != kNoEntry &&
+          (index_slot[i] >= kRecentFrees || pushed == 0 || seq_at_slot(index_slot[i]) < oldest))
         return false;
-    }
     for (std::uint64_t s = oldest; s < pushed; ++s) {
       int i = index_find(address_of(s));
-      if (i < 0 || index_seq[i] < s) return false;
+      if (i < 0 || seq_at_slot(index_slot[i]) < s) return false;
     }
     return true;
   }

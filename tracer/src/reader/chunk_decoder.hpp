@@ -136,7 +136,7 @@ inline void ChunkDecoder::split_streams(const Frame& f, ByteSource (&s)[kStreamC
 inline void ChunkDecoder::begin_chunk() {
   state_of_thread.clear();  // prediction state is per chunk
   recent_state[0] = recent_state[1] = nullptr;
-  // ~70 KiB each: keep enough for ordinary chunks, not a hostile chunk's 1024.
+  // ~50 KiB each: keep enough for ordinary chunks, not a hostile chunk's 1024.
   if (states.size() > kKeptThreadStates) states.resize(kKeptThreadStates);
   ordinals.clear();
 }

@@ -199,15 +199,19 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor,
   });
   struct Joiner {  // also when the visitor throws
     std::thread& t;
+    std::atomic<bool>& stop;
     ChunkFeed& feed;
     Queue& queue;
     ~Joiner() {
       if (!t.joinable()) return;
+      // The decoder stops at its next batch (read_ahead() has no feed to
+      // stop it); queued batches are dropped.
+      stop = true;
       feed.stop();
       queue.abandon();
       t.join();
     }
-  } joiner{producer_thread, feed, queue};
+  } joiner{producer_thread, stop, feed, queue};
   auto halt = [&] {
     stop = true;
     feed.stop();

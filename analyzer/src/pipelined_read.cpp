@@ -183,27 +183,35 @@ ReadResult read_pipelined(TraceReader& reader, TraceVisitor& visitor,
   Queue queue;
   std::atomic<bool> stop{false};
   ReadResult result;
-  // This thread also reads and decompresses the chunks ahead of the decoder
-  // (ChunkFeed), between batches: as a third thread it shared the decoder's
-  // core, and the decoder is the slower stage (docs/BENCHMARKS.md, round 6).
+  // Who reads and decompresses the chunks ahead of the decoder. With bytes
+  // to report, this thread (ChunkFeed, between batches), which reports each
+  // chunk it reads. Without, a third thread, the reader's (read_ahead): the
+  // analysis is now the slower stage on every trace, and zstd was a sixth
+  // of its thread's cpu (docs/BENCHMARKS.md, "Floor: report speed"); in
+  // round 6, when the decoder was the slower stage, that thread shared its
+  // core and this one took the work.
   ChunkFeed feed;
   feed.on_slot_freed([&] { queue.wake(); });
   std::thread producer_thread([&] {
     Producer p(queue, stop);
-    result = reader.read_fed(p, feed);
+    result = bytes_read ? reader.read_fed(p, feed) : reader.read_ahead(p);
     p.finish();
   });
   struct Joiner {  // also when the visitor throws
     std::thread& t;
+    std::atomic<bool>& stop;
     ChunkFeed& feed;
     Queue& queue;
     ~Joiner() {
       if (!t.joinable()) return;
+      // The decoder stops at its next batch (read_ahead() has no feed to
+      // stop it); queued batches are dropped.
+      stop = true;
       feed.stop();
       queue.abandon();
       t.join();
     }
-  } joiner{producer_thread, feed, queue};
+  } joiner{producer_thread, stop, feed, queue};
   auto halt = [&] {
     stop = true;
     feed.stop();

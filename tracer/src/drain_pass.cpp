@@ -290,7 +290,6 @@ void Session::merge_events(std::uint64_t cut) {
       w->add_thread(ThreadInfo{thread, thread_tids[thread], name});
       continue;
     }
-    ++events_drained;  // before it is added: the chunk it closes counts it
     std::uint32_t explicit_stack;
     Event e = event_of(raw, record, thread, clk, explicit_stack);
     if (raw.frames) {
@@ -301,8 +300,11 @@ void Session::merge_events(std::uint64_t cut) {
     } else {
       e.stack = explicit_stack;
     }
-    if (live_on && e.pool == heap_pool_id && add_heap_event(e, live, window_count, w)) continue;
-    w->add_event(e);
+    if (!live_on || e.pool != heap_pool_id || !add_heap_event(e, live, window_count, w))
+      w->add_event(e);
+    // Once added: a chunk that closed in the add did not hold it (the
+    // tally's count of written events, TraceWriter::on_chunk_written).
+    ++events_drained;
   }
   if (ended != 0) w->end_thread(ended);
   heap.resize(merge.pending());

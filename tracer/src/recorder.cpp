@@ -597,11 +597,10 @@ bool start_session(const RecorderOptions& options, bool fork_child, bool exclusi
   if (is_run_directory_output(options.output) &&
       s->tally.create(options.output, s->path + kTallySuffix))
     s->writer->on_chunk_written(
-        [](void* session) {
-          auto* written = static_cast<Session*>(session);
-          written->tally.set_written(written->events_drained);
+        [](void* session, std::uint64_t counted) {
+          static_cast<Session*>(session)->tally.set_written(counted);
         },
-        s.get());
+        s.get(), &s->events_drained);
   if (s->stack_frames > 0) python::detect();  // before tracing: dlsym may allocate
   if (inherit && inherit->track_live.load(std::memory_order_acquire)) {
     s->track_live.store(true, std::memory_order_relaxed);

@@ -383,8 +383,9 @@ struct Session {
   std::vector<std::uint32_t> heap;  // cursors with an event left, min-heap by (time, order)
   std::vector<Block*> consumed;     // read by this drain, given back at its end
   std::uint64_t last_cut = 0;       // raw: events stamped before it are drained
-  // Program events handed to the writer (every record but a rename); each
-  // chunk written stores it in the tally.
+  // Program events handed to the writer (every record but a rename); as
+  // each chunk closes, it is the count the tally gets once that chunk is
+  // written.
   std::uint64_t events_drained = 0;
   std::unordered_map<std::uint32_t, std::uint64_t> thread_tids;  // thread id -> OS tid
   std::vector<ThreadBuffer*> threads_by_id;                      // index = thread id

@@ -202,11 +202,13 @@ struct TraceWriter::Impl {
   bool keep_space = false;
   bool out_of_space = false;
   std::uint64_t lost_for_space = 0;
-  std::uint64_t space_reserve = 0;         // bytes, as last computed
-  std::uint32_t max_string_id = 0;         // the lost mark's words take the next
-  std::uint64_t last_time_ns = 0;          // of the last event added
-  void (*chunk_written)(void*) = nullptr;  // on_chunk_written()
+  std::uint64_t space_reserve = 0;  // bytes, as last computed
+  std::uint32_t max_string_id = 0;  // the lost mark's words take the next
+  std::uint64_t last_time_ns = 0;   // of the last event added
+  // on_chunk_written(): the caller's count is read as each chunk closes.
+  void (*chunk_written)(void*, std::uint64_t) = nullptr;
   void* chunk_written_context = nullptr;
+  const std::uint64_t* chunk_counter = nullptr;
   std::string path;
   ExactDivider time_resolution{1};  // event times are coded in these units
 
@@ -352,6 +354,9 @@ struct TraceWriter::Impl {
   pthread_t writing_thread{};
   std::string pending;
   bool owed_chunk_written = false;  // a pending chunk's chunk_written call
+  // The caller's count when the last pending chunk closed: by the time the
+  // writing thread writes it, the thread that flushed it has encoded more.
+  std::uint64_t pending_counted = 0;
   bool off_thread() const {
     return has_writing_thread && !pthread_equal(pthread_self(), writing_thread);
   }
@@ -369,7 +374,7 @@ struct TraceWriter::Impl {
     std::string waiting;
     waiting.swap(pending);  // emptied first: a failed write must not repeat it
     write_now(waiting);
-    if (owed_chunk_written && chunk_written) chunk_written(chunk_written_context);
+    if (owed_chunk_written && chunk_written) chunk_written(chunk_written_context, pending_counted);
     owed_chunk_written = false;
   }
 
@@ -482,11 +487,16 @@ struct TraceWriter::Impl {
       lost_for_space += chunk_events;
       events -= chunk_events;
     } else {
+      // Every event the caller counted is in this chunk or an earlier one:
+      // a chunk closes before an event is encoded (see add_event).
+      const std::uint64_t counted = chunk_counter ? *chunk_counter : 0;
       write_all(frame.view());
-      if (!pending.empty())
+      if (!pending.empty()) {
         owed_chunk_written = true;  // said once the writing thread wrote it
-      else if (chunk_written)
-        chunk_written(chunk_written_context);
+        pending_counted = counted;
+      } else if (chunk_written) {
+        chunk_written(chunk_written_context, counted);
+      }
     }
     for (auto& s : streams) s.clear();
     chunk_events = 0;
@@ -941,17 +951,21 @@ void TraceWriter::add_scope(const ScopeInfo& sc) {
   impl_->maybe_flush();
 }
 
+// A full chunk closes before the next event, not after the one that filled
+// it: then no chunk closes while an event is half added (the thread limit
+// closes one inside encode), and a caller that counts each event once its
+// add returned has counted exactly the closed chunks' (on_chunk_written).
 void TraceWriter::add_event(const Event& event) {
+  impl_->maybe_flush();
   impl_->last_time_ns = event.time_ns;
   impl_->encode(event);
-  impl_->maybe_flush();
 }
 
 void TraceWriter::add_tracked_event(const Event& event, BlockRef& ref, std::uint64_t block_size) {
   bool block_event = event.kind == EventKind::free || is_alloc_kind(event.kind);
+  impl_->maybe_flush();
   impl_->last_time_ns = event.time_ns;
   impl_->encode(event, block_event ? &ref : nullptr, block_size);
-  impl_->maybe_flush();
 }
 
 void TraceWriter::set_address_model(bool on) {
@@ -1015,9 +1029,11 @@ void TraceWriter::write_space_loss() {
   impl_->flush_chunk();
 }
 
-void TraceWriter::on_chunk_written(void (*callback)(void*), void* context) {
+void TraceWriter::on_chunk_written(void (*callback)(void*, std::uint64_t), void* context,
+                                   const std::uint64_t* counter) {
   impl_->chunk_written = callback;
   impl_->chunk_written_context = context;
+  impl_->chunk_counter = counter;
 }
 
 int TraceWriter::descriptor() const {

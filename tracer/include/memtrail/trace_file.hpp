@@ -156,8 +156,13 @@ class TraceWriter {
 
   // Called after each chunk of events is written whole (not for one
   // dropped to keep space free): the recorder then knows which of its
-  // events are in the file (its event tally, event_tally.hpp).
-  void on_chunk_written(void (*callback)(void* context), void* context);
+  // events are in the file (its event tally, event_tally.hpp). `*counter`,
+  // the caller's count of the events it added (each counted once its add
+  // returned), is read as the chunk closes and handed to `callback`: a
+  // chunk closes before an event, never while one is added, so the count
+  // is the file's own even when the chunk waits for write_pending().
+  void on_chunk_written(void (*callback)(void* context, std::uint64_t counted), void* context,
+                        const std::uint64_t* counter);
 
   int descriptor() const;  // -1 once closed
   std::uint64_t bytes_written() const;
